@@ -1,0 +1,7 @@
+"""Thin: the suite's fixtures and hooks live in fixtures/ (one module per concern)."""
+pytest_plugins = [
+    "fixtures.rack",
+    "fixtures.nodes",
+    "fixtures.server",
+    "fixtures.labels",
+]

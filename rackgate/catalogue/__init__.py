@@ -1,0 +1,71 @@
+"""The failure catalogue as data: one source of truth for checks, sim faults, reports.
+
+Rows live in the area files next to this module (plat.toml, fab.toml, ...). Every check names
+its row by id; the report, the fault matrix and the diagnosis text all come from here.
+"""
+from __future__ import annotations
+
+import functools
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).parent
+RUNBOOK_URL = "https://github.com/ROCm/ATOM/blob/main/recipes/Kimi-K3-455-wideEP.md"
+AREAS = {"PLAT": "platform", "FAB": "fabric", "SRV": "serving", "BENCH": "serving", "ACC": "accuracy"}
+ROW_FILES = ("plat", "fab", "srv", "bench", "acc")
+_FIELDS = {"id", "title", "markers", "scope", "observe", "healthy", "signatures", "meaning",
+           "action", "anchor", "severity"}
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    title: str
+    markers: tuple[str, ...]
+    scope: str
+    observe: str
+    healthy: str
+    signatures: tuple[str, ...]
+    meaning: str
+    action: str
+    anchor: str
+    severity: str = "normal"
+    family: str = field(default="")
+
+    @property
+    def area(self) -> str:
+        """The epic: platform / fabric / serving / accuracy."""
+        return AREAS[self.family]
+
+    @property
+    def runbook_link(self) -> str:
+        return f"{RUNBOOK_URL}#{self.anchor}"
+
+
+class UnknownRow(KeyError):
+    def __str__(self) -> str:  # KeyError's repr-quoting makes one-line messages ugly
+        return self.args[0]
+
+
+@functools.cache
+def rows() -> dict[str, Row]:
+    out: dict[str, Row] = {}
+    for path in (HERE / f"{name}.toml" for name in ROW_FILES):
+        for raw in tomllib.loads(path.read_text())["row"]:
+            bad = set(raw) - _FIELDS
+            if bad:
+                raise ValueError(f"{path.name}: row {raw.get('id')}: unknown field(s) {sorted(bad)}")
+            if raw["id"] in out:
+                raise ValueError(f"{path.name}: duplicate catalogue id {raw['id']}")
+            family = raw["id"].split("-", 1)[0]
+            out[raw["id"]] = Row(**{**raw, "markers": tuple(raw["markers"]),
+                                    "signatures": tuple(raw["signatures"])}, family=family)
+    return out
+
+
+def row(row_id: str) -> Row:
+    try:
+        return rows()[row_id]
+    except KeyError:
+        raise UnknownRow(f"unknown catalogue id {row_id!r}; known: {', '.join(sorted(rows()))}") from None

@@ -1,0 +1,1 @@
+"""Judgments over facts: each returns findings (what is wrong, in words); tests assert on them."""

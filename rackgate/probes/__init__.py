@@ -1,0 +1,1 @@
+"""Read-only observations: raw output in, typed facts out. A probe never decides pass/fail."""

@@ -1,0 +1,44 @@
+"""Kernel modules (lsmod) and the amdgpu driver's device node and parameters."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..transport import Host
+
+AMDGPU_PARAMS = ("gpu_recovery", "halt_if_hws_hang", "mtype_local", "noretry")
+
+
+def parse_lsmod(text: str) -> dict[str, int]:
+    """lsmod output -> {module: size}. The header line ('Module Size Used by') is skipped."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] != "Module" and parts[1].isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+@dataclass(frozen=True)
+class DriverFacts:
+    modules: dict[str, int]
+    kfd: bool
+    lsmod_text: str
+
+    @property
+    def amdgpu(self) -> bool:
+        return "amdgpu" in self.modules
+
+
+def driver(host: Host) -> DriverFacts:
+    res = host.run("lsmod", timeout=30)
+    if not res.ok:
+        from ..report.verdict import CouldNotObserve
+        raise CouldNotObserve(f"{host.name}: lsmod failed (rc={res.rc}): {res.stderr.strip()}")
+    return DriverFacts(parse_lsmod(res.stdout), host.exists("/dev/kfd"), res.stdout)
+
+
+def amdgpu_params(host: Host, names=AMDGPU_PARAMS) -> dict[str, str | None]:
+    """Loaded values of amdgpu's module parameters (None: the file is missing)."""
+    paths = {n: f"/sys/module/amdgpu/parameters/{n}" for n in names}
+    raw = host.read_many(list(paths.values()))
+    return {n: (None if raw[p] is None else raw[p].strip()) for n, p in paths.items()}

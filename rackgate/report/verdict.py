@@ -1,0 +1,35 @@
+"""The one way a check fails: with the catalogue row's diagnosis, on the right node and GPU."""
+from __future__ import annotations
+
+from ..catalogue import row
+from .secrets import redact
+
+
+class CheckFailed(AssertionError):
+    """The hardware or software under test is wrong (a FAILED verdict, not a suite error)."""
+
+    def __init__(self, row_id: str, where: str, seen: str):
+        self.row_id, self.where, self.seen = row_id, where, redact(seen)
+        super().__init__(message(row_id, where, self.seen))
+
+
+class CouldNotObserve(RuntimeError):
+    """The suite could not make the observation (tool missing, output unparsable): BROKEN, not FAILED."""
+
+
+def message(row_id: str, where: str, seen: str) -> str:
+    r = row(row_id)
+    return (f"{row_id} [{where}] {r.title}\n"
+            f"  seen:    {seen}\n"
+            f"  means:   {r.meaning}\n"
+            f"  do:      {r.action}\n"
+            f"  runbook: {r.runbook_link}")
+
+
+def fail(row_id: str, where: str, seen: str) -> None:
+    raise CheckFailed(row_id, where, seen)
+
+
+def check(ok: bool, row_id: str, where: str, seen: str) -> None:
+    if not ok:
+        fail(row_id, where, seen)

@@ -1,0 +1,124 @@
+"""The sim's "model": deterministic text for known prompts, a reasoning phase for chat, and
+OpenAI-style logprobs. Faults change what it generates, the way the real failures do.
+
+Extension point: ANSWERERS is a list of functions (prompt -> continuation or None) tried in
+order before the generic reply; the accuracy area adds a GSM8K answerer here.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+TOKEN_RE = re.compile(r"\s*[\w]+|\s*[^\w\s]|\s+")
+BANG_LEN = 48  # how many '!' a broken decode path emits before it stops
+VOCAB = 163840  # Kimi's vocabulary size: what "uniform" means for logprobs
+
+KNOWN = {
+    "the capital of france is": " Paris. It is the largest city in France and home to the Eiffel Tower.",
+    "1, 2, 3, 4, 5,": " 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,",
+    "the opposite of hot is": " cold. The opposite of up is down.",
+}
+GENERIC = " The question is answered step by step below, with the result stated at the end."
+REASONING = (" Let me think about this carefully. First I restate the problem in my own words, then I"
+             " work through each quantity it gives, check the arithmetic twice, and only then answer.")
+
+
+def tokenize(text: str) -> list[str]:
+    return TOKEN_RE.findall(text)
+
+
+Answerer = Callable[[str], "str | None"]
+ANSWERERS: list[Answerer] = []
+
+
+def _known(prompt: str) -> str | None:
+    key = prompt.strip().lower()
+    for k, v in KNOWN.items():
+        if key.endswith(k):
+            return v
+    return None
+
+
+def continuation(prompt: str) -> str:
+    for answer in (*ANSWERERS, _known):
+        out = answer(prompt)
+        if out is not None:
+            return out
+    return GENERIC
+
+
+@dataclass
+class Generation:
+    tokens: list[str]
+    finish_reason: str
+    logprobs: list[dict] = field(default_factory=list)  # per token: {"token", "logprob", "top"}
+
+    @property
+    def text(self) -> str:
+        return "".join(self.tokens)
+
+
+def _with_logprobs(tokens: list[str], uniform: bool) -> list[dict]:
+    out = []
+    for t in tokens:
+        if uniform:
+            lp = -math.log(VOCAB)
+            top = {t: lp, " the": lp, ",": lp}
+        else:
+            lp = -0.02
+            top = {t: lp, " the": -5.1, ",": -6.3}
+        out.append({"token": t, "logprob": lp, "top": top})
+    return out
+
+
+def generate(prompt: str, max_tokens: int, faults: set[str], stop: list[str] | None = None) -> Generation:
+    """Greedy decode of a completion prompt."""
+    if "bang-tokens" in faults:
+        # As on A0 without translation: HTTP 200, finish_reason "stop", every token '!'.
+        toks = ["!"] * min(max_tokens, BANG_LEN)
+        return Generation(toks, "stop" if max_tokens > BANG_LEN else "length", _with_logprobs(toks, uniform=True))
+    toks = tokenize(continuation(prompt))
+    finish = "stop"
+    if stop:
+        text, cut = "", None
+        for i, t in enumerate(toks):
+            text += t
+            if any(s in text for s in stop):
+                cut = i
+                break
+        if cut is not None:
+            joined = "".join(toks[:cut + 1])
+            first = min((joined.find(s) for s in stop if s in joined))
+            toks = tokenize(joined[:first])
+    if len(toks) > max_tokens:
+        toks, finish = toks[:max_tokens], "length"
+    return Generation(toks, finish, _with_logprobs(toks, uniform=False))
+
+
+@dataclass
+class ChatGeneration:
+    reasoning: str
+    content: str
+    finish_reason: str
+    completion_tokens: int
+
+
+def chat(messages: list[dict], max_tokens: int, faults: set[str], reasoning_tokens: int) -> ChatGeneration:
+    """A reasoning model: it thinks for reasoning_tokens, then answers the last user message."""
+    prompt = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
+    if isinstance(prompt, list):  # content parts
+        prompt = "".join(p.get("text", "") for p in prompt if isinstance(p, dict))
+    think = tokenize(REASONING)
+    think = (think * (reasoning_tokens // max(1, len(think)) + 1))[:reasoning_tokens]
+    if "bang-tokens" in faults:
+        n = min(max_tokens, BANG_LEN)
+        return ChatGeneration("", "!" * n, "stop" if max_tokens > BANG_LEN else "length", n)
+    answer = tokenize(continuation(prompt).strip())
+    if len(think) >= max_tokens:
+        return ChatGeneration("".join(think[:max_tokens]), "", "length", max_tokens)
+    room = max_tokens - len(think)
+    finish = "stop" if len(answer) <= room else "length"
+    answer = answer[:room]
+    return ChatGeneration("".join(think), "".join(answer), finish, len(think) + len(answer))

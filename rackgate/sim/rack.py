@@ -1,0 +1,90 @@
+"""Build the simulated rack: state, per-node roots, agents, and the rack-file nodes to reach it."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sys
+import tempfile
+from pathlib import Path
+
+from ..config import Rack
+from ..config.model import Launch, Node
+from ..transport import Host, LocalRunner, Spawned
+from . import faults as sim_faults
+from . import state as sim_state
+from .render import node_env, node_root, render_node
+
+SHIPPED_RACK = Path(__file__).resolve().parent.parent.parent / "racks" / "sim.toml"
+
+# The runbook's launch command, with the sim's module in place of atom.entrypoints.openai_server.
+SIM_LAUNCH = (
+    f"{sys.executable} -m rackgate.sim.atom_server --model /models/Kimi-K3"
+    " --served-model-name {served_model} --trust-remote-code -tp 1"
+    " --data-parallel-size {dp_size} --data-parallel-size-local {dp_local}"
+    " --data-parallel-rank {dp_start} --data-parallel-master-ip {head_ip}"
+    " --data-parallel-master-port 29500 --data-parallel-base-port 29700"
+    " --enable-expert-parallel --enable-dp-attention --kv_cache_dtype fp8"
+    " --max-num-seqs 8 --max-num-batched-tokens 2048 --gpu-memory-utilization 0.90"
+    " --host {head_ip} --server-port {port}"
+)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def override(model, dotted: str, value):
+    """A copy of a (frozen) rack-file model with one dotted key replaced, validated again."""
+    head, _, rest = dotted.partition(".")
+    if not rest:
+        return type(model).model_validate({**model.model_dump(), head: value})
+    return model.model_copy(update={head: override(getattr(model, head), rest, value)})
+
+
+class SimRack:
+    """A built simulated rack. stop() ends its agents and removes its directory."""
+
+    def __init__(self, rack: Rack, rack_dir: Path, agents: list[Spawned], keep: bool):
+        self.rack, self.dir, self.agents, self.keep = rack, rack_dir, agents, keep
+
+    def stop(self) -> None:
+        for a in self.agents:
+            a.stop(grace_s=2)
+        if not self.keep:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def build(rack: Rack, extra_faults: list[str] = (), workdir: str | None = None) -> SimRack:
+    """Lay out the sim for a rack file with a [sim] table; returns the rack with its nodes."""
+    assert rack.sim is not None
+    workdir = workdir or os.environ.get("RACKGATE_SIM_WORKDIR") or None  # kept after the run, for debugging
+    rack_dir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="rackgate-sim-"))
+    rack_dir.mkdir(parents=True, exist_ok=True)
+    st = sim_state.healthy(rack.sim.nodes, rack.gpus_per_node, rack.sim.accuracy)
+    st["served_model"] = rack.server.served_model
+    for spec in [*rack.sim.faults, *extra_faults]:
+        sim_faults.apply(st, spec)
+    st["faults"] = [*rack.sim.faults, *extra_faults]
+    sim_state.save(rack_dir, st)
+    nodes = []
+    for name, n in st["nodes"].items():
+        render_node(rack_dir, name, n)
+        nodes.append(Node(name=name, transport="local", data_ip=n["data_ip"], tray=n["tray"],
+                          sysroot=str(node_root(rack_dir, name)), env=node_env(rack_dir, name),
+                          container_sysroot=str(rack_dir / name / "container")))
+    launch = rack.launch
+    if not launch.command:
+        launch = Launch(**{**launch.model_dump(), "command": SIM_LAUNCH, "port": free_port()})
+    built = rack.model_copy(update={"nodes": nodes, "launch": launch})
+    for dotted, value in st.get("rack_overrides", {}).items():
+        built = override(built, dotted, value)
+    agents = []
+    for name, n in st["nodes"].items():
+        if n.get("train_s", 0) > 0:
+            h = Host(name, LocalRunner(name, node_env(rack_dir, name)))
+            agents.append(h.spawn(f"{sys.executable} -m rackgate.sim.agent --rack-dir {rack_dir} --node {name}",
+                                  str(rack_dir / "logs" / f"agent-{name}.log")))
+    return SimRack(built, rack_dir, agents, keep=workdir is not None)

@@ -1,0 +1,67 @@
+"""Turn sim state into per-node roots with the real sysfs paths, and executables on PATH."""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+from pathlib import Path
+
+import rackgate
+
+# Executables each node gets: real name -> module under rackgate.sim.tools.
+TOOLS = {"lsmod": "lsmod", "dmesg": "dmesg", "docker": "docker", "amd-smi": "amdsmi"}
+PKG_ROOT = str(Path(rackgate.__file__).resolve().parent.parent)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def node_root(rack_dir: Path, name: str) -> Path:
+    return rack_dir / name / "root"
+
+
+def render_node(rack_dir: Path, name: str, node: dict) -> None:
+    root = node_root(rack_dir, name)
+    if "amdgpu" in node["modules"]:  # /sys/module/amdgpu exists only while the driver is loaded
+        for p, v in node["params"].items():
+            _write(root / f"sys/module/amdgpu/parameters/{p}", f"{v}\n")
+    else:
+        shutil.rmtree(root / "sys/module/amdgpu", ignore_errors=True)
+    kfd = root / "dev/kfd"
+    if node["kfd"]:
+        _write(kfd, "")
+    elif kfd.exists():
+        kfd.unlink()
+    for gpu in node["gpus"] if "amdgpu" in node["modules"] else ():
+        ual = root / f"sys/class/drm/card{gpu['card']}/device/ualink"
+        # A GPU that is still training (or stuck) reads like the runbook's stuck boot.
+        training = gpu["stuck"] or node.get("train_s", 0) > 0
+        values = {
+            "accel_state": "unconfigured" if training else gpu["accel_state"],
+            "accel_id": "4294967295" if training else str(gpu["accel_id"]),
+            "link_type": "invalid" if training else gpu["link_type"],
+            "ppod_id": "0x" + "0" * 32 if training else gpu["ppod_id"],
+            "vpod_id": "0" if training else gpu["vpod_id"],
+            "local_accels": gpu["local_accels"],
+            "station_lane_en_bitmap": gpu["station_lane_en_bitmap"],
+        }
+        for attr, v in values.items():
+            _write(ual / attr, f"{v}\n")
+    bindir = rack_dir / name / "bin"
+    bindir.mkdir(parents=True, exist_ok=True)
+    for exe, mod in TOOLS.items():
+        p = bindir / exe
+        p.write_text(f"#!/bin/sh\nexec {sys.executable} -m rackgate.sim.tools.{mod} \"$@\"\n")
+        p.chmod(p.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+def node_env(rack_dir: Path, name: str) -> dict[str, str]:
+    pypath = os.pathsep.join(filter(None, [PKG_ROOT, os.environ.get("PYTHONPATH", "")]))
+    return {
+        "PATH": f"{rack_dir / name / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": pypath,
+        "RACKGATE_SIM_NODE": str(rack_dir / name),
+    }

@@ -1,0 +1,1 @@
+"""Sim executables with the real names and output formats, one module each."""

@@ -1,0 +1,55 @@
+"""How commands reach nodes: local, ssh (system OpenSSH), and docker exec layered on either."""
+from __future__ import annotations
+
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, TypeVar
+
+from .host import Host, Spawned
+from .procs import REGISTRY
+from .result import CommandTimeout, Result, TransportError
+from .runners import ContainerRunner, LocalRunner, SshRunner
+
+T = TypeVar("T")
+_CONTROL_DIR: str | None = None
+
+
+def _control_dir() -> str:
+    # Short path: ControlPath must fit in a unix socket name.
+    global _CONTROL_DIR
+    if _CONTROL_DIR is None:
+        _CONTROL_DIR = tempfile.mkdtemp(prefix="rg-ssh-")
+    return _CONTROL_DIR
+
+
+def host_for(node, rack) -> Host:
+    """The Host for a rack-file node."""
+    if node.transport == "local":
+        runner = LocalRunner(node.name, node.env)
+    else:
+        runner = SshRunner(node.name, node.ssh, rack.ssh.connect_timeout_s, rack.ssh.options,
+                           _control_dir(), rack.ssh.control_persist_s)
+    return Host(node.name, runner, node.sysroot, rack.ssh.command_timeout_s)
+
+
+def container_for(host: Host, node, rack, env: dict[str, str] | None = None) -> Host:
+    return host.container(rack.container, node.container_sysroot, env)
+
+
+def fanout(items: list, fn: Callable[..., T], max_workers: int = 16) -> list:
+    """Run fn(item) for every item concurrently; returns, in item order, each result or the
+    exception it raised (the caller decides per item)."""
+    if not items:
+        return []
+    out: list = []
+    with ThreadPoolExecutor(max_workers=min(max_workers, len(items))) as pool:
+        for fut in [pool.submit(fn, it) for it in items]:
+            try:
+                out.append(fut.result())
+            except Exception as e:  # noqa: BLE001
+                out.append(e)
+    return out
+
+
+__all__ = ["CommandTimeout", "ContainerRunner", "Host", "LocalRunner", "REGISTRY", "Result", "Spawned",
+           "SshRunner", "TransportError", "container_for", "fanout", "host_for"]

@@ -1,0 +1,94 @@
+"""The transport: commands are values, every wait is bounded, processes are ended by PID."""
+import os
+import subprocess
+import time
+
+import pytest
+
+from rackgate.transport import CommandTimeout, Host, LocalRunner, REGISTRY, SshRunner, TransportError
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is dead for our purposes
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split()[2] != "Z"
+
+
+@pytest.fixture
+def host(tmp_path):
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "thing").write_text("42\n")
+    return Host("n1", LocalRunner("n1", {"RG_TEST": "yes"}), sysroot=str(tmp_path))
+
+
+def test_run_returns_a_value_on_failure(host):
+    res = host.run("echo out; echo err >&2; exit 3")
+    assert (res.rc, res.stdout, res.stderr, res.ok) == (3, "out\n", "err\n", False)
+    assert host.run("echo $RG_TEST").stdout == "yes\n"
+
+
+def test_sysroot_read_and_missing(host):
+    assert host.read("/etc/thing") == "42\n"
+    assert host.read("/etc/none") is None
+    assert host.read_many(["/etc/thing", "/etc/none"]) == {"/etc/thing": "42\n", "/etc/none": None}
+    assert host.glob("/etc/th*") == ["/etc/thing"]
+
+
+def test_timeout_ends_the_whole_process_group(host, tmp_path):
+    pidfile = tmp_path / "child.pid"
+    t0 = time.monotonic()
+    with pytest.raises(CommandTimeout) as e:
+        host.run(f"sleep 300 & echo $! > {pidfile}; echo started; wait", timeout=1)
+    assert time.monotonic() - t0 < 10
+    assert "started" in e.value.stdout and "within 1s" in str(e.value)
+    time.sleep(0.2)
+    assert not alive(int(pidfile.read_text()))
+
+
+def test_spawn_and_stop_by_pid(host, tmp_path):
+    proc = host.spawn("sleep 300", "/logs/sleep.log")
+    assert proc.alive() and alive(proc.pid)
+    assert (tmp_path / "logs" / "sleep.log").exists()
+    assert proc in REGISTRY.spawned()
+    proc.stop(grace_s=2)
+    assert not alive(proc.pid)
+    assert proc not in REGISTRY.spawned()
+
+
+def test_stop_escalates_to_kill(host):
+    proc = host.spawn("trap '' TERM; while :; do sleep 0.1; done", "/logs/stubborn.log")
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    proc.stop(grace_s=1)
+    assert time.monotonic() - t0 < 10
+    assert not alive(proc.pid)
+
+
+def test_registry_stop_all_ends_everything(host):
+    procs = [host.spawn("sleep 300", f"/logs/s{i}.log") for i in range(3)]
+    REGISTRY.stop_all()
+    assert not any(alive(p.pid) for p in procs)
+
+
+def test_ssh_unreachable_is_a_transport_error_not_a_hang():
+    # The system OpenSSH client against a closed loopback port: refused at once.
+    runner = SshRunner("ghost", "root@127.0.0.1", connect_timeout_s=3, options=["Port=1"])
+    t0 = time.monotonic()
+    with pytest.raises(TransportError) as e:
+        runner.run("true", timeout=5)
+    assert time.monotonic() - t0 < 20
+    assert str(e.value).startswith("node ghost: unreachable over ssh (root@127.0.0.1):")
+    assert "\n" not in str(e.value)
+
+
+def test_ssh_command_line_uses_batchmode_and_control_master():
+    r = SshRunner("n", "root@h", connect_timeout_s=7, options=["ProxyJump=jump"], control_dir="/tmp/cm")
+    opts = " ".join(r.opts)
+    for want in ("BatchMode=yes", "ConnectTimeout=7", "ControlMaster=auto", "ControlPath=/tmp/cm/%C",
+                 "ProxyJump=jump"):
+        assert want in opts
+    assert "StrictHostKeyChecking" not in opts  # host-key checking stays as the user's config has it
