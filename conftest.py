@@ -4,4 +4,5 @@ pytest_plugins = [
     "fixtures.nodes",
     "fixtures.server",
     "fixtures.labels",
+    "fixtures.baseline",
 ]

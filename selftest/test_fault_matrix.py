@@ -1,14 +1,12 @@
 """Every sim fault fails exactly its expected checks, with the catalogue's diagnosis; the healthy
 rack passes everything."""
-import tomllib
-
 import pytest
 
-from rackgate.catalogue import HERE, row
+from rackgate.catalogue import matrix, row
 
 from .harness import run_suite
 
-CASES = tomllib.loads((HERE / "matrix.toml").read_text())["case"]
+CASES = matrix()
 
 
 def test_healthy_rack_passes_everything(tmp_path):

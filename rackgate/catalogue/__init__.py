@@ -43,6 +43,15 @@ class Row:
         return f"{RUNBOOK_URL}#{self.anchor}"
 
 
+def matrix() -> list[dict]:
+    """The fault matrix: every case of matrix/<area>.toml (see the header of those files)."""
+    cases = []
+    for path in sorted((HERE / "matrix").glob("*.toml")):
+        for case in tomllib.loads(path.read_text()).get("case", []):
+            cases.append({**case, "source": path.name})
+    return cases
+
+
 class UnknownRow(KeyError):
     def __str__(self) -> str:  # KeyError's repr-quoting makes one-line messages ugly
         return self.args[0]

@@ -1,7 +1,10 @@
 """Turn sim state into per-node roots with the real sysfs paths, and executables on PATH."""
 from __future__ import annotations
 
+import functools
+import importlib
 import os
+import pkgutil
 import shutil
 import stat
 import sys
@@ -9,14 +12,36 @@ from pathlib import Path
 
 import rackgate
 
-# Executables each node gets: real name -> module under rackgate.sim.tools.
-TOOLS = {"lsmod": "lsmod", "dmesg": "dmesg", "docker": "docker", "amd-smi": "amdsmi"}
 PKG_ROOT = str(Path(rackgate.__file__).resolve().parent.parent)
 
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
+
+
+@functools.cache
+def tools() -> dict[str, str]:
+    """Executables each node gets: real name -> module under rackgate.sim.tools. A tool module
+    declares the name it is installed under as EXE (default: the module name)."""
+    from . import tools as pkg
+    out = {}
+    for m in pkgutil.iter_modules(pkg.__path__):
+        mod = importlib.import_module(f"{pkg.__name__}.{m.name}")
+        out[getattr(mod, "EXE", m.name)] = m.name
+    return out
+
+
+def extensions(kind: str) -> list:
+    """Area hooks in rackgate/sim/areas/*.py: `healthy(state, gpus)` adds an area's healthy facts
+    to a new state; `render(rack_dir, name, node)` writes its files into a node's root."""
+    from . import areas
+    found = []
+    for m in sorted(pkgutil.iter_modules(areas.__path__), key=lambda m: m.name):
+        fn = getattr(importlib.import_module(f"{areas.__name__}.{m.name}"), kind, None)
+        if fn is not None:
+            found.append(fn)
+    return found
 
 
 def node_root(rack_dir: Path, name: str) -> Path:
@@ -50,9 +75,11 @@ def render_node(rack_dir: Path, name: str, node: dict) -> None:
         }
         for attr, v in values.items():
             _write(ual / attr, f"{v}\n")
+    for ext in extensions("render"):
+        ext(rack_dir, name, node)
     bindir = rack_dir / name / "bin"
     bindir.mkdir(parents=True, exist_ok=True)
-    for exe, mod in TOOLS.items():
+    for exe, mod in tools().items():
         p = bindir / exe
         p.write_text(f"#!/bin/sh\nexec {sys.executable} -m rackgate.sim.tools.{mod} \"$@\"\n")
         p.chmod(p.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)

@@ -45,6 +45,9 @@ def healthy(nodes: int, gpus: int, accuracy: float) -> dict:
                 for g in range(gpus)
             ],
         }
+    from .render import extensions
+    for ext in extensions("healthy"):
+        ext(out, gpus)
     return out
 
 

@@ -3,6 +3,8 @@ import sys
 
 from ..state import this_node
 
+EXE = "amd-smi"
+
 
 def main() -> None:
     _, node, _ = this_node()
