@@ -5,4 +5,7 @@ pytest_plugins = [
     "fixtures.server",
     "fixtures.labels",
     "fixtures.baseline",
+    "fixtures.regression",
+    "fixtures.report",
+    "fixtures.fabric",
 ]

@@ -16,3 +16,15 @@ def pytest_addoption(parser):
                 help="with --atom-url: the model name the server serves (default: the rack file's)")
     g.addoption("--record-baseline", action="store_true", help="store the facts this run observes as the baseline")
     g.addoption("--baseline", metavar="FILE", default=None, help="baseline file (default: the rack file's)")
+
+
+def pytest_configure(config):
+    import pytest
+    # pytest settles its rootdir before any plugin is loaded, taking an option's value for a path:
+    # `--rack /elsewhere/rack.toml` makes /elsewhere the rootdir and the suite's configuration
+    # (markers, testpaths) is silently lost. Say so instead of running the wrong thing.
+    rack = config.option.rack
+    if rack and config.inipath is None:
+        raise pytest.UsageError(
+            f"pytest took {rack!r} for a test path and lost rackgate's configuration (rootdir {config.rootpath}); "
+            f"write --rack={rack} (with '='), or run the 'rackgate' command")

@@ -4,4 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install -q --disable-pip-version-check -e .
+bash scripts/system_tools.sh   # sshd on loopback for the ssh-transport self-tests
+bash scripts/report_tools.sh   # Allure 3 (npm) and Chromium: the report self-tests render and open a report
 exec python3 -m pytest selftest "$@"

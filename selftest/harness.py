@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -9,6 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# The plugins a suite run needs (its own and its declared pytest dependencies), loaded explicitly.
+SUITE_PLUGINS = ("-p", "rackgate.pytest_plugin", "-p", "xdist.plugin", "-p", "pytest_timeout",
+                 "-p", "allure_pytest.plugin")
 
 
 @dataclass
@@ -51,11 +55,36 @@ def parse_junit(path: Path) -> dict[str, Outcome]:
     return out
 
 
+def _joined(args) -> list[str]:
+    """`--rack X` -> `--rack=X`: a separate value outside the repo would become pytest's rootdir."""
+    out, it = [], iter(args)
+    for a in it:
+        out.append(f"{a}={next(it)}" if a in ("--rack", "--baseline") else a)
+    return out
+
+
 def run_suite(tmp_path: Path, *args: str, timeout: float = 300, env: dict | None = None) -> SuiteRun:
     junit = tmp_path / "junit.xml"
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--junitxml={junit}",
-           f"--alluredir={tmp_path / 'allure'}", *args]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+    if "--baseline" not in args and not any(a.startswith("--baseline=") for a in args):
+        # Hermetic: a baseline a developer recorded in reports/ must not turn into comparisons here.
+        args = (*args, f"--baseline={tmp_path / 'no-baseline.json'}")
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *SUITE_PLUGINS, "-q",
+           f"--junitxml={junit}", f"--alluredir={tmp_path / 'allure'}", *_joined(args)]
+    # Only the suite's own plugins: unrelated ones installed on the machine (hypothesis, anyio,
+    # benchmark) cost seconds of start-up per run, and the fault matrix makes dozens of runs.
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})}
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        # TERM first: the suite's handlers then end the processes it started (sim server, agents).
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            out, err = proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+        err += f"\nselftest harness: the suite run did not finish within {timeout:g}s and was stopped"
     outcomes = parse_junit(junit) if junit.exists() else {}
-    return SuiteRun(proc.returncode, proc.stdout, proc.stderr, outcomes)
+    return SuiteRun(proc.returncode, out, err, outcomes)

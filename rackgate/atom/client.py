@@ -68,20 +68,38 @@ class Client:
         except (KeyError, TypeError):
             raise ServerError(f"GET {self.base_url}/v1/models: unexpected body {json.dumps(reply.body)[:160]}") from None
 
-    def completion(self, prompt: str, max_tokens: int = 16, temperature: float = 0.0, **extra) -> Reply:
+    def completion(self, prompt: str, max_tokens: int = 16, temperature: float = 0.0,
+                   timeout: float | None = None, **extra) -> Reply:
+        """extra: more request fields, e.g. logprobs=1, or data_parallel_rank=r (ATOM's routing
+        hint, CompletionRequest.data_parallel_rank in atom/entrypoints/openai/protocol.py)."""
         body = {"model": self.model, "prompt": prompt, "max_tokens": max_tokens, "temperature": temperature, **extra}
-        return self.request("POST", "/v1/completions", body)
+        return self.request("POST", "/v1/completions", body, timeout)
 
-    def chat(self, messages: list[dict], max_tokens: int = 16, temperature: float = 0.0, **extra) -> Reply:
+    def chat(self, messages: list[dict], max_tokens: int = 16, temperature: float = 0.0,
+             timeout: float | None = None, **extra) -> Reply:
         body = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
                 "temperature": temperature, **extra}
-        return self.request("POST", "/v1/chat/completions", body)
+        return self.request("POST", "/v1/chat/completions", body, timeout)
+
+    def post(self, path: str, body: dict | None = None, timeout: float | None = None) -> Reply:
+        return self.request("POST", path, body or {}, timeout)
+
+
+def refusal(reply: Reply) -> str:
+    """What a non-200 reply says, in both of ATOM's shapes: {"detail": ...} (FastAPI's
+    HTTPException: 404 "Not Found" on the runbook's image, 400 "Requested model 'x' does not
+    match server model 'y'" from validate_model on current main) and {"error": {"message"}}."""
+    body = reply.body
+    detail = body.get("detail")
+    if detail is None and isinstance(body.get("error"), dict):
+        detail = body["error"].get("message")
+    return f"HTTP {reply.status}: {detail if detail is not None else json.dumps(body)[:200]}"
 
 
 def first_choice(reply: Reply, path: str) -> dict:
     """The first choice of a 200 reply, or a ServerError that says what came back instead."""
     if reply.status != 200:
-        raise ServerError(f"POST {path}: HTTP {reply.status}: {json.dumps(reply.body)[:200]}")
+        raise ServerError(f"POST {path}: {refusal(reply)}")
     try:
         return reply.body["choices"][0]
     except (KeyError, IndexError, TypeError):

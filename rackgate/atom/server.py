@@ -1,10 +1,12 @@
-"""One object owns the ATOM server's whole life: launch on every node, readiness, teardown.
+"""One object owns the ATOM server's whole life: launch on every node, the boot verdict, teardown.
 
-Launch: the rack file's command on every node inside the container, with that node's DP rank
-and the head's data-plane address filled in, output to one log per node. Readiness: the head's
-ready line and /v1/models answering; the wait ends the moment a launched process dies and gives
-up at a monotonic deadline. Teardown: TERM the process groups we started, a bounded wait, KILL.
-Attach mode never launches and never stops anything.
+Launch: the rack file's command on every node inside the container, with that node's DP ranks
+and the head's data-plane address filled in; ATOM runs one process per node whose rank children
+share its stdout, so each node gets one log (with ATOM_LOG_MORE=1, every record names its
+process, which names its rank). Boot: the live watcher (rackgate.atom.watch) gives one verdict;
+a failed boot is a value the SRV-BOOT check reports, not an exception every test repeats.
+Teardown: TERM the process groups we started, a bounded wait, KILL. Attach mode never launches
+and never stops anything.
 """
 from __future__ import annotations
 
@@ -13,12 +15,14 @@ from dataclasses import dataclass, field
 
 from ..transport import Host, Spawned, TransportError, container_for, fanout
 from .client import Client, ServerError
+from .logs import NodeLog
+from .watch import READY_LINE, BootVerdict, BootWatcher
 
-READY_LINE = "Server started successfully and ready to accept requests"
+__all__ = ["READY_LINE", "AtomServer", "BootFailed", "attach", "launch"]
 
 
 class BootFailed(Exception):
-    """The server did not come up; str() says which node and why, with the log's last lines."""
+    """The server could not be launched at all; str() says where and why."""
 
 
 @dataclass
@@ -28,64 +32,86 @@ class AtomServer:
     launched: dict[str, Spawned] = field(default_factory=dict)  # node -> process we started
     container_hosts: dict[str, Host] = field(default_factory=dict)
     attached: bool = False
+    boot: BootVerdict | None = None
+    launched_at: float = 0.0   # time.time() of the launch
 
     @property
     def url(self) -> str:
         return self.client.base_url
 
-    # --- launch ---------------------------------------------------------------------------
-    def command_for(self, node, index: int) -> str:
+    # --- what runs where ------------------------------------------------------------------
+    def fields_for(self, node, index: int) -> dict:
         rack = self.rack
-        fields = {"node": node.name, "node_index": index, "dp_local": rack.gpus_per_node,
-                  "dp_start": index * rack.gpus_per_node, "dp_size": rack.gpu_count,
-                  "head_ip": rack.head.data_ip, "data_ip": node.data_ip, "port": rack.launch.port,
-                  "served_model": rack.server.served_model}
-        return rack.launch.command.format(**fields)
+        return {"node": node.name, "node_index": index, "dp_local": rack.gpus_per_node,
+                "dp_start": index * rack.gpus_per_node, "dp_size": rack.gpu_count,
+                "head_ip": rack.head.data_ip, "data_ip": node.data_ip, "port": rack.launch.port,
+                "served_model": rack.server.served_model}
+
+    def command_for(self, node, index: int) -> str:
+        try:
+            return self.rack.launch.command.format(**self.fields_for(node, index))
+        except (KeyError, IndexError, ValueError) as e:
+            raise BootFailed(f"launch.command: cannot fill in its placeholders ({e}); known: "
+                             f"{', '.join('{' + k + '}' for k in self.fields_for(node, index))}") from None
+
+    def env(self) -> dict[str, str]:
+        env = dict(self.rack.launch.env)
+        if self.rack.launch.rank_labels:
+            env.setdefault("ATOM_LOG_MORE", "1")
+        return env
 
     def log_path(self, node_name: str) -> str:
         return self.rack.launch.log_path.format(node=node_name)
 
+    def node_logs(self, hosts: dict[str, Host] | None = None) -> dict[str, NodeLog]:
+        """Every node's server log, read inside its container."""
+        rack = self.rack
+        if hosts:
+            for name, host in hosts.items():
+                self.container_hosts.setdefault(name, container_for(host, rack.node(name), rack))
+        out = {}
+        for i, node in enumerate(rack.nodes):
+            if node.name in self.container_hosts:
+                g = rack.gpus_per_node
+                out[node.name] = NodeLog(node.name, self.container_hosts[node.name], self.log_path(node.name),
+                                         range(i * g, (i + 1) * g))
+        return out
+
+    # --- life -----------------------------------------------------------------------------
     def launch(self, hosts: dict[str, Host]) -> None:
         rack = self.rack
         for name, host in hosts.items():
             self.container_hosts[name] = container_for(host, rack.node(name), rack)
+        commands = {node.name: self.command_for(node, i) for i, node in enumerate(rack.nodes)}
+        env = self.env()
+        self.launched_at = time.time()
 
-        def start(i_node):
-            i, node = i_node
+        def start(node):
             ch = self.container_hosts[node.name]
-            return ch.spawn(self.command_for(node, i), self.log_path(node.name), rack.launch.env)
+            # a fresh log per launch: the watcher must not read the last run's fatal line
+            ch.run(f"rm -f {ch.qpath(self.log_path(node.name))}", timeout=30)
+            return ch.spawn(commands[node.name], self.log_path(node.name), env)
 
-        items = list(enumerate(rack.nodes))
-        for (i, node), res in zip(items, fanout(items, start)):
+        for node, res in zip(rack.nodes, fanout(list(rack.nodes), start)):
             if isinstance(res, Exception):
                 self.stop()
                 raise BootFailed(f"could not launch on {node.name}: {res}")
             self.launched[node.name] = res
 
-    def log_tail(self, node_name: str, lines: int = 20) -> str:
-        ch = self.container_hosts[node_name]
-        res = ch.run(f"tail -n {lines} {ch.qpath(self.log_path(node_name))} 2>/dev/null", timeout=15)
-        return res.stdout
+    def watch_boot(self) -> BootVerdict:
+        def models_ok() -> bool:
+            try:
+                self.client.model_ids()
+                return True
+            except ServerError:
+                return False
 
-    def wait_ready(self, budget_s: float, poll_s: float = 0.5) -> float:
-        """Bounded wait for readiness; returns the seconds it took."""
-        t0 = time.monotonic()
-        deadline = t0 + budget_s
-        head = self.rack.head.name
-        while time.monotonic() < deadline:
-            for name, proc in self.launched.items():
-                if not proc.alive():
-                    raise BootFailed(f"the server process on {name} (pid {proc.pid}) died while booting; "
-                                     f"last log lines:\n{self.log_tail(name)}")
-            if head not in self.launched or READY_LINE in self.log_tail(head, 200):
-                try:
-                    self.client.model_ids()
-                    return time.monotonic() - t0
-                except ServerError:
-                    pass
-            time.sleep(poll_s)
-        raise BootFailed(f"not ready within the boot budget ({budget_s:g}s, launch.boot_budget_s); "
-                         f"last log lines on {head}:\n{self.log_tail(head)}")
+        watcher = BootWatcher(self.node_logs(), self.rack.head.name, self.launched, models_ok, self.rack.launch)
+        try:
+            self.boot = watcher.run()
+        except TransportError as e:
+            self.boot = BootVerdict("error", 0.0, detail=f"could not follow the logs: {e}", decided_at=time.time())
+        return self.boot
 
     def stop(self) -> None:
         if self.attached:
@@ -95,22 +121,31 @@ class AtomServer:
         self.launched.clear()
 
 
-def attach(rack, url: str, served_model: str) -> AtomServer:
+def _client(rack, url: str, model: str) -> Client:
     key = rack.server.api_key.get_secret_value() if rack.server.api_key else None
-    return AtomServer(rack, Client(url, served_model, rack.serving.request_timeout_s, key), attached=True)
+    return Client(url, model, rack.serving.request_timeout_s, key)
+
+
+def attach(rack, url: str, served_model: str, hosts: dict[str, Host] | None = None) -> AtomServer:
+    """A server someone else launched: never launched, never stopped by the suite. Its logs are
+    read where the rack file says they are, when they exist."""
+    srv = AtomServer(rack, _client(rack, url, served_model), attached=True)
+    if hosts:
+        srv.node_logs(hosts)
+    return srv
 
 
 def launch(rack, hosts: dict[str, Host]) -> AtomServer:
+    """Launch on every node and watch the boot; the verdict is in .boot (never raises on a
+    failed boot; raises BootFailed when nothing could be launched)."""
     if not rack.launch.command:
         raise BootFailed("the rack file has no launch.command: give one, or attach with --atom-url URL "
                          "--served-model NAME")
-    key = rack.server.api_key.get_secret_value() if rack.server.api_key else None
-    url = f"http://{rack.head.data_ip}:{rack.launch.port}"
-    srv = AtomServer(rack, Client(url, rack.server.served_model, rack.serving.request_timeout_s, key))
+    srv = AtomServer(rack, _client(rack, f"http://{rack.head.data_ip}:{rack.launch.port}", rack.server.served_model))
     try:
         srv.launch(hosts)
-        srv.wait_ready(rack.launch.boot_budget_s)
-    except (BootFailed, TransportError):
+        srv.watch_boot()
+    except BaseException:
         srv.stop()
         raise
     return srv

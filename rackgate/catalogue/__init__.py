@@ -12,8 +12,9 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 RUNBOOK_URL = "https://github.com/ROCm/ATOM/blob/main/recipes/Kimi-K3-455-wideEP.md"
-AREAS = {"PLAT": "platform", "FAB": "fabric", "SRV": "serving", "BENCH": "serving", "ACC": "accuracy"}
-ROW_FILES = ("plat", "fab", "srv", "bench", "acc")
+AREAS = {"PLAT": "platform", "FAB": "fabric", "SRV": "serving", "BENCH": "serving", "ACC": "accuracy",
+         "REG": "regression"}
+ROW_FILES = ("plat", "fab", "srv", "bench", "acc", "reg")
 _FIELDS = {"id", "title", "markers", "scope", "observe", "healthy", "signatures", "meaning",
            "action", "anchor", "severity"}
 

@@ -10,3 +10,54 @@ class FabricExpect(Section):
     # FAB-STATE: how long training may take before 'unconfigured' means stuck, and the poll step.
     state_wait_s: float = Field(default=60.0, gt=0)
     state_poll_s: float = Field(default=2.0, gt=0)
+
+    # --- ubench07 (FAB-P2P, FAB-BW, FAB-LEFTOVER, FAB-DMESG) -------------------------------------
+    # Folder on the nodes holding ualoe_p2p.exe and ualoe_bw.exe (AMD-internal; built with
+    # ./rebuild.sh gfx1250). Empty: the executables are found on the node's PATH.
+    ubench_dir: str = "/root/ubench-20260712/07_ualoe/build"
+    # Ports for the exporter/listener side (the runbook's 55559 and 55560).
+    p2p_port: int = Field(default=55559, ge=1, le=65535)
+    bw_port: int = Field(default=55560, ge=1, le=65535)
+    # -gpu=G for both sides; None omits -gpu: every local GPU, paired by index, aggregate result.
+    ubench_gpu: int | None = None
+    # The exporter/listener must say it is ready within this; then the whole pair within run_s.
+    # A fabric fault makes the tools just sit: these bound the wait (a pair takes seconds).
+    ubench_ready_s: float = Field(default=30.0, gt=0)
+    p2p_run_s: float = Field(default=120.0, gt=0)
+    bw_run_s: float = Field(default=300.0, gt=0)
+    # A line of the exporter/listener output that means "waiting for the peer" (a regex).
+    ubench_ready_pattern: str = r"(?i)listening|waiting|export(ed|ing)|port\s*=?\s*\d+"
+    # FAB-BW: absolute floors, 4-pair aggregate GB/s (under the runbook's first table,
+    # 2029 / 3192 / 3986; a later build measured 5772 / 6219 / 10942).
+    bw_floor_gbps: dict[str, float] = Field(default_factory=lambda: {"read": 1800.0, "write": 2800.0,
+                                                                       "bidir": 3500.0})
+    # FAB-BW: each pair within this fraction of the best pair measured in the same run.
+    bw_tolerance: float = Field(default=0.10, gt=0, lt=1)
+    # FAB-BW: at or below this GB/s a pair is in the TCP-fallback band (~4.5 GB/s: MNNVL not in effect).
+    bw_tcp_band_gbps: float = Field(default=50.0, gt=0)
+
+    # --- collectives (FAB-COLLECTIVE, FAB-TRANSPORT) ---------------------------------------------
+    # The python inside the container that holds torch (the probe runs with it, from stdin).
+    container_python: str = "python3"
+    # World sizes per node; the sum after all_reduce must be w(w+1)/2 on every rank.
+    collective_world_sizes: list[int] = Field(default_factory=lambda: [1, 2, 4])
+    # Ranks per node in the run across nodes (0: gpus_per_node).
+    collective_ranks_per_node: int = Field(default=0, ge=0)
+    # The process-group timeout of each world size (the runbook's 45 s); the probe ends a world
+    # that outlives it by collective_grace_s.
+    collective_timeout_s: float = Field(default=45.0, gt=0)
+    collective_grace_s: float = Field(default=15.0, ge=0)
+    # Across nodes: how long ranks wait for each other at the rendezvous before the collective's
+    # own timeout starts (nodes start the probe at slightly different times).
+    collective_join_s: float = Field(default=120.0, gt=0)
+    # Ports for the rendezvous (per-node worlds use port+w; across nodes port+100).
+    collective_port: int = Field(default=29800, ge=1, le=65000)
+    # "auto": nccl when the container's torch sees a GPU, else gloo.
+    collective_backend: str = "auto"
+    # Environment of the probe: the communication settings of the launch, and NCCL_DEBUG=INFO
+    # so the transport lines can be read (FAB-TRANSPORT).
+    collective_env: dict[str, str] = Field(default_factory=lambda: {
+        "NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,P2P,NET", "NCCL_MNNVL_ENABLE": "1",
+        "NCCL_IB_DISABLE": "1", "NCCL_P2P_DISABLE": "0", "NCCL_P2P_LEVEL": "SYS", "NCCL_CUMEM_ENABLE": "1"})
+    # FAB-TRANSPORT: transports that count as the fabric ("via <transport>" in NCCL INFO lines).
+    healthy_transports: list[str] = Field(default_factory=lambda: ["P2P/CUMEMMNNVL"])

@@ -9,6 +9,7 @@ from .accuracy import AccuracyExpect
 from .base import Section
 from .fabric import FabricExpect
 from .platform import PlatformExpect
+from .regression import RegressionExpect
 from .serving import Launch, ServingExpect
 
 
@@ -25,7 +26,8 @@ class Node(Section):
     tray: int = Field(ge=1)
     # Prefix for absolute paths on the node (the simulated rack, or a captured snapshot).
     sysroot: str = ""
-    # Extra environment for commands on this node (local transport only).
+    # Extra environment for commands on this node (exported before each command; values may
+    # reference $VARS of the local environment for local nodes).
     env: dict[str, str] = Field(default_factory=dict)
     # Like sysroot, for paths inside the container.
     container_sysroot: str = ""
@@ -62,6 +64,10 @@ class Bench(Section):
 class Sim(Section):
     # Named faults for the simulated rack: "name" or "name@node" or "name@node:gpu".
     faults: list[str] = Field(default_factory=list)
+    # How the suite reaches the sim's nodes: "local", or "ssh" through the system OpenSSH client
+    # to ssh_target (e.g. root@127.0.0.1 with an sshd on this machine; [ssh] options apply).
+    transport: Literal["local", "ssh"] = "local"
+    ssh_target: str = "root@127.0.0.1"
     nodes: int = Field(default=4, ge=1, le=64)
     # GSM8K accuracy of the simulated model.
     accuracy: float = Field(default=0.96, ge=0, le=1)
@@ -85,6 +91,8 @@ class Rack(Section):
     fabric: FabricExpect = Field(default_factory=FabricExpect)
     serving: ServingExpect = Field(default_factory=ServingExpect)
     accuracy: AccuracyExpect = Field(default_factory=AccuracyExpect)
+    # `pytest -m regression`: per-fact tolerances against the recorded baseline.
+    regression: RegressionExpect = Field(default_factory=RegressionExpect)
     # Present only for the simulated rack: the nodes are then built by rackgate.sim.
     sim: Sim | None = None
 

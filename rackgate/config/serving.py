@@ -1,4 +1,8 @@
-"""The ATOM server: how it is launched, and what the SRV rows expect of it."""
+"""The ATOM server: how it is launched, and what the SRV and BENCH rows expect of it.
+
+Every number here is an expectation with the runbook's validated value as its default; the
+simulated rack (racks/sim.toml) scales the times to seconds.
+"""
 from pydantic import Field
 
 from .base import Section
@@ -6,18 +10,53 @@ from .base import Section
 
 class Launch(Section):
     # The same command runs on every node inside the container. Placeholders filled per node:
-    # {node} {node_index} {dp_start} {dp_local} {dp_size} {head_ip} {data_ip} {port}.
+    # {node} {node_index} {dp_start} {dp_local} {dp_size} {head_ip} {data_ip} {port} {served_model}.
     command: str = ""
     env: dict[str, str] = Field(default_factory=dict)
     # Node that hosts the HTTP API (the first node when empty).
     head: str = ""
     port: int = Field(default=8000, ge=1, le=65535)
-    # Where each node's log lands (on that node); {node} is filled in.
+    # Where each node's log lands (on that node, inside the container); {node} is filled in.
+    # ATOM runs one process per node whose DP-rank children share its stdout: one log per node.
     log_path: str = "/tmp/rackgate/atom-{node}.log"
-    # A real rack cold-starts in up to 25 minutes; the sim in seconds.
+    # A real rack cold-starts in up to 25 minutes (96 shards, translation, graph capture); the
+    # boot watcher gives up at this budget, but a fatal line ends the wait at once.
     boot_budget_s: float = Field(default=1500.0, gt=0)
+    # SRV-RENDEZVOUS: a node whose log has not moved for this long after `load RCCL version`
+    # is stuck in ncclCommInitRank (not loading slowly).
     stall_limit_s: float = Field(default=600.0, gt=0)
     stop_grace_s: float = Field(default=30.0, gt=0)
+    # Launch with ATOM_LOG_MORE=1 so every record names its process (EngineCore-DP<r>:<pid>):
+    # that is what makes per-rank attribution of a shared node log possible. Logging only.
+    rank_labels: bool = True
+    # How often the boot watcher asks whether the launched processes are still alive.
+    liveness_poll_s: float = Field(default=5.0, gt=0)
+    # After the ready line: how long /v1/models may take to answer.
+    models_wait_s: float = Field(default=60.0, gt=0)
+    # Lines of log kept around a fatal signature for the report.
+    excerpt_lines: int = Field(default=12, ge=1)
+
+
+class LintExpect(Section):
+    # SRV-LAUNCH-LINT. The data-plane NIC (enp1s0f1 on the runbook's trays): any
+    # NCCL/GLOO/MORI_SOCKET_IFNAME in the launch env must name it. Empty: not checked.
+    data_plane_nic: str = "enp1s0f1"
+    # True when the run is an accuracy run: --fake-eplb voids accuracy (router made uniform).
+    accuracy_run: bool = True
+    # PR #2380 applied to the image's ATOM (PLAT-PATCH-SIZE verifies it on the node).
+    unfused_gather_patch: bool = True
+    # --max-num-batched-tokens at or above this on boards of at most small_hbm_gib does not boot.
+    batched_tokens_limit_small_hbm: int = Field(default=16384, gt=0)
+    small_hbm_gib: float = Field(default=288.0, gt=0)
+
+
+class BenchExpect(Section):
+    # How long the benchmark command may run before the suite stops it.
+    timeout_s: float = Field(default=3600.0, gt=0)
+    # BENCH-RESULT: a run shorter than this measured nothing (the 404 run "completes" in <1 s).
+    min_duration_s: float = Field(default=1.0, ge=0)
+    # BENCH-AGGREGATE: relative tolerance between a reported per-GPU figure and ours.
+    per_gpu_tolerance: float = Field(default=0.05, gt=0, lt=1)
 
 
 class ServingExpect(Section):
@@ -31,3 +70,35 @@ class ServingExpect(Section):
     sanity_max_tokens: int = Field(default=16, gt=0)
     # Near-uniform logprobs: the mean top-1 probability below this means noise, not a model.
     min_top1_prob: float = Field(default=0.05, gt=0, lt=1)
+    # SRV-CONSISTENCY: prompts decoded greedily, then re-prefilled with the decoded prefix.
+    consistency_prompts: list[str] = Field(default_factory=lambda: [
+        "The capital of France is", "1, 2, 3, 4, 5,", "The opposite of hot is"])
+    consistency_max_tokens: int = Field(default=12, gt=1)
+    # How many decoded positions are re-checked by prefill (each is one request).
+    consistency_positions: int = Field(default=4, ge=1)
+    # SRV-KV: available_for_kv must exceed this on every rank (GB as ATOM prints it).
+    min_available_kv_gb: float = 0.0
+    # SRV-KV: experts per rank at this EP size (K3: 896 experts / EP16 = 56). 0: not checked.
+    experts_per_rank: int = Field(default=56, ge=0)
+    # SRV-ENGINE-ARGS / SRV-PROFILE: the profiler directory given with --torch-profiler-dir
+    # (inside the container). Empty: profiling not asked for, SRV-PROFILE does not apply.
+    profile_dir: str = ""
+    # SRV-PROFILE: the little load between /start_profile and /stop_profile, and how long the
+    # trace files may take to appear afterwards.
+    profile_requests: int = Field(default=4, ge=1)
+    profile_wait_s: float = Field(default=120.0, gt=0)
+    # SRV-ALIVE: the bound of the one request routed to each DP rank.
+    alive_timeout_s: float = Field(default=120.0, gt=0)
+    # SRV-LONGCTX: prompt length as a multiple of --max-num-batched-tokens, and concurrency.
+    longctx_multiple: float = Field(default=3.0, gt=1)
+    longctx_concurrency: int = Field(default=4, ge=1)
+    longctx_timeout_s: float = Field(default=900.0, gt=0)
+    # SRV-DEADLOCK: the load sent, and how long throughput may stand still before the logs are
+    # read for `_sync_dp_state failed` (a real DP-sync timeout is 1800 s).
+    deadlock_requests: int = Field(default=8, ge=1)
+    deadlock_window_s: float = Field(default=1800.0, gt=0)
+    # SRV-TRANSLATION (A0 only): translations and tier reuses every healthy A0 run shows.
+    min_translated: int = Field(default=300, ge=0)
+    min_reused: int = Field(default=100, ge=0)
+    bench: BenchExpect = Field(default_factory=BenchExpect)
+    lint: LintExpect = Field(default_factory=LintExpect)

@@ -1,11 +1,24 @@
-"""The amdgpu UALink sysfs attributes under /sys/class/drm/cardN/device/ualink/."""
+"""The amdgpu UALink sysfs attributes under /sys/class/drm/cardN/device/ualink/.
+
+Formats (amdgpu's ualink sysfs): accel_state and link_type are enum names ('unconfigured',
+'ppod_configured', 'vpod_configured', 'ready', 'active', 'error'; 'UALoE', 'UALink'; 'invalid'
+when out of range); accel_id, bandwidth, latency, vpod_id are %u; ppod_id is %pU (a UUID,
+all-zero while unconfigured); local_accels is the ids separated by single spaces. The lane
+bitmap moved: newer drivers have ualink/station_lane_en_bitmap, older ones
+ualink/stations/lane_en_bitmap; it is kept as an opaque string (its shape varies with
+partitioning: compare it, never match it against a fixed value).
+"""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..transport import Host
 
-ATTRS = ("accel_state", "accel_id", "link_type", "ppod_id", "vpod_id", "local_accels", "station_lane_en_bitmap")
+ATTRS = ("accel_state", "accel_id", "link_type", "ppod_id", "vpod_id", "local_accels", "station_lane_en_bitmap",
+         "bandwidth", "latency")
+# Older drivers: the same facts at other paths (attr -> path under ualink/).
+FALLBACK = {"station_lane_en_bitmap": "stations/lane_en_bitmap", "local_accels": "setup/local_accels"}
 UNSET_U32 = 4294967295  # UINT32_MAX: the driver's "not assigned yet"
 
 
@@ -20,10 +33,20 @@ class Link:
     vpod_id: str | None
     local_accels: str | None
     station_lane_en_bitmap: str | None
+    bandwidth: str | None = None
+    latency: str | None = None
 
     def summary(self) -> str:
         return (f"accel_state={self.accel_state} accel_id={self.accel_id_raw} link_type={self.link_type} "
                 f"ppod_id={self.ppod_id} vpod_id={self.vpod_id}")
+
+    @property
+    def local_accel_ids(self) -> list[int] | None:
+        return parse_id_list(self.local_accels)
+
+    @property
+    def bitmap_nonzero(self) -> bool:
+        return bitmap_nonzero(self.station_lane_en_bitmap)
 
 
 def parse_u32(raw: str | None) -> int | None:
@@ -36,23 +59,52 @@ def parse_u32(raw: str | None) -> int | None:
     return None if v == UNSET_U32 else v
 
 
+def parse_id_list(raw: str | None) -> list[int] | None:
+    """'3 2 1 0' -> [3, 2, 1, 0]; None when missing or not a list of ids."""
+    if raw is None:
+        return None
+    toks = raw.replace(",", " ").split()
+    if not all(t.isdigit() for t in toks):
+        return None
+    return [int(t) for t in toks]
+
+
+def bitmap_nonzero(raw: str | None) -> bool:
+    """True when a bitmap string (hex words, with or without 0x, any separators) has a set bit."""
+    if raw is None:
+        return False
+    digits = re.sub(r"0x", "", raw.strip().lower())
+    return any(c in "123456789abcdef" for c in digits)
+
+
 def parse_link(card: int, raw: dict[str, str | None]) -> Link:
     val = {k: (None if raw.get(k) is None else raw[k].strip()) for k in ATTRS}
     return Link(card, val["accel_state"], parse_u32(val["accel_id"]), val["accel_id"], val["link_type"],
-                val["ppod_id"], val["vpod_id"], val["local_accels"], val["station_lane_en_bitmap"])
+                val["ppod_id"], val["vpod_id"], val["local_accels"], val["station_lane_en_bitmap"],
+                val["bandwidth"], val["latency"])
 
 
 def base(card: int) -> str:
     return f"/sys/class/drm/card{card}/device/ualink"
 
 
+def _paths(card: int) -> list[str]:
+    return [f"{base(card)}/{a}" for a in ATTRS] + [f"{base(card)}/{p}" for p in FALLBACK.values()]
+
+
+def _pick(card: int, got: dict[str, str | None]) -> dict[str, str | None]:
+    out = {a: got[f"{base(card)}/{a}"] for a in ATTRS}
+    for attr, old in FALLBACK.items():
+        if out[attr] is None:
+            out[attr] = got[f"{base(card)}/{old}"]
+    return out
+
+
 def read_link(host: Host, card: int) -> Link:
-    paths = [f"{base(card)}/{a}" for a in ATTRS]
-    raw = host.read_many(paths, privileged=True)
-    return parse_link(card, {a: raw[p] for a, p in zip(ATTRS, paths)})
+    raw = host.read_many(_paths(card), privileged=True)
+    return parse_link(card, _pick(card, raw))
 
 
 def read_links(host: Host, cards: range) -> list[Link]:
-    paths = [f"{base(c)}/{a}" for c in cards for a in ATTRS]
-    raw = host.read_many(paths, privileged=True)
-    return [parse_link(c, {a: raw[f"{base(c)}/{a}"] for a in ATTRS}) for c in cards]
+    raw = host.read_many([p for c in cards for p in _paths(c)], privileged=True)
+    return [parse_link(c, _pick(c, raw)) for c in cards]

@@ -31,6 +31,8 @@ def tokenize(text: str) -> list[str]:
 
 Answerer = Callable[[str], "str | None"]
 ANSWERERS: list[Answerer] = []
+from .gsm8k import answerer as _gsm8k_answerer  # noqa: E402 - the accuracy area's GSM8K answerer
+ANSWERERS.append(_gsm8k_answerer)
 
 
 def _known(prompt: str) -> str | None:
@@ -41,19 +43,38 @@ def _known(prompt: str) -> str | None:
     return None
 
 
-def continuation(prompt: str) -> str:
+def _direct(prompt: str) -> str | None:
     for answer in (*ANSWERERS, _known):
         out = answer(prompt)
         if out is not None:
             return out
+    return None
+
+
+def continuation(prompt: str) -> str:
+    """What the model says next. Consistent like a real model: prefilling a prompt plus the
+    start of its own continuation yields the rest of that continuation (SRV-CONSISTENCY)."""
+    out = _direct(prompt)
+    if out is not None:
+        return out
+    toks = tokenize(prompt)
+    splits = [("".join(toks[:cut]), "".join(toks[cut:])) for cut in range(len(toks) - 1, max(0, len(toks) - 64), -1)]
+    for head, tail in splits:  # the prompt continues a known answer
+        base = _direct(head)
+        if base is not None and base.startswith(tail):
+            return base[len(tail):]
+    for head, tail in splits:  # ... or the generic reply
+        if GENERIC.startswith(tail):
+            return GENERIC[len(tail):]
     return GENERIC
 
 
 @dataclass
 class Generation:
     tokens: list[str]
-    finish_reason: str
+    finish_reason: str  # OpenAI's word: "stop" or "length"
     logprobs: list[dict] = field(default_factory=list)  # per token: {"token", "logprob", "top"}
+    engine_reason: str = ""  # the engine's own word (scheduler.py): eos, stop_sequence, max_tokens
 
     @property
     def text(self) -> str:
@@ -78,9 +99,15 @@ def generate(prompt: str, max_tokens: int, faults: set[str], stop: list[str] | N
     if "bang-tokens" in faults:
         # As on A0 without translation: HTTP 200, finish_reason "stop", every token '!'.
         toks = ["!"] * min(max_tokens, BANG_LEN)
-        return Generation(toks, "stop" if max_tokens > BANG_LEN else "length", _with_logprobs(toks, uniform=True))
+        stop = max_tokens > BANG_LEN
+        return Generation(toks, "stop" if stop else "length", _with_logprobs(toks, uniform=True),
+                          "eos" if stop else "max_tokens")
     toks = tokenize(continuation(prompt))
-    finish = "stop"
+    if "decode-mismatch" in faults and len(toks) > 4 and max_tokens > 3:
+        # The decode kernels pick another token than prefill would at step 3; the text stays
+        # fluent (sanity passes), prefill of prompt + the first three tokens disagrees.
+        toks = toks[:3] + [" was" if toks[3].strip() != "was" else " is"] + toks[4:]
+    finish, why = "stop", "eos"
     if stop:
         text, cut = "", None
         for i, t in enumerate(toks):
@@ -92,9 +119,10 @@ def generate(prompt: str, max_tokens: int, faults: set[str], stop: list[str] | N
             joined = "".join(toks[:cut + 1])
             first = min((joined.find(s) for s in stop if s in joined))
             toks = tokenize(joined[:first])
+            why = "stop_sequence"
     if len(toks) > max_tokens:
-        toks, finish = toks[:max_tokens], "length"
-    return Generation(toks, finish, _with_logprobs(toks, uniform=False))
+        toks, finish, why = toks[:max_tokens], "length", "max_tokens"
+    return Generation(toks, finish, _with_logprobs(toks, uniform=False), why)
 
 
 @dataclass

@@ -26,7 +26,18 @@ SIM_LAUNCH = (
     " --data-parallel-master-port 29500 --data-parallel-base-port 29700"
     " --enable-expert-parallel --enable-dp-attention --kv_cache_dtype fp8"
     " --max-num-seqs 8 --max-num-batched-tokens 2048 --gpu-memory-utilization 0.90"
+    " --torch-profiler-dir /tmp/rackgate/profile"
     " --host {head_ip} --server-port {port}"
+)
+# The runbook's benchmark_serving run, scaled down, with the sim's stand-in (same output format).
+SIM_BENCH_RESULT = "/tmp/rackgate/bench/result.json"
+SIM_BENCH = (
+    f"{sys.executable} -m rackgate.sim.benchmark_serving --backend openai --host {{head_ip}} --port {{port}}"
+    " --model /models/Kimi-K3 --tokenizer /models/Kimi-K3 --trust-remote-code"
+    " --served-model-name {served_model} --dataset-name random --random-input-len 256 --random-output-len 32"
+    " --random-range-ratio 1.0 --max-concurrency 8 --num-prompts 32 --ignore-eos"
+    " --percentile-metrics ttft,tpot,itl,e2el --save-result --result-dir /tmp/rackgate/bench"
+    " --result-filename result.json"
 )
 
 
@@ -65,6 +76,7 @@ def build(rack: Rack, extra_faults: list[str] = (), workdir: str | None = None) 
     rack_dir.mkdir(parents=True, exist_ok=True)
     st = sim_state.healthy(rack.sim.nodes, rack.gpus_per_node, rack.sim.accuracy)
     st["served_model"] = rack.server.served_model
+    st["container"], st["image"], st["atom_path"] = rack.container, rack.image, rack.atom_path  # the sim's own container
     for spec in [*rack.sim.faults, *extra_faults]:
         sim_faults.apply(st, spec)
     st["faults"] = [*rack.sim.faults, *extra_faults]
@@ -72,13 +84,17 @@ def build(rack: Rack, extra_faults: list[str] = (), workdir: str | None = None) 
     nodes = []
     for name, n in st["nodes"].items():
         render_node(rack_dir, name, n)
-        nodes.append(Node(name=name, transport="local", data_ip=n["data_ip"], tray=n["tray"],
+        nodes.append(Node(name=name, transport=rack.sim.transport, ssh=rack.sim.ssh_target,
+                          data_ip=n["data_ip"], tray=n["tray"],
                           sysroot=str(node_root(rack_dir, name)), env=node_env(rack_dir, name),
                           container_sysroot=str(rack_dir / name / "container")))
     launch = rack.launch
     if not launch.command:
         launch = Launch(**{**launch.model_dump(), "command": SIM_LAUNCH, "port": free_port()})
-    built = rack.model_copy(update={"nodes": nodes, "launch": launch})
+    bench = rack.bench
+    if not bench.command:
+        bench = bench.model_copy(update={"command": SIM_BENCH, "result_path": SIM_BENCH_RESULT})
+    built = rack.model_copy(update={"nodes": nodes, "launch": launch, "bench": bench})
     for dotted, value in st.get("rack_overrides", {}).items():
         built = override(built, dotted, value)
     agents = []
@@ -87,4 +103,9 @@ def build(rack: Rack, extra_faults: list[str] = (), workdir: str | None = None) 
             h = Host(name, LocalRunner(name, node_env(rack_dir, name)))
             agents.append(h.spawn(f"{sys.executable} -m rackgate.sim.agent --rack-dir {rack_dir} --node {name}",
                                   str(rack_dir / "logs" / f"agent-{name}.log")))
+    # Processes a fault leaves running on a node before the suite starts (e.g. a leftover
+    # ubench listener): [{"node", "cmd", "env"}]; the sim ends them at teardown.
+    for i, bg in enumerate(st.get("background", [])):
+        h = Host(bg["node"], LocalRunner(bg["node"], node_env(rack_dir, bg["node"])))
+        agents.append(h.spawn(bg["cmd"], str(rack_dir / "logs" / f"background-{i}-{bg['node']}.log"), bg.get("env")))
     return SimRack(built, rack_dir, agents, keep=workdir is not None)

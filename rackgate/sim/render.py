@@ -68,7 +68,7 @@ def render_node(rack_dir: Path, name: str, node: dict) -> None:
             "accel_state": "unconfigured" if training else gpu["accel_state"],
             "accel_id": "4294967295" if training else str(gpu["accel_id"]),
             "link_type": "invalid" if training else gpu["link_type"],
-            "ppod_id": "0x" + "0" * 32 if training else gpu["ppod_id"],
+            "ppod_id": "00000000-0000-0000-0000-000000000000" if training else gpu["ppod_id"],  # %pU
             "vpod_id": "0" if training else gpu["vpod_id"],
             "local_accels": gpu["local_accels"],
             "station_lane_en_bitmap": gpu["station_lane_en_bitmap"],
@@ -81,12 +81,17 @@ def render_node(rack_dir: Path, name: str, node: dict) -> None:
     bindir.mkdir(parents=True, exist_ok=True)
     for exe, mod in tools().items():
         p = bindir / exe
-        p.write_text(f"#!/bin/sh\nexec {sys.executable} -m rackgate.sim.tools.{mod} \"$@\"\n")
+        # -S: the tools need only the standard library and rackgate (on PYTHONPATH); skipping
+        # site-packages halves each call's start-up, and a suite run makes hundreds of them.
+        p.write_text(f"#!/bin/sh\nexec {sys.executable} -S -m rackgate.sim.tools.{mod} \"$@\"\n")
         p.chmod(p.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
 def node_env(rack_dir: Path, name: str) -> dict[str, str]:
-    pypath = os.pathsep.join(filter(None, [PKG_ROOT, os.environ.get("PYTHONPATH", "")]))
+    # rackgate/sim/nccl: the sim's NCCL behaviour for torch.distributed (a sitecustomize, inert
+    # unless torch.distributed is imported on a sim node).
+    nccl = str(Path(__file__).resolve().parent / "nccl")
+    pypath = os.pathsep.join(filter(None, [nccl, PKG_ROOT, os.environ.get("PYTHONPATH", "")]))
     return {
         "PATH": f"{rack_dir / name / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
         "PYTHONPATH": pypath,

@@ -28,7 +28,7 @@ def host_for(node, rack) -> Host:
         runner = LocalRunner(node.name, node.env)
     else:
         runner = SshRunner(node.name, node.ssh, rack.ssh.connect_timeout_s, rack.ssh.options,
-                           _control_dir(), rack.ssh.control_persist_s)
+                           _control_dir(), rack.ssh.control_persist_s, node.env)
     return Host(node.name, runner, node.sysroot, rack.ssh.command_timeout_s)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import threading
 import time
 
 from .procs import REGISTRY, kill_group
@@ -21,6 +22,13 @@ KILL_AFTER_S = 5
 
 def _bounded(cmd: str, timeout: float) -> str:
     return f"timeout -k {KILL_AFTER_S} {max(1, int(timeout + 0.999))} sh -c {shlex.quote(cmd)}"
+
+
+def _timed_out_remotely(res: Result, cmd: str, timeout: float) -> Result:
+    """coreutils `timeout` on the far side exits 124 (TERM) or 137 (KILL) at the bound."""
+    if res.rc in (124, 137) and res.duration >= timeout * 0.9:
+        raise CommandTimeout(res.node, cmd, timeout, res.stdout, res.stderr)
+    return res
 
 
 def _run_process(node: str, argv: list[str], shown: str, timeout: float, env: dict | None,
@@ -69,30 +77,58 @@ class SshRunner:
     kind = "ssh"
 
     def __init__(self, node: str, target: str, connect_timeout_s: int = 10, options: list[str] = (),
-                 control_dir: str | None = None, control_persist_s: int = 60):
+                 control_dir: str | None = None, control_persist_s: int = 60, env: dict[str, str] | None = None):
         self.node, self.target = node, target
-        self.control_dir = control_dir
+        # sshd drops the client's environment (no AcceptEnv by default): export on the far side.
+        self.exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in (env or {}).items())
+        self.control_dir, self.control_persist_s, self.connect_timeout_s = control_dir, control_persist_s, connect_timeout_s
+        self._master_lock = threading.Lock()
+        self._master_tried = False
         self.opts = ["-o", "BatchMode=yes", "-o", f"ConnectTimeout={connect_timeout_s}",
                      "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR"]
         if control_dir:
-            self.opts += ["-o", "ControlMaster=auto", "-o", f"ControlPath={control_dir}/%C",
-                          "-o", f"ControlPersist={control_persist_s}"]
+            # Commands only ever *use* a master; it is started separately (see _ensure_master), because
+            # a master forked by a command would hold that command's output pipes open.
+            self.opts += ["-o", "ControlMaster=no", "-o", f"ControlPath={control_dir}/%C"]
         for o in options:
             self.opts += ["-o", o]
 
+    def _ensure_master(self) -> None:
+        """Start the shared connection once, detached from our pipes; without it commands connect
+        on their own, so a failure here costs speed, never correctness."""
+        if not self.control_dir:
+            return
+        with self._master_lock:
+            if self._master_tried:
+                return
+            self._master_tried = True
+            # ssh takes the first value given for an option: these must precede self.opts.
+            argv = ["ssh", "-o", "ControlMaster=auto", "-o", f"ControlPersist={self.control_persist_s}",
+                    *self.opts, "-f", "-N", self.target]
+            try:
+                subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               timeout=self.connect_timeout_s + 10)
+            except subprocess.TimeoutExpired:
+                pass
+            REGISTRY.add_spawned(self)
+
     def run(self, cmd: str, timeout: float, stdin: str | None = None) -> Result:
-        remote = _bounded(cmd, timeout)
+        self._ensure_master()
+        remote = _bounded(self.exports + cmd, timeout)
         argv = ["ssh", *self.opts, self.target, remote]
         res = _run_process(self.node, argv, cmd, timeout + KILL_AFTER_S + 15, None, stdin)
         if res.rc == 255:
             why = (res.stderr.strip().splitlines() or ["ssh exited 255"])[-1]
             raise TransportError(self.node, f"unreachable over ssh ({self.target}): {why}")
-        return res
+        return _timed_out_remotely(res, cmd, timeout)
 
-    def close(self) -> None:
+    def stop(self) -> None:
         """Ask the control master to exit (it would anyway after ControlPersist)."""
-        if self.control_dir:
-            subprocess.run(["ssh", *self.opts, "-O", "exit", self.target], capture_output=True, timeout=10)
+        if self.control_dir and self._master_tried:
+            subprocess.run(["ssh", *self.opts, "-O", "exit", self.target], stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=10)
+            self._master_tried = False
+            REGISTRY.drop_spawned(self)
 
 
 class ContainerRunner:
@@ -112,4 +148,4 @@ class ContainerRunner:
                             or "Cannot connect to the Docker daemon" in res.stderr):
             why = res.stderr.strip().splitlines()[-1]
             raise TransportError(self.node, f"container {self.container}: {why}")
-        return Result(res.node, cmd, res.rc, res.stdout, res.stderr, res.duration)
+        return _timed_out_remotely(Result(res.node, cmd, res.rc, res.stdout, res.stderr, res.duration), cmd, timeout)

@@ -1,10 +1,13 @@
-"""FAB-STATE, FAB-POD: every link trained, and all nodes in one fabric domain."""
+"""FAB-STATE, FAB-ACCEL-ID, FAB-TRAINING, FAB-POD: every link trained the healthy way, numbered
+rack-wide, and all nodes in one fabric domain."""
 import time
 
 import pytest
 
+from rackgate.fabric import judge
+from rackgate.fabric.accel import expected_accel_id
 from rackgate.probes import ualink
-from rackgate.report.verdict import check
+from rackgate.report.verdict import CouldNotObserve, check
 from rackgate.transport import fanout
 
 
@@ -23,6 +26,52 @@ def test_accel_state(gpu, rack, evidence):
     evidence.attach("accel_state polls", "\n".join(seen))
     check(link.accel_state in f.active_states, "FAB-STATE", gpu.where,
           f"{link.summary()} still after {f.state_wait_s:g}s (fabric.state_wait_s)")
+
+
+@pytest.mark.row("FAB-ACCEL-ID")
+def test_accel_id(gpu, rack, rack_links, fabric_info, evidence, facts):
+    links = rack_links.get()
+    link = links[gpu.node.name][gpu.index]
+    _, smi = fabric_info.get(gpu.node.name)
+    smi_gpu = next((g for g in smi if g.gpu == gpu.index), None)
+    expected = expected_accel_id(gpu.node.cfg.tray, gpu.index, rack.gpus_per_node)
+    others = [f"{n}/card{l.card}" for n, ls in links.items() for l in ls
+              if l.accel_id is not None and l.accel_id == link.accel_id and (n, l.card) != (gpu.node.name, gpu.index)]
+    evidence.attach("accel_id", f"expected {expected} (tray {gpu.node.cfg.tray}, gpu {gpu.index})\n"
+                    f"ualink/accel_id: {link.accel_id_raw}\namd-smi ACCELERATOR_ID: "
+                    f"{smi_gpu.accelerator_id_raw if smi_gpu else '(GPU not in amd-smi fabric output)'}")
+    facts.record("ualink.accel_id", link.accel_id_raw, where=gpu.where, row="FAB-ACCEL-ID")
+    if smi_gpu is None:
+        raise CouldNotObserve(f"{gpu.where}: amd-smi fabric lists no GPU {gpu.index}")
+    found = judge.accel_id(gpu.where, expected, link, smi_gpu, others)
+    check(not found, "FAB-ACCEL-ID", gpu.where, "; ".join(found))
+
+
+@pytest.mark.row("FAB-TRAINING")
+def test_link_training(gpu, rack, rack_links, baseline, facts, evidence, pytestconfig):
+    """Compared with the card's peers on the node, then with the healthy boot recorded by
+    --record-baseline. With no baseline the check cannot judge and says so (it never passes
+    silently); while recording, only the peer comparison is made and the values are stored."""
+    node_links = rack_links.get()[gpu.node.name]
+    link = node_links[gpu.index]
+    peers = {f"{gpu.node.name}/card{l.card}": l for l in node_links}
+    evidence.attach("link training", "\n".join(
+        f"{w}: local_accels={l.local_accels} station_lane_en_bitmap={l.station_lane_en_bitmap}"
+        for w, l in peers.items()))
+    found = judge.training_vs_peers(link, peers)
+    check(not found, "FAB-TRAINING", gpu.where, "; ".join(found))
+    for name, value in judge.training_values(link).items():
+        facts.record(name, value, where=gpu.where, row="FAB-TRAINING")
+    if pytestconfig.option.record_baseline:
+        return
+    if baseline is None:
+        raise CouldNotObserve(f"{gpu.where}: no baseline recorded: run `pytest -m fabric --record-baseline` "
+                              f"on a healthy boot (rack file 'baseline' = {rack.baseline}), then compare")
+    found, missing = judge.training_vs_baseline(gpu.where, link, baseline)
+    check(not found, "FAB-TRAINING", gpu.where, "; ".join(found))
+    if missing:
+        raise CouldNotObserve(f"{gpu.where}: the baseline {baseline.describe()} has no {', '.join(missing)} for this "
+                              "GPU: record one on a healthy boot of this rack (--record-baseline)")
 
 
 @pytest.mark.row("FAB-POD")

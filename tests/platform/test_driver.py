@@ -1,4 +1,4 @@
-"""PLAT-DRIVER, PLAT-PARAMS: the amdgpu driver is loaded, with the bring-up parameters."""
+"""PLAT-DRIVER, PLAT-IFOE, PLAT-PARAMS: amdgpu and ifoe are loaded, amdgpu with the bring-up parameters."""
 import pytest
 
 from rackgate.probes import modules
@@ -11,6 +11,15 @@ def test_driver_loaded(node, evidence):
     evidence.attach("lsmod", facts.lsmod_text)
     missing = [what for what, ok in (("no amdgpu line in lsmod", facts.amdgpu), ("no /dev/kfd", facts.kfd)) if not ok]
     check(not missing, "PLAT-DRIVER", node.name, "; ".join(missing))
+
+
+@pytest.mark.row("PLAT-IFOE")
+def test_ifoe_loaded(node, rack, evidence):
+    facts = modules.driver(node.host)
+    evidence.attach("lsmod", facts.lsmod_text)
+    mod = rack.platform.ifoe_module
+    check(mod in facts.modules, "PLAT-IFOE", node.name, f"no {mod} line in lsmod"
+          + (" (amdgpu is loaded: it came up without the UALink-over-Ethernet stack)" if facts.amdgpu else ""))
 
 
 @pytest.mark.row("PLAT-PARAMS")

@@ -1,29 +1,293 @@
-"""docker: `docker exec [-i] [-e K=V]... NAME cmd...` runs cmd here, in the container's env."""
-import os
-import sys
+"""docker: the subcommands the suite uses, with the real CLI's output formats and errors.
 
-from ..state import this_node
+    docker exec [-i] [-e K=V]... NAME cmd...      runs cmd here, in the container's environment
+    docker ps -a [--no-trunc] [--size=false] [--format TEMPLATE]
+    docker events --since 30m --until 0s [--filter event=create] [--format TEMPLATE]
+    docker inspect [--type container] NAME...
+
+The node's containers are ours (state["container"], node["plat"]["own"]) and the foreign ones
+in node["plat"]["foreign"]. Inside our container, paths live under the node's container root:
+`exec` puts its usr/local/bin first on PATH and the container's Python path entries (mapped
+under that root) first on PYTHONPATH, so `python3 -c "import atom"` imports the container's
+ATOM tree.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+
+from ..state import node_dir, this_node
+
+EXE = "docker"
+_VALUE_OPTS = {"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file", "--format", "-f", "--filter",
+               "--since", "--until", "--type", "--detach-keys"}
+
+
+def _die(msg: str, rc: int = 1) -> None:
+    print(msg, file=sys.stderr)
+    sys.exit(rc)
+
+
+def _containers(node_name: str, node: dict, st: dict) -> dict[str, dict]:
+    """name -> a uniform record for every container on the node."""
+    plat = node.get("plat") or {}
+    out = {}
+    own = plat.get("own")
+    if own is not None and st.get("container"):
+        out[st["container"]] = {**own, "name": st["container"], "image": own.get("image") or st.get("image") or "",
+                                "own": True}
+    for c in plat.get("foreign", []):
+        out[c["name"]] = {"network_mode": "host", "devices": ["/dev/kfd", "/dev/dri"], "exit_code": 0,
+                          "env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
+                          **c, "own": False}
+    return out
+
+
+def _human(seconds: float) -> str:
+    """go-units HumanDuration, as docker prints 'Up 5 minutes' / '2 hours ago'."""
+    s = int(seconds)
+    if s < 1:
+        return "Less than a second"
+    if s == 1:
+        return "1 second"
+    if s < 60:
+        return f"{s} seconds"
+    m = s // 60
+    if m == 1:
+        return "About a minute"
+    if m < 60:
+        return f"{m} minutes"
+    h = int(seconds / 3600 + 0.5)
+    if h == 1:
+        return "About an hour"
+    if h < 48:
+        return f"{h} hours"
+    if h < 24 * 7 * 2:
+        return f"{h // 24} days"
+    return f"{h // (24 * 7)} weeks"
+
+
+def _status(c: dict, now: float) -> str:
+    state = c.get("status", "running")
+    if state == "running":
+        return f"Up {_human(now - c.get('started', c['created']))}"
+    if state == "exited":
+        return f"Exited ({c.get('exit_code', 0)}) {_human(now - c.get('finished', c['created']))} ago"
+    if state == "created":
+        return "Created"
+    return state.capitalize()
+
+
+def _go_time(epoch: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S %z %Z", time.localtime(epoch))
+
+
+def _rfc3339(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) + f".{int((epoch % 1) * 1e9):09d}Z"
+
+
+def _render(fmt: str | None, obj: dict) -> str:
+    """The subset of Go templates the suite and the runbook use: {{json .}} and {{.Field}}."""
+    if fmt is None or fmt.strip() == "{{json .}}":
+        return json.dumps(obj, separators=(",", ":"))
+
+    def field(m):
+        val = obj
+        for part in m.group(1).split("."):
+            val = val.get(part, "") if isinstance(val, dict) else ""
+        return str(val)
+    return re.sub(r"\{\{\s*\.([A-Za-z.]+)\s*\}\}", field, fmt.replace("\\t", "\t"))
+
+
+def _opts(args: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+    opts: dict[str, list[str]] = {}
+    rest = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a.startswith("--") and "=" in a:
+            k, _, v = a.partition("=")
+            opts.setdefault(k, []).append(v)
+        elif a in _VALUE_OPTS and i + 1 < len(args):
+            opts.setdefault(a, []).append(args[i + 1])
+            i += 1
+        elif a.startswith("-") and len(rest) == 0:
+            opts.setdefault(a, []).append("")
+        else:
+            rest.append(a)
+        i += 1
+    return opts, rest
+
+
+def ps(args: list[str]) -> None:
+    name, node, st = this_node()
+    opts, _ = _opts(args)
+    show_all = "-a" in opts or "--all" in opts
+    trunc = "--no-trunc" not in opts
+    now = time.time()
+    fmt = (opts.get("--format") or [None])[-1]
+    rows = []
+    for c in _containers(name, node, st).values():
+        if not show_all and c.get("status", "running") != "running":
+            continue
+        cid = c["id"][:12] if trunc else c["id"]
+        rows.append((c["created"], {
+            "Command": json.dumps("sleep infinity" if c.get("own") else c.get("command", "python3 serve.py")),
+            "CreatedAt": _go_time(c["created"]), "ID": cid, "Image": c["image"], "Labels": "",
+            "LocalVolumes": "0", "Mounts": "", "Names": c["name"],
+            "Networks": "host" if c.get("network_mode") == "host" else "bridge", "Ports": "",
+            "RunningFor": f"{_human(now - c['created'])} ago", "Size": "0B",
+            "State": c.get("status", "running"), "Status": _status(c, now)}))
+    if fmt is None:
+        print(f"{'CONTAINER ID':<15}{'IMAGE':<48}{'CREATED':<18}{'STATUS':<24}NAMES")
+        for _, r in sorted(rows, key=lambda x: -x[0]):
+            print(f"{r['ID'][:12]:<15}{r['Image']:<48}{r['RunningFor']:<18}{r['Status']:<24}{r['Names']}")
+        return
+    for _, r in sorted(rows, key=lambda x: -x[0]):
+        print(_render(fmt, r))
+
+
+def _since(value: str, now: float) -> float:
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(s|m|h)", value)
+    if m:
+        return now - float(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2)]
+    try:
+        return float(value)
+    except ValueError:
+        _die(f'invalid value for "since": failed to parse value as time or duration: "{value}"')
+
+
+def events(args: list[str]) -> None:
+    name, node, st = this_node()
+    opts, _ = _opts(args)
+    now = time.time()
+    if "--until" not in opts:
+        _die("docker events: the simulated rack only answers bounded queries (give --until)", 2)
+    since = _since((opts.get("--since") or ["0"])[-1], now)
+    until = _since(opts["--until"][-1], now)
+    wanted = {f.partition("=")[2] for f in opts.get("--filter", []) + opts.get("-f", []) if f.startswith("event=")}
+    fmt = (opts.get("--format") or [None])[-1]
+    evs = []
+    for c in [*_containers(name, node, st).values(), *(node.get("plat") or {}).get("removed_creates", [])]:
+        t = c["created"]
+        if since <= t <= until and (not wanted or "create" in wanted):
+            evs.append({"status": "create", "id": c["id"], "from": c["image"], "Type": "container",
+                        "Action": "create",
+                        "Actor": {"ID": c["id"], "Attributes": {"image": c["image"], "name": c["name"]}},
+                        "scope": "local", "time": int(t), "timeNano": int(t * 1e9)})
+    for e in sorted(evs, key=lambda e: e["timeNano"]):
+        if fmt is None:
+            ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(e["time"]))
+            print(f"{ts}.000000000{time.strftime('%z')} container create {e['id']} "
+                  f"(image={e['from']}, name={e['Actor']['Attributes']['name']})")
+        else:
+            print(_render(fmt, e))
+
+
+def _inspect_obj(c: dict) -> dict:
+    running = c.get("status", "running") == "running"
+    return {
+        "Id": c["id"],
+        "Created": _rfc3339(c["created"]),
+        "Path": "sleep" if c.get("own") else "python3",
+        "Args": ["infinity"] if c.get("own") else ["serve.py"],
+        "State": {"Status": c.get("status", "running"), "Running": running, "Paused": False,
+                  "Restarting": False, "OOMKilled": False, "Dead": False, "Pid": c.get("pid", 0) if running else 0,
+                  "ExitCode": c.get("exit_code", 0), "Error": "",
+                  "StartedAt": _rfc3339(c.get("started", c["created"] + 1)),
+                  "FinishedAt": _rfc3339(c["finished"]) if "finished" in c else "0001-01-01T00:00:00Z"},
+        "Image": "sha256:" + c["id"][::-1],
+        "Name": "/" + c["name"],
+        "RestartCount": 0,
+        "Driver": "overlay2",
+        "HostConfig": {
+            "NetworkMode": c.get("network_mode", "host"),
+            "IpcMode": "host", "PidMode": "host", "Privileged": False, "ShmSize": 137438953472,
+            "CapAdd": ["SYS_PTRACE", "SYS_ADMIN"], "GroupAdd": ["39", "105"],
+            "SecurityOpt": ["seccomp=unconfined"],
+            "Devices": [{"PathOnHost": d, "PathInContainer": d, "CgroupPermissions": "rwm"}
+                        for d in c.get("devices", [])],
+        },
+        "Config": {"Hostname": "sim", "Image": c["image"], "Env": c.get("env", []),
+                   "Cmd": ["infinity"] if c.get("own") else ["serve.py"],
+                   "Entrypoint": ["sleep"] if c.get("own") else ["python3"], "WorkingDir": "/app"},
+        "NetworkSettings": {"Networks": {c.get("network_mode", "host"): {}}},
+    }
+
+
+def inspect(args: list[str]) -> None:
+    name, node, st = this_node()
+    opts, names = _opts(args)
+    kind = (opts.get("--type") or ["object"])[-1]
+    cs = _containers(name, node, st)
+    found, missing = [], []
+    for n in names:
+        c = cs.get(n) or next((x for x in cs.values() if x["id"].startswith(n)), None)
+        (found.append(_inspect_obj(c)) if c else missing.append(n))
+    print(json.dumps(found, indent=4))
+    for n in missing:
+        print(f"Error: No such {kind}: {n}", file=sys.stderr)
+    sys.exit(1 if missing else 0)
+
+
+def exec_(args: list[str]) -> None:
+    name, node, st = this_node()
+    env = dict(os.environ)
+    flags_with_value = {"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file", "--detach-keys"}
+    extra = {}
+    while args and args[0].startswith("-"):
+        opt = args.pop(0)
+        if opt.startswith("--") and "=" in opt:
+            opt, _, val = opt.partition("=")
+            args.insert(0, val)
+        if opt in flags_with_value:
+            val = args.pop(0)
+            if opt in ("-e", "--env"):
+                k, _, v = val.partition("=")
+                extra[k] = v
+    if not args:
+        _die('"docker exec" requires at least 2 arguments.')
+    cname, cmd = args[0], args[1:]
+    cs = _containers(name, node, st)
+    c = cs.get(cname)
+    if st.get("container") and c is None:
+        _die(f"Error response from daemon: No such container: {cname}")
+    if c is not None and c.get("status", "running") != "running":
+        _die(f"Error response from daemon: container {c['id']} is not running")
+    if c is not None and c.get("own"):
+        croot = node_dir() / "container"
+        for kv in c.get("env", []):
+            k, _, v = kv.partition("=")
+            if k not in ("PATH", "PYTHONPATH"):
+                env[k] = v
+        env["PATH"] = f"{croot}/usr/local/bin{os.pathsep}{os.environ.get('PATH', '')}"
+        pp = [f"{croot}{p}" for p in c.get("pythonpath", [])]
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [*pp, os.environ.get("PYTHONPATH", "")]))
+    env.update(extra)
+    if not cmd:
+        _die('"docker exec" requires at least 2 arguments.')
+    try:
+        os.execvpe(cmd[0], cmd, env)
+    except FileNotFoundError:
+        _die(f'OCI runtime exec failed: exec failed: unable to start container process: exec: "{cmd[0]}": '
+             "executable file not found in $PATH: unknown", 127)
+
+
+SUBCOMMANDS = {"exec": exec_, "ps": ps, "events": events, "inspect": inspect}
 
 
 def main() -> None:
     args = sys.argv[1:]
-    _, node, _ = this_node()
-    if not args or args[0] != "exec":
-        print(f"docker: '{args[0] if args else ''}' is not simulated", file=sys.stderr)
-        sys.exit(2)
-    args = args[1:]
-    env = dict(os.environ)
-    while args and args[0].startswith("-"):
-        opt = args.pop(0)
-        if opt in ("-e", "--env"):
-            k, _, v = args.pop(0).partition("=")
-            env[k] = v
-    name, cmd = args[0], args[1:]
-    containers = node.get("containers", {})
-    if containers and name not in containers:
-        print(f"Error response from daemon: No such container: {name}", file=sys.stderr)
-        sys.exit(1)
-    os.execvpe(cmd[0], cmd, env)
+    sub = args[0] if args else ""
+    if sub == "container" and len(args) > 1:  # `docker container inspect ...`
+        args, sub = args[1:], args[1]
+    handler = SUBCOMMANDS.get(sub)
+    if handler is None:
+        _die(f"docker: '{sub}' is not simulated (the sim answers: {', '.join(SUBCOMMANDS)})", 2)
+    handler(args[1:])
 
 
 if __name__ == "__main__":

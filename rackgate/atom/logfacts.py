@@ -1,0 +1,157 @@
+"""Facts from ATOM log messages, parsed against ATOM's own format strings.
+
+- model_runner.py get_num_blocks():
+  "Memory budget: total_gpu={:.2f}GB, free={:.2f}GB, utilization={}, budget={:.2f}GB,
+   peak_torch={:.2f}GB, non_torch={:.2f}GB, cudagraph_est={:.2f}GB, safety={:.2f}GB,
+   available_for_kv={:.2f}GB, block_bytes={}, num_kvcache_blocks={}"
+  "Per-request cache tensor ({:.2f}GB for {} slots) exceeds available KV budget ({:.2f}GB) at
+   --gpu-memory-utilization {:.2f}." (a RuntimeError)
+- arg_utils.py _get_engine_kwargs(): "Engine kwargs: {kwargs}" -- a dict repr whose values may be
+  objects (CompilationConfig(...), <CUDAGraphMode.FULL: 2>) that are not Python literals.
+- engine_core.py _sync_dp_state(): "{label}: _sync_dp_state failed: {e}"
+- the rocjitsu hook (runbook appendix B): "[hsa-hotswap-rj] installed eager ...",
+  "... outcome=translated ...", "[hsa-hotswap-rj] reused tier=aot ... status=0",
+  and translation_status=<n> where n != 0 is a failed translation.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+MEMORY_BUDGET = re.compile(r"Memory budget: (?P<body>.*)$")
+_KV_FIELD = re.compile(r"(\w+)=(-?[\d.]+)(GB)?")
+KV_ERROR = re.compile(r"Per-request cache tensor \((?P<req>-?[\d.]+)GB for (?P<slots>\d+) slots\) exceeds "
+                      r"available KV budget \((?P<avail>-?[\d.]+)GB\)(?: at --gpu-memory-utilization "
+                      r"(?P<util>\d+(?:\.\d+)?))?")
+EXPERTS = re.compile(r"\bexperts=(\d+)\b")
+ENGINE_KWARGS = "Engine kwargs: "
+SYNC_DP_FAILED = re.compile(r"(?P<label>[\w ]+): _sync_dp_state failed: (?P<err>.*)$")
+RCCL_LOADED = "load RCCL version"
+HOTSWAP = "[hsa-hotswap-rj]"
+
+
+@dataclass(frozen=True)
+class MemoryBudget:
+    total_gpu: float | None
+    utilization: float | None
+    budget: float | None
+    peak_torch: float | None
+    cudagraph_est: float | None
+    available_for_kv: float
+    num_kvcache_blocks: int | None
+    line: str
+
+
+def memory_budget(message: str) -> MemoryBudget | None:
+    """A `Memory budget:` message -> its figures (GB as printed); None for any other line."""
+    m = MEMORY_BUDGET.search(message)
+    if not m:
+        return None
+    f = {k: float(v) for k, v, _ in _KV_FIELD.findall(m["body"])}
+    if "available_for_kv" not in f:
+        return None
+    blocks = f.get("num_kvcache_blocks")
+    return MemoryBudget(f.get("total_gpu"), f.get("utilization"), f.get("budget"), f.get("peak_torch"),
+                        f.get("cudagraph_est"), f["available_for_kv"],
+                        int(blocks) if blocks is not None else None, message.strip())
+
+
+@dataclass(frozen=True)
+class KvError:
+    reserved_gb: float
+    slots: int
+    available_gb: float
+    utilization: float | None
+
+
+def kv_error(message: str) -> KvError | None:
+    m = KV_ERROR.search(message)
+    if not m:
+        return None
+    return KvError(float(m["req"]), int(m["slots"]), float(m["avail"]),
+                   float(m["util"]) if m["util"] else None)
+
+
+def experts(message: str) -> int | None:
+    m = EXPERTS.search(message)
+    return int(m.group(1)) if m else None
+
+
+class Unparsed(str):
+    """A value of the kwargs repr that is not a Python literal (an object's repr), kept as text."""
+
+    def __repr__(self) -> str:
+        return f"Unparsed({str(self)!r})"
+
+
+class KwargsError(ValueError):
+    pass
+
+
+def engine_kwargs(message: str) -> dict:
+    """The dict of an `Engine kwargs: {...}` message. Literal values are evaluated with
+    ast.literal_eval; anything else (CompilationConfig(...), <CUDAGraphMode.FULL: 2>) is kept as
+    Unparsed text. Nothing is ever executed."""
+    i = message.find(ENGINE_KWARGS)
+    if i < 0:
+        raise KwargsError("no 'Engine kwargs:' in the line")
+    text = message[i + len(ENGINE_KWARGS):].strip()
+    # Object reprs such as <CUDAGraphMode.FULL: 2> are not Python syntax: quote them first.
+    text = _quote_angle_reprs(text)
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as e:
+        raise KwargsError(f"the kwargs repr does not parse ({e.msg} at column {e.offset})") from None
+    if not isinstance(tree.body, ast.Dict):
+        raise KwargsError("the kwargs repr is not a dict")
+    out = {}
+    for k, v in zip(tree.body.keys, tree.body.values):
+        if k is None:
+            continue
+        try:
+            key = ast.literal_eval(k)
+        except ValueError:
+            key = ast.get_source_segment(text, k)
+        try:
+            out[key] = ast.literal_eval(v)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            out[key] = Unparsed(_unquote_angle_reprs(ast.get_source_segment(text, v) or ""))
+    return out
+
+
+_ANGLE = re.compile(r"<([A-Za-z_][\w.]*(?:: [^<>]*)?)>")
+_ANGLE_MARK = "__angle__"
+
+
+def _quote_angle_reprs(text: str) -> str:
+    return _ANGLE.sub(lambda m: repr(_ANGLE_MARK + m.group(1)), text)
+
+
+def _unquote_angle_reprs(text: str) -> str:
+    return re.sub(r"'" + _ANGLE_MARK + r"([^']*)'", r"<\1>", text)
+
+
+def sync_dp_failed(message: str) -> str | None:
+    """The error text of a `_sync_dp_state failed:` line, else None."""
+    m = SYNC_DP_FAILED.search(message)
+    return m["err"].strip() if m else None
+
+
+@dataclass
+class HotswapCounts:
+    installed: int = 0
+    translated: int = 0
+    reused: int = 0
+    bad_status: int = 0
+
+    def add(self, line: str) -> None:
+        """Count one line as `grep -c` would count it for each of the runbook's four patterns."""
+        if "installed eager" in line:
+            self.installed += 1
+        if "outcome=translated" in line:
+            self.translated += 1
+        if "reused tier" in line:
+            self.reused += 1
+        if re.search(r"translation_status=[^0\s]", line):
+            self.bad_status += 1

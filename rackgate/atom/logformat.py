@@ -1,0 +1,123 @@
+"""ATOM's log line format, and which DP rank wrote a line.
+
+ATOM logs through one logger named "atom" (atom/utils/__init__.py getLogger):
+
+- default:        "[%(name)s %(asctime)s] %(message)s", datefmt "%H:%M:%S"
+                  -> "[atom 13:38:47] Engine Core: _sync_dp_state failed: ..."
+- ATOM_LOG_MORE=1: "[%(name)s %(levelname)s] %(asctime)s.%(msecs)01d - %(processName)s:%(process)d
+                  - %(pathname)s:%(lineno)d - %(funcName)s\\n%(message)s"
+                  -> a header line naming the process, then the message on the next line.
+
+A node runs one ATOM process; its DP ranks are child processes that share its stdout, so a
+node's log holds all of its ranks. The default format says nothing about the rank; the
+ATOM_LOG_MORE header names the process: "EngineCore-DP<r>" for an engine core (multiprocessing
+name, engine_core_mgr.launch_engine_core) and "ModelRunner<i>/<n>" for a runner, whose pid maps
+to its rank through its process title "ATOM::DP<r>TP<t>" (async_proc.py set_process_title).
+Lines written outside the logger (RCCL, the hotswap hook, tracebacks on stderr) carry no
+prefix at all.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+# "[atom 13:38:47] message"
+PLAIN = re.compile(r"^\[(?P<name>[\w.]+) (?P<time>\d{2}:\d{2}:\d{2})\] (?P<msg>.*)$")
+# "[atom INFO] 2026-09-24 13:38:47.1 - EngineCore-DP11:4242 - /app/ATOM/atom/x.py:711 - fn"
+HEADER = re.compile(r"^\[(?P<name>[\w.]+) (?P<level>[A-Z]+)\] (?P<date>\d{4}-\d{2}-\d{2}) "
+                    r"(?P<time>\d{2}:\d{2}:\d{2})\.\d+ - (?P<proc>.+?):(?P<pid>\d+) - "
+                    r"(?P<path>.+?):(?P<lineno>\d+) - (?P<func>\S+)\s*$")
+ENGINE_PROC = re.compile(r"EngineCore[-_]DP(\d+)")
+TITLE = re.compile(r"ATOM::(?:DP(\d+)TP\d+|EngineCore_DP(\d+))")
+# Messages that name their rank themselves ("Engine 011: prompt throughput ..." on the
+# runbook's image; "... DP rank 5 ..." from the core manager).
+MSG_RANK = (re.compile(r"^Engine (\d{3}):"), re.compile(r"\bDP rank (\d+)\b"), re.compile(r"\(DP (\d+)\)"))
+
+
+@dataclass(frozen=True)
+class Record:
+    """One line of a node's log, with what is known about who wrote it."""
+    lineno: int            # 1-based line number in the node's log
+    text: str              # the message (or the raw line when it has no ATOM prefix)
+    raw: str               # the line as written
+    time: str = ""         # HH:MM:SS when the line is ATOM's
+    process: str = ""      # processName from an ATOM_LOG_MORE header
+    pid: int | None = None
+    level: str = ""
+
+    @property
+    def is_atom(self) -> bool:
+        return bool(self.time)
+
+
+class Parser:
+    """Incremental: feed() one physical line at a time, get a Record (or None for a header,
+    whose message arrives on the next line). Holds nothing but the pending header."""
+
+    def __init__(self, start: int = 1):
+        self.lineno = start - 1
+        self.header: re.Match | None = None
+
+    def feed(self, line: str) -> Record | None:
+        self.lineno += 1
+        line = line.rstrip("\r\n")
+        if not line:
+            return None
+        m = HEADER.match(line)
+        if m:
+            self.header = m
+            return None
+        if self.header is not None:
+            h, self.header = self.header, None
+            return Record(self.lineno, line, line, h["time"], h["proc"], int(h["pid"]), h["level"])
+        m = PLAIN.match(line)
+        if m:
+            return Record(self.lineno, m["msg"], line, m["time"])
+        return Record(self.lineno, line, line)
+
+
+def records(lines: Iterable[str], start: int = 1) -> Iterator[Record]:
+    """Turn log lines (a stream: nothing is held but the pending header) into Records.
+    tqdm's carriage returns are line breaks here, as `tr '\\r' '\\n'` would make them."""
+    p = Parser(start)
+    for chunk in lines:
+        for line in chunk.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+            rec = p.feed(line)
+            if rec is not None:
+                yield rec
+
+
+def pid_ranks(ps_output: str) -> dict[int, int]:
+    """`ps -eo pid=,comm=,args=` -> {pid: dp rank} for ATOM's titled processes."""
+    out = {}
+    for line in ps_output.splitlines():
+        parts = line.split(None, 1)
+        if len(parts) < 2 or not parts[0].isdigit():
+            continue
+        m = TITLE.search(parts[1])
+        if m:
+            out[int(parts[0])] = int(m.group(1) or m.group(2))
+    return out
+
+
+def rank_of(rec: Record, pids: dict[int, int] | None = None) -> int | None:
+    """The DP rank that wrote a record, when the record says so; None when it does not."""
+    m = ENGINE_PROC.search(rec.process)
+    if m:
+        return int(m.group(1))
+    if rec.pid is not None and pids and rec.pid in pids:
+        return pids[rec.pid]
+    for rx in MSG_RANK:
+        m = rx.search(rec.text)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def who(rec: Record, node: str, pids: dict[int, int] | None = None) -> str:
+    """'node2/dp5', or 'node2 (pid 4242)' / 'node2' when the rank is not known."""
+    r = rank_of(rec, pids)
+    if r is not None:
+        return f"{node}/dp{r}"
+    return f"{node} (pid {rec.pid})" if rec.pid else node

@@ -1,0 +1,107 @@
+"""Reading the server's logs on the nodes without bringing them here.
+
+A real log runs to gigabytes: every read is a grep on the node (only the matching lines, each
+with the line before it so an ATOM_LOG_MORE header travels with its message), bounded in
+lines and time. Which rank wrote a line comes from rackgate.atom.logformat.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from ..transport import Host
+from . import logformat
+from .logformat import Record
+
+MAX_MATCHES = 20000
+_GREP_LINE = re.compile(r"^(\d+)([:-])(.*)$")
+
+
+class LogMissing(Exception):
+    """The log the suite would read does not exist on the node."""
+
+
+@dataclass
+class NodeLog:
+    node: str
+    host: Host                # inside the container, where the log is
+    path: str                 # node path of the log
+    ranks: range              # the DP ranks this node runs
+    _pids: dict[int, int] | None = field(default=None, repr=False)
+
+    def exists(self) -> bool:
+        return self.host.exists(self.path)
+
+    def grep(self, *patterns: str, fixed: bool = True, max_matches: int = MAX_MATCHES) -> list[Record]:
+        """Records whose line matches any pattern, in log order, each with its header if any."""
+        q = self.host.qpath(self.path)
+        pats = " ".join(f"-e {shlex.quote(p)}" for p in patterns)
+        mode = "-F" if fixed else "-E"
+        res = self.host.run(f"if [ -e {q} ]; then grep -a -n -B1 {mode} {pats} {q} | head -n {2 * max_matches}; "
+                            f"else echo __rackgate_nolog__; fi", timeout=120)
+        if res.stdout.strip() == "__rackgate_nolog__":
+            raise LogMissing(f"{self.node}: no server log at {self.path}")
+        out, prev = [], None
+        for line in res.stdout.splitlines():
+            m = _GREP_LINE.match(line)
+            if not m:
+                prev = None  # "--" group separator
+                continue
+            n, kind, text = int(m.group(1)), m.group(2), m.group(3)
+            if kind == "-":
+                prev = (n, text)
+                continue
+            parser = logformat.Parser(start=n - 1 if prev and prev[0] == n - 1 else n)
+            if prev and prev[0] == n - 1:
+                parser.feed(prev[1])
+            rec = parser.feed(text)
+            if rec is not None:
+                out.append(rec)
+            prev = (n, text)
+        return out
+
+    def count(self, pattern: str, fixed: bool = True) -> int:
+        """`grep -c` on the node."""
+        q = self.host.qpath(self.path)
+        res = self.host.run(f"grep -a -c {'-F' if fixed else '-E'} -e {shlex.quote(pattern)} {q} 2>/dev/null; true",
+                            timeout=120)
+        try:
+            return int(res.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            return 0
+
+    def tail(self, lines: int = 20) -> str:
+        res = self.host.run(f"tail -n {lines} {self.host.qpath(self.path)} 2>/dev/null", timeout=30)
+        return res.stdout
+
+    def around(self, lineno: int, before: int = 6, after: int = 6) -> str:
+        """Lines lineno-before .. lineno+after of the log, numbered."""
+        a, b = max(1, lineno - before), lineno + after
+        res = self.host.run(f"sed -n '{a},{b}p;{b}q' {self.host.qpath(self.path)} 2>/dev/null", timeout=30)
+        return "\n".join(f"{a + i:>7}{'>' if a + i == lineno else ' '} {t}"
+                         for i, t in enumerate(res.stdout.splitlines()))
+
+    def pids(self, refresh: bool = False) -> dict[int, int]:
+        """pid -> DP rank from the process titles (ATOM::DP<r>TP<t>) on the node."""
+        if self._pids is None or refresh:
+            res = self.host.run("ps -eo pid=,comm=,args= 2>/dev/null", timeout=30)
+            self._pids = logformat.pid_ranks(res.stdout)
+        return self._pids
+
+    def rank_of(self, rec: Record) -> int | None:
+        r = logformat.rank_of(rec)
+        if r is None and rec.pid is not None:
+            r = self.pids().get(rec.pid)
+        return r
+
+    def who(self, rec: Record) -> str:
+        r = self.rank_of(rec)
+        if r is not None:
+            return f"{self.node}/dp{r}"
+        return f"{self.node} (pid {rec.pid})" if rec.pid else self.node
+
+
+def rank_table(rack) -> dict[int, str]:
+    """DP rank -> node name: node i runs ranks i*gpus .. i*gpus+gpus-1 (-tp 1, as launched)."""
+    return {i * rack.gpus_per_node + g: n.name for i, n in enumerate(rack.nodes) for g in range(rack.gpus_per_node)}

@@ -1,0 +1,237 @@
+"""The live boot watcher: every node's log followed as it is written, one verdict.
+
+- a fatal signature (catalogue SRV-BOOT) ends the wait the moment its line is read, with the
+  rank that wrote it, the row's hint for that signature and the log excerpt around it;
+- a node whose log has not moved for stall_limit_s since `load RCCL version` is stuck in the
+  NCCL rendezvous (SRV-RENDEZVOUS), not loading;
+- a launched process that dies ends the wait (with the lines it left);
+- ready is the head's `Server started successfully and ready to accept requests` and then
+  /v1/models answering;
+- otherwise the boot budget (25 minutes on a real rack) is the last word.
+"""
+from __future__ import annotations
+
+import collections
+import queue
+import threading
+import time
+from dataclasses import dataclass
+
+from . import logfacts, signatures
+from .logformat import Parser, Record
+from .logs import NodeLog
+from .stream import LineStream
+
+READY_LINE = "Server started successfully and ready to accept requests"
+
+
+@dataclass
+class BootVerdict:
+    kind: str                 # ready | fatal | stall | died | budget | error
+    seconds: float            # from the start of the watch
+    node: str = ""
+    who: str = ""             # node/dpR, or node (pid N), or node
+    line: str = ""            # the line that decided it
+    lineno: int = 0
+    excerpt: str = ""
+    hint: str = ""
+    signature: str = ""
+    detail: str = ""
+    line_seen_at: float = 0.0  # time.time() when the deciding line was read
+    decided_at: float = 0.0    # time.time() of the verdict
+    past_rendezvous: tuple[str, ...] = ()  # nodes whose log moved on after `load RCCL version`
+
+    @property
+    def ok(self) -> bool:
+        return self.kind == "ready"
+
+    def summary(self) -> str:
+        """One line: what stopped the boot, and where."""
+        if self.kind == "ready":
+            return f"ready in {self.seconds:.1f}s"
+        where = self.who or self.node
+        if self.kind == "fatal":
+            return f"{where}: {self.signature!r} after {self.seconds:.1f}s"
+        if self.kind == "stall":
+            return f"{where}: no progress after `load RCCL version` for {self.detail}"
+        return f"{where + ': ' if where else ''}{self.detail}"
+
+
+class _Follower:
+    """One node's stream: a thread feeding (node, line, t) into the shared queue."""
+
+    def __init__(self, log: NodeLog, bound_s: float, out: queue.Queue):
+        self.log, self.out = log, out
+        self.ended = ""
+        self.stream = LineStream(log.host, log.path, bound_s)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name=f"boot-watch-{log.node}", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._follow()
+        except Exception as e:  # noqa: BLE001 - a reader that dies must say so, not go quiet
+            self.ended = f"the log reader failed: {type(e).__name__}: {e}"
+            self.out.put((self.log.node, None, time.monotonic()))
+
+    def _follow(self) -> None:
+        while not self.stop.is_set():
+            line = self.stream.readline(timeout=0.5)
+            if line is None:
+                self.ended = self.stream.why_ended()
+                self.out.put((self.log.node, None, time.monotonic()))
+                return
+            if line:
+                for part in line.split("\r"):
+                    self.out.put((self.log.node, part, time.monotonic()))
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=3)
+        self.stream.close()
+
+
+@dataclass
+class _NodeState:
+    parser: Parser
+    recent: collections.deque
+    last_progress: float
+    last_line: str = ""
+    rccl_pending: bool = False
+    past_rccl: bool = False
+
+
+class BootWatcher:
+    def __init__(self, logs: dict[str, NodeLog], head: str, procs: dict, models_ok, launch_cfg):
+        self.logs, self.head, self.procs, self.models_ok, self.cfg = logs, head, procs, models_ok, launch_cfg
+        self.stop_reading = False
+
+    def run(self) -> BootVerdict:
+        cfg = self.cfg
+        t0, wall0 = time.monotonic(), time.time()
+        deadline = t0 + cfg.boot_budget_s
+        q: queue.Queue = queue.Queue()
+        followers = {log.node: _Follower(log, cfg.boot_budget_s + 30, q) for log in self.logs.values()}
+        state = {n: _NodeState(Parser(), collections.deque(maxlen=cfg.excerpt_lines), t0) for n in self.logs}
+        dead: queue.Queue = queue.Queue()
+        done = threading.Event()
+        threading.Thread(target=self._liveness, args=(dead, done), name="boot-liveness", daemon=True).start()
+        ready_seen_at = None
+
+        def verdict(kind: str, **kw) -> BootVerdict:
+            past = tuple(n for n, s in state.items() if s.past_rccl)
+            return BootVerdict(kind, time.monotonic() - t0, decided_at=time.time(), past_rendezvous=past, **kw)
+
+        try:
+            while True:
+                # Every line read so far is judged before any clock-based decision (a slow round
+                # must not turn lines already read into a "stall").
+                batch = []
+                try:
+                    batch.append(q.get(timeout=0.2))
+                    while True:
+                        batch.append(q.get_nowait())
+                except queue.Empty:
+                    pass
+                for node, line, t_read in batch:
+                    if line is None:
+                        return verdict("error", node=node, detail=f"could not follow the server log on {node} "
+                                       f"({self.logs[node].path}): {followers[node].ended or 'the stream ended'}")
+                    st = state[node]
+                    rec = st.parser.feed(line)
+                    if rec is None:
+                        continue
+                    st.recent.append(f"{rec.lineno:>7}  {rec.raw}")
+                    if logfacts.RCCL_LOADED in rec.text:
+                        st.rccl_pending = True
+                    else:
+                        st.past_rccl = st.past_rccl or st.rccl_pending
+                        st.rccl_pending = False
+                        st.last_progress = t_read
+                    st.last_line = rec.raw
+                    fatal = signatures.match(rec.text)
+                    if fatal is not None:
+                        excerpt = self._excerpt_after(q, node, st, rec)
+                        return verdict("fatal", node=node, who=self.logs[node].who(rec), line=rec.raw,
+                                       lineno=rec.lineno, excerpt=excerpt, hint=fatal.hint,
+                                       signature=fatal.signature, line_seen_at=wall0 + (t_read - t0))
+                    if node == self.head and READY_LINE in rec.text and ready_seen_at is None:
+                        ready_seen_at = t_read
+                now = time.monotonic()
+                if not dead.empty():
+                    n, pid = dead.get()
+                    self._drain(q, state, 1.0)
+                    st = state[n]
+                    return verdict("died", node=n, line=st.last_line, excerpt="\n".join(st.recent),
+                                   detail=f"the server process on {n} (pid {pid}) died while booting; its last "
+                                          f"line: {st.last_line[:200]!r}")
+                if ready_seen_at is not None:
+                    if self.models_ok():
+                        return verdict("ready", node=self.head)
+                    if now - ready_seen_at > cfg.models_wait_s:
+                        return verdict("error", node=self.head,
+                                       detail=f"the ready line was logged but /v1/models did not answer within "
+                                              f"{cfg.models_wait_s:g}s (launch.models_wait_s)")
+                stalled = [n for n, st in state.items()
+                           if st.rccl_pending and now - st.last_progress > cfg.stall_limit_s]
+                if stalled:
+                    n, st = stalled[0], state[stalled[0]]
+                    waiting = [m for m, s in state.items() if s.rccl_pending]
+                    return verdict("stall", node=n, line=st.last_line, excerpt="\n".join(st.recent),
+                                   detail=f"{now - st.last_progress:.1f}s (launch.stall_limit_s="
+                                          f"{cfg.stall_limit_s:g}s); nodes stopped at `load RCCL version`: "
+                                          f"{', '.join(waiting)}")
+                if now >= deadline:
+                    head = state.get(self.head)
+                    return verdict("budget", node=self.head, line=head.last_line if head else "",
+                                   excerpt="\n".join(head.recent) if head else "",
+                                   detail=f"not ready within the boot budget ({cfg.boot_budget_s:g}s, "
+                                          f"launch.boot_budget_s); last line on {self.head}: "
+                                          f"{(head.last_line if head else '')[:200]!r}")
+        finally:
+            done.set()
+            for f in followers.values():
+                f.close()
+
+    def _liveness(self, dead: queue.Queue, done: threading.Event) -> None:
+        """Ask, every liveness_poll_s, whether each launched process still runs (off the main
+        loop: on a real rack each ask is an ssh round trip)."""
+        while not done.wait(self.cfg.liveness_poll_s):
+            for n, proc in list(self.procs.items()):
+                try:
+                    if not proc.alive():
+                        dead.put((n, proc.pid))
+                        return
+                except Exception:  # noqa: BLE001 - an unanswered ask is not a death
+                    continue
+
+    def _excerpt_after(self, q: queue.Queue, node: str, st: _NodeState, rec: Record, wait_s: float = 0.4) -> str:
+        """The lines before the fatal one, and what the node writes in the next moment."""
+        before = list(st.recent)
+        after: list[str] = []
+        end = time.monotonic() + wait_s
+        while time.monotonic() < end and len(after) < self.cfg.excerpt_lines:
+            try:
+                n, line, _ = q.get(timeout=max(0.01, end - time.monotonic()))
+            except queue.Empty:
+                break
+            if n == node and line:
+                r = st.parser.feed(line)
+                if r is not None:
+                    after.append(f"{r.lineno:>7}  {r.raw}")
+        marked = [("> " + x[2:]) if x.lstrip().startswith(str(rec.lineno) + " ") else x for x in before]
+        return "\n".join(marked + after)
+
+    def _drain(self, q: queue.Queue, state: dict, wait_s: float) -> None:
+        end = time.monotonic() + wait_s
+        while time.monotonic() < end:
+            try:
+                n, line, _ = q.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if line:
+                rec = state[n].parser.feed(line)
+                if rec is not None:
+                    state[n].recent.append(f"{rec.lineno:>7}  {rec.raw}")
+                    state[n].last_line = rec.raw

@@ -1,0 +1,253 @@
+"""Judgments of the FAB rows: facts in, findings out (an empty list is healthy).
+
+Each function returns the `seen` text of every problem; the test turns a non-empty list into a
+failure with the catalogue row's diagnosis.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from ..probes import amdsmi, collective, dmesg, ubench
+from ..probes.ualink import Link
+from . import accel
+from .ubench07 import LeftoverScan, PairRun
+
+# --- FAB-ACCEL-ID ---------------------------------------------------------------------------
+
+
+def accel_id(where: str, expected: int, link: Link, smi: amdsmi.FabricGpu | None,
+             same_id_elsewhere: list[str]) -> list[str]:
+    out = []
+    if link.accel_id is None:
+        out.append(f"ualink/accel_id={link.accel_id_raw} (unset), expected {expected} = 4*(tray-1)+gpu")
+    elif link.accel_id != expected:
+        out.append(f"ualink/accel_id={link.accel_id}, expected {expected} = 4*(tray-1)+gpu "
+                   "(the tray number in the rack file, or the node's fabric configuration, is wrong)")
+    if same_id_elsewhere:
+        out.append(f"accel_id {link.accel_id_raw} is also reported by {', '.join(same_id_elsewhere)} (must be unique)")
+    if smi is not None and smi.accelerator_id_raw != (link.accel_id_raw or ""):
+        out.append(f"amd-smi fabric ACCELERATOR_ID={smi.accelerator_id_raw} but ualink/accel_id={link.accel_id_raw}")
+    return out
+
+
+# --- FAB-TRAINING ---------------------------------------------------------------------------
+TRAINING_FACTS = ("ualink.local_accels", "ualink.station_lane_en_bitmap")
+
+
+def training_values(link: Link) -> dict[str, str | None]:
+    return {"ualink.local_accels": link.local_accels, "ualink.station_lane_en_bitmap": link.station_lane_en_bitmap}
+
+
+def training_vs_peers(link: Link, peers: dict[str, Link]) -> list[str]:
+    """Non-zero values; the bitmap identical to the node's other cards (the majority)."""
+    out = []
+    ids = link.local_accel_ids
+    if not ids:
+        out.append(f"local_accels={link.local_accels!r} (empty or not a list of accelerator ids)")
+    if not link.bitmap_nonzero:
+        out.append(f"station_lane_en_bitmap={link.station_lane_en_bitmap!r} (no lane enabled)")
+    bitmaps = Counter(p.station_lane_en_bitmap for p in peers.values())
+    if len(bitmaps) > 1:
+        ref, n = bitmaps.most_common(1)[0]
+        if link.station_lane_en_bitmap != ref and n > 1:
+            same = [w for w, p in peers.items() if p.station_lane_en_bitmap == ref]
+            out.append(f"station_lane_en_bitmap={link.station_lane_en_bitmap} differs from its peers on the node "
+                       f"({', '.join(same)}: {ref})")
+        elif n == 1:
+            out.append("station_lane_en_bitmap differs between every card of the node: "
+                       + ", ".join(f"{w}={p.station_lane_en_bitmap}" for w, p in peers.items()))
+    return out
+
+
+def training_vs_baseline(where: str, link: Link, baseline) -> tuple[list[str], list[str]]:
+    """(findings, missing): values that moved since the recorded healthy boot, and facts the
+    baseline does not have for this GPU."""
+    out, missing = [], []
+    for name, now in training_values(link).items():
+        old = baseline.get(name, where)
+        if old is None:
+            missing.append(name)
+        elif str(old.value) != str(now):
+            out.append(f"{name.split('.', 1)[1]}={now} but the healthy baseline has {old.value} "
+                       f"({baseline.describe()})")
+    return out, missing
+
+
+# --- FAB-UNPOPULATED ------------------------------------------------------------------------
+
+
+def unpopulated(node: str, gpus: list[amdsmi.FabricGpu], links: dict[int, Link]) -> list[str]:
+    """Every field must be classified; a classification must agree with what the driver has."""
+    out = []
+    for g in gpus:
+        link = links.get(g.gpu)
+        for f in g.fields.values():
+            where = f"{node}/card{g.gpu} {f.name.upper()}: {f.raw}"
+            if f.status == amdsmi.UNKNOWN:
+                out.append(f"{where} is neither a measurement in {amdsmi.UNPOPULATED_FIELDS[f.name][0] or 'a number'}"
+                           " nor a known unpopulated marker: the suite cannot tell which it is")
+                continue
+            sysfs = getattr(link, f.name, None) if link is not None and f.name in ("bandwidth", "latency") else None
+            if sysfs is None:
+                continue
+            drv = amdsmi.classify(f.name, sysfs.strip(), amdsmi.UNPOPULATED_FIELDS[f.name][0])
+            if drv.status == amdsmi.POPULATED and f.status == amdsmi.NOT_POPULATED:
+                out.append(f"{where} reads as unpopulated, but the driver's ualink/{f.name} is {sysfs.strip()}: "
+                           f"amd-smi's {f.raw} would be taken for a measurement of this link")
+            elif f.status == amdsmi.POPULATED and drv.status == amdsmi.NOT_POPULATED:
+                out.append(f"{where} looks like a measurement, but the driver's ualink/{f.name} is {sysfs.strip()} "
+                           "(unpopulated): the amd-smi value is not a reading of this link")
+            elif f.status == drv.status == amdsmi.POPULATED and f.value != drv.value:
+                out.append(f"{where} but the driver's ualink/{f.name} is {sysfs.strip()}")
+    return out
+
+
+# --- FAB-P2P --------------------------------------------------------------------------------
+
+
+def p2p(run: PairRun) -> list[str]:
+    if run.error:
+        return []  # the test raises could-not-observe for these
+    out = []
+    for side in (run.server, run.client):
+        if side is None:
+            out.append(f"{run.server.node}: the exporter exited before the importer started "
+                       f"(`{run.server.command}`): {_tail(run.server.output)}")
+            continue
+        got = ubench.parse_p2p(side.output)
+        if got.ok:
+            continue
+        if got.fatal:
+            where = " (in the import path: the remote handle mapped, access failed)" \
+                if got.fatal_file == "ualoe_p2p.cpp" and got.fatal_line == 49 else ""
+            out.append(f"{side.node} ({side.role}): {got.fatal}{where}")
+        elif got.result:
+            out.append(f"{side.node} ({side.role}): {got.result}")
+        else:
+            sat = "ended by the suite at its bound" if side.ended_by_suite else "exited"
+            out.append(f"{side.node} ({side.role}): no RESULT line (the tool {sat}; `{side.command}`)"
+                       + (f"; last output: {_tail(side.output)}" if side.output.strip() else "; no output at all"))
+    return out
+
+
+def _tail(text: str, n: int = 2) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return " | ".join(lines[-n:]) if lines else "(nothing)"
+
+
+# --- FAB-BW ---------------------------------------------------------------------------------
+
+
+def bw_figures(run: PairRun) -> dict[str, float] | None:
+    if run.client is None:
+        return None
+    return ubench.parse_bw(run.client.output).final
+
+
+def bandwidth(run: PairRun, all_runs: dict[str, PairRun], cfg) -> list[str]:
+    if run.error:
+        return []
+    mine = bw_figures(run)
+    if mine is None:
+        side = run.client or run.server
+        fatal = ubench.parse_bw(side.output).fatal
+        how = fatal or ("the tool sat with no table and was ended by the suite at its bound"
+                        if side.ended_by_suite else "no table in its output")
+        return [f"{side.node} ({side.role}): no read/write/bidirectional table: {how} "
+                "(a leftover listener on either node makes the next round fail this silently: see FAB-LEFTOVER)"]
+    out = []
+    tcp = [d for d, v in mine.items() if v <= cfg.bw_tcp_band_gbps]
+    if tcp:
+        out.append(f"{', '.join(f'{d} {mine[d]:.1f} GB/s' for d in tcp)}: the ~4.5 GB/s TCP-fallback band "
+                   f"(<= fabric.bw_tcp_band_gbps {cfg.bw_tcp_band_gbps:g}), two orders of magnitude below the fabric")
+    floor = [f"{d} {mine[d]:.1f} < floor {f:g}" for d, f in cfg.bw_floor_gbps.items() if d in mine and mine[d] < f]
+    if floor and not tcp:
+        out.append(f"below the rack file's floor (fabric.bw_floor_gbps): {', '.join(floor)} GB/s")
+    others = {k: bw_figures(r) for k, r in all_runs.items()}
+    good = {k: v for k, v in others.items() if v is not None}
+    if len(good) > 1:
+        best_id = max(good, key=lambda k: good[k].get("bidir", 0))
+        best = good[best_id]
+        slow = [f"{d} {mine[d]:.1f} vs {best[d]:.1f}" for d in ("read", "write", "bidir")
+                if d in mine and d in best and mine[d] < best[d] * (1 - cfg.bw_tolerance)]
+        if slow and best_id != run.id and not tcp:
+            out.append(f"more than {cfg.bw_tolerance:.0%} below the best pair measured in this run ({best_id}): "
+                       + ", ".join(slow) + " GB/s")
+    return out
+
+
+# --- FAB-LEFTOVER ---------------------------------------------------------------------------
+
+
+def leftovers(scans: list[LeftoverScan]) -> list[str]:
+    out = []
+    seen: set[int] = set()
+    for s in scans:
+        for p in s.foreign:
+            if p.pid in seen:
+                continue
+            seen.add(p.pid)
+            out.append(f"{s.node}: PID {p.pid} `{p.args}` found {s.when}; not started by rackgate, so left "
+                       f"running: end it by PID with `{p.kill_command}` (never `pkill -f ualoe`)")
+        for p in s.found:
+            if p.pid in s.ours and s.when.startswith("after") and p.pid not in seen:
+                seen.add(p.pid)
+                out.append(f"{s.node}: PID {p.pid} `{p.args}` (started by rackgate) still present {s.when} "
+                           "after being ended (unkillable: device memory stays held)")
+    return out
+
+
+# --- FAB-DMESG ------------------------------------------------------------------------------
+
+
+def dmesg_pair(runs: list[PairRun], amap: dict[int, str]) -> tuple[list[str], str]:
+    """(findings, note): fabric errors either node logged while the pair ran."""
+    out = []
+    importer_logged, exporter_silent = False, False
+    for run in runs:
+        if run.error:
+            continue
+        importer = run.client.node if run.client else run.pair[1]
+        exporter = run.server.node
+        for node, lines in run.dmesg.items():
+            hits = dmesg.match(lines, accel.FAB_DMESG)
+            if hits:
+                out += [f"[{run.tool}] {ln}" for ln in accel.describe_hits(node, hits, amap)]
+                if node == importer:
+                    importer_logged = True
+        if importer_logged and not dmesg.match(run.dmesg.get(exporter, []), accel.FAB_DMESG):
+            exporter_silent = True
+    note = ""
+    if importer_logged and exporter_silent:
+        note = ("importer logs, exporter silent: the exporter never saw the HELLO, so packets are not "
+                "crossing the wire")
+    return out, note
+
+
+# --- FAB-COLLECTIVE / FAB-TRANSPORT ---------------------------------------------------------
+
+
+def collective_worlds(out: collective.ProbeOutput, sizes: list[int]) -> list[str]:
+    found = []
+    for ws in sizes:
+        w = out.worlds.get(ws)
+        if w is None or w.status == "missing":
+            found.append(f"ws={ws}: no result from the probe")
+        elif w.status == "timeout":
+            found.append(f"ws={ws}: timed out ({w.ranks_ok}/{ws} ranks finished in {w.elapsed_s}s)")
+        elif w.status != "ok":
+            found.append(f"ws={ws}: {w.status}: " + "; ".join(w.wrong_ranks() or ["no rank reported a sum"]))
+    if found and out.last_completed_minus_one:
+        found.append("NCCL watchdog: 'last completed NCCL work: -1' (the collective kernel never ran): "
+                     + out.watchdog[0][:300])
+    return found
+
+
+def transports(out: collective.ProbeOutput, healthy: list[str]) -> list[str]:
+    found = []
+    bad = [t for t in out.transports if not collective.transport_ok(t, healthy)]
+    if bad:
+        found.append(f"NCCL chose {', '.join('via ' + t for t in bad)} (expected {', '.join(healthy)})")
+    if "Socket" in out.networks:
+        found.append("NCCL INFO Using network Socket")
+    return found

@@ -1,0 +1,223 @@
+"""ubench07 over the node pairs: ualoe_p2p (correctness) and ualoe_bw (bandwidth).
+
+For each pair (A, B) of a round: read the dmesg cursor on both nodes, start the exporter /
+listener on A (Host.spawn: tracked, ended by PID), wait (bounded) until its output says it is
+waiting for the peer, start the importer / connector on B against A's data-plane address, wait
+(bounded) for both to finish, end whatever still sits (a fabric fault makes the tools just
+sit), then read both outputs and the kernel log of both nodes since the cursor.
+
+Around every round, `ps -eo pid,pgid,args` on the round's nodes finds ualoe_(p2p|bw).exe
+processes. The suite ends only what it started (by PID, as a process group it created); a
+leftover it did not start is reported with its `kill <pid>` command and left alone: it may be
+someone else's run (the runbook's "is the rack actually free?").
+"""
+from __future__ import annotations
+
+import re
+import shlex
+import threading
+import time
+from dataclasses import dataclass, field
+
+from ..probes import dmesg, ubench
+from ..transport import Host, Spawned, TransportError, fanout
+from .pairs import Pair, pair_id, rounds
+
+LOG_DIR = "/tmp/rackgate/ubench"
+
+
+@dataclass
+class Side:
+    node: str
+    role: str  # exporter / importer / listener / connector
+    command: str
+    output: str = ""
+    exited: bool = False  # ended by itself
+    ended_by_suite: bool = False  # still sitting at the bound: ended by PID
+    ready: bool | None = None  # exporter/listener only: its output said it waits for the peer
+    pid: int | None = None
+
+
+@dataclass
+class PairRun:
+    tool: str  # p2p / bw
+    pair: Pair
+    server: Side
+    client: Side | None
+    seconds: float = 0.0
+    dmesg: dict[str, list[dmesg.KmsgLine]] = field(default_factory=dict)
+    error: str = ""  # the suite could not run it (transport), not a verdict
+
+    @property
+    def id(self) -> str:
+        return pair_id(self.pair)
+
+
+@dataclass
+class LeftoverScan:
+    node: str
+    when: str
+    found: list[ubench.UbenchProc]
+    ours: set[int]
+    error: str = ""
+
+    @property
+    def foreign(self) -> list[ubench.UbenchProc]:
+        return [p for p in self.found if p.pid not in self.ours and p.pgid not in self.ours]
+
+
+@dataclass
+class Ubench07:
+    tool: str
+    runs: dict[str, PairRun] = field(default_factory=dict)
+    scans: list[LeftoverScan] = field(default_factory=list)
+    ended: list[str] = field(default_factory=list)  # our own processes we had to end
+
+    def scans_of(self, node: str) -> list[LeftoverScan]:
+        return [s for s in self.scans if s.node == node]
+
+
+def _exe(cfg, name: str) -> str:
+    return f"{cfg.ubench_dir.rstrip('/')}/{name}" if cfg.ubench_dir else name
+
+
+def commands(tool: str, cfg, peer_ip: str) -> tuple[str, str]:
+    """The runbook's two command lines: (exporter/listener on A, importer/connector on B)."""
+    gpu = "" if cfg.ubench_gpu is None else f" -gpu={cfg.ubench_gpu}"
+    if tool == "p2p":
+        exe = _exe(cfg, "ualoe_p2p.exe")
+        return (f"{exe} export -port={cfg.p2p_port}{gpu}",
+                f"{exe} import -peer_ip={peer_ip} -port={cfg.p2p_port}{gpu}")
+    exe = _exe(cfg, "ualoe_bw.exe")
+    return (f"{exe} listen -port={cfg.bw_port}{gpu}", f"{exe} connect -peer_ip={peer_ip} -port={cfg.bw_port}{gpu}")
+
+
+def scan(host: Host, ours: set[int], when: str) -> LeftoverScan:
+    try:
+        res = host.run("ps -eo pid,pgid,args", timeout=30)
+    except TransportError as e:
+        return LeftoverScan(host.name, when, [], ours, str(e))
+    if not res.ok:
+        return LeftoverScan(host.name, when, [], ours, f"ps failed: {res.stderr.strip()[:200]}")
+    return LeftoverScan(host.name, when, ubench.parse_ps(res.stdout), set(ours))
+
+
+class Runner:
+    """Runs one tool (p2p or bw) over the pairs, round by round."""
+
+    def __init__(self, tool: str, rack, hosts: dict[str, Host]):
+        self.tool, self.rack, self.hosts, self.cfg = tool, rack, hosts, rack.fabric
+        self.result = Ubench07(tool)
+        self._ours: set[int] = set()
+        self._lock = threading.Lock()
+
+    # --- processes ----------------------------------------------------------------------------
+    def _spawn(self, host: Host, cmd: str, log: str) -> Spawned:
+        proc = host.spawn(f"exec {cmd}", log)
+        with self._lock:
+            self._ours.add(proc.pid)
+        return proc
+
+    def _end(self, proc: Spawned, side: Side) -> None:
+        """Our own process, still sitting at its bound: end it by PID (its process group)."""
+        if proc.alive():
+            side.ended_by_suite = True
+            proc.stop(grace_s=2)
+            with self._lock:
+                self.result.ended.append(f"{side.node}: PID {proc.pid} ({side.role}: {side.command})")
+        else:
+            side.exited = True
+            proc.stop(grace_s=0)  # forget it
+
+    def _output(self, host: Host, log: str) -> str:
+        try:
+            return host.read(log) or ""
+        except TransportError as e:
+            return f"(could not read {log}: {e})"
+
+    # --- one pair -----------------------------------------------------------------------------
+    def run_pair(self, pair: Pair) -> PairRun:
+        a, b = pair
+        ha, hb = self.hosts[a], self.hosts[b]
+        peer_ip = self.rack.node(a).data_ip
+        scmd, ccmd = commands(self.tool, self.cfg, peer_ip)
+        roles = ("exporter", "importer") if self.tool == "p2p" else ("listener", "connector")
+        run = PairRun(self.tool, pair, Side(a, roles[0], scmd), None)
+        tag = f"{self.tool}-{a}-{b}-{int(time.time() * 1000)}"
+        slog, clog = f"{LOG_DIR}/{tag}-{roles[0]}.log", f"{LOG_DIR}/{tag}-{roles[1]}.log"
+        t0 = time.monotonic()
+        try:
+            cursors = dict(zip((a, b), fanout([ha, hb], dmesg.cursor)))
+            server = self._spawn(ha, scmd, slog)
+            run.server.pid = server.pid
+            ready = re.compile(self.cfg.ubench_ready_pattern)
+            deadline = time.monotonic() + self.cfg.ubench_ready_s
+            while True:
+                out = self._output(ha, slog)
+                if ready.search(out):
+                    run.server.ready = True
+                    break
+                if not server.alive() or time.monotonic() >= deadline:
+                    run.server.ready = False
+                    break
+                time.sleep(0.2)
+            client = None
+            if server.alive():
+                client = self._spawn(hb, ccmd, clog)
+                run.client = Side(b, roles[1], ccmd, pid=client.pid)
+                self._wait(server, client, run)
+            else:
+                run.server.exited = True
+            run.server.output = self._output(ha, slog)
+            if run.client is not None:
+                run.client.output = self._output(hb, clog)
+            self._end(server, run.server)
+            for n, h in ((a, ha), (b, hb)):
+                c = cursors[n]
+                if isinstance(c, Exception):
+                    raise c
+                run.dmesg[n] = dmesg.read_dmesg(h, since_monotonic=c)
+        except TransportError as e:
+            run.error = str(e)
+        except Exception as e:  # noqa: BLE001 - CouldNotObserve from the dmesg probe
+            run.error = f"{type(e).__name__}: {e}"
+        run.seconds = time.monotonic() - t0
+        return run
+
+    def _wait(self, server: Spawned, client: Spawned, run: PairRun) -> None:
+        limit = self.cfg.p2p_run_s if self.tool == "p2p" else self.cfg.bw_run_s
+        deadline = time.monotonic() + limit
+        first_exit: float | None = None
+        while time.monotonic() < deadline:
+            s_alive, c_alive = server.alive(), client.alive()
+            if not s_alive and not c_alive:
+                break
+            if (s_alive != c_alive) and first_exit is None:
+                first_exit = time.monotonic()
+            # One side finished or died: the other gets a short while to finish too, then it is
+            # a process sitting on a dead peer (the runbook's leftover) and is ended.
+            if first_exit is not None and time.monotonic() - first_exit > min(limit, self.cfg.ubench_ready_s):
+                break
+            time.sleep(0.2)
+        self._end(client, run.client)
+
+    # --- rounds -------------------------------------------------------------------------------
+    def run(self, pairs: list[Pair]) -> Ubench07:
+        for i, rnd in enumerate(rounds(pairs), 1):
+            nodes = sorted({n for p in rnd for n in p})
+            label = f"{self.tool} round {i} ({', '.join(pair_id(p) for p in rnd)})"
+            self.result.scans += fanout(nodes, lambda n: scan(self.hosts[n], set(self._ours), f"before {label}"))
+            for run in fanout(rnd, self.run_pair):
+                if isinstance(run, Exception):
+                    raise run
+                self.result.runs[run.id] = run
+            self.result.scans += fanout(nodes, lambda n: scan(self.hosts[n], set(self._ours), f"after {label}"))
+        return self.result
+
+
+def run_tool(tool: str, rack, hosts: dict[str, Host], pairs: list[Pair]) -> Ubench07:
+    return Runner(tool, rack, hosts).run(pairs)
+
+
+def quote(cmd: str) -> str:
+    return shlex.quote(cmd)

@@ -1,0 +1,81 @@
+"""BENCH-PREFLIGHT, BENCH-RESULT, BENCH-AGGREGATE: did the benchmark measure the model, and are
+its per-GPU numbers per GPU. A benchmark's exit code 0 is never taken as success."""
+from __future__ import annotations
+
+import re
+
+from ..probes.bench import COVERAGE_ERROR, BenchCommand, BenchFacts
+
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def preflight(cmd: BenchCommand, served: list[str], tokenizer_is_dir: bool | None) -> list[str]:
+    """tokenizer_is_dir: whether the tokenizer path is a readable directory where the benchmark
+    runs (None when the tokenizer is not a path)."""
+    out = []
+    wire = cmd.wire_model
+    if not wire:
+        out.append(f"the {cmd.tool} command names no model: the requests will carry none")
+    elif wire.rstrip("/") not in {s.rstrip("/") for s in served}:
+        path = " (a filesystem path: add --served-model-name)" if wire.startswith("/") and cmd.tool == \
+            "benchmark_serving" else " (a filesystem path)" if wire.startswith("/") else ""
+        out.append(f"the requests will name {wire!r}{path}; /v1/models serves {served}")
+    if cmd.tool == "aiperf" and cmd.tokenizer is not None:
+        tok = cmd.tokenizer
+        if tok.startswith(("/", ".", "~")):
+            if not tokenizer_is_dir:
+                out.append(f"aiperf --tokenizer {tok} is not a readable directory where the benchmark runs: "
+                           "use the hub repo id (moonshotai/Kimi-K3)")
+        elif not HUB_ID.match(tok):
+            out.append(f"aiperf --tokenizer {tok!r} is neither a hub repo id nor a path")
+    return out
+
+
+def result(f: BenchFacts, rc: int, fresh: bool | None, min_duration_s: float) -> list[str]:
+    """Why the run measured nothing (empty: it measured something). fresh: the result file was
+    written by this run (None: no result file was expected)."""
+    out = []
+    if fresh is False:
+        out.append("the result file was not written by this run (it is older than the run's start)")
+    for w in f.warnings:
+        out.append(f"benchmark warned: {w[:160]}")
+    if f.completed is not None and f.completed == 0:
+        out.append(f"Successful requests: 0 of {f.sent if f.sent is not None else '?'}")
+    if f.failed:
+        out.append(f"{f.failed} of {f.sent} requests failed"
+                   + (f" ({'; '.join(f.error_summary[:3])})" if f.error_summary else ""))
+    if f.sent is not None and f.completed is not None and f.completed + (f.failed or 0) != f.sent:
+        out.append(f"completed {f.completed} + failed {f.failed or 0} != requests sent {f.sent}")
+    if f.completed and f.output_tokens == 0:
+        out.append("zero output tokens in total: every metric is 0.00")
+    if f.zero_token_requests:
+        out.append(f"{f.zero_token_requests} completed request(s) generated no tokens")
+    if COVERAGE_ERROR in f.fatal_errors:
+        dur = f" (its Benchmark Duration {f.duration_s:.2f}s is the span of the few completed requests, not the " \
+              "run)" if f.duration_s is not None else ""
+        out.append(f"{COVERAGE_ERROR}: the run was discarded{dur}")
+    elif f.fatal_errors:
+        out.append(f"fatal: {', '.join(f.fatal_errors)}")
+    if f.duration_s is not None and f.duration_s < min_duration_s and COVERAGE_ERROR not in f.fatal_errors:
+        out.append(f"finished in {f.duration_s:.2f}s (< {min_duration_s:g}s, serving.bench.min_duration_s)")
+    if out and rc == 0:
+        out.append("and the benchmark exited 0")
+    elif rc != 0 and not out:
+        out.append(f"the benchmark exited {rc}")
+    return out
+
+
+def aggregate(f: BenchFacts, gpu_count: int, tolerance: float) -> tuple[float | None, list[str]]:
+    """Our per-GPU total throughput (total / real GPU count) and any reported per-GPU figure
+    that disagrees with it."""
+    if f.total_token_throughput is None:
+        return None, ["the result has no total token throughput to divide"]
+    ours = f.total_token_throughput / gpu_count
+    bad = []
+    for k, v in f.per_gpu.items():
+        base = f.output_throughput if k.startswith("output") else f.total_token_throughput
+        want = (base or 0) / gpu_count
+        if want and abs(v - want) / want > tolerance:
+            bad.append(f"{k}={v:.2f} but {('output' if k.startswith('output') else 'total')} throughput "
+                       f"{base:.2f} / {gpu_count} GPUs = {want:.2f} (x{v / want:.1f})")
+    return ours, bad

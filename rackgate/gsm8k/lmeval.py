@@ -1,0 +1,293 @@
+"""ACC-GSM8K: lm-evaluation-harness itself, driven as the runbook drives it, as a subprocess the
+suite starts, bounds in time and ends by its process group; then its own results parsed.
+
+The command (runbook, "GSM8K"):
+  lm_eval --model local-chat-completions --apply_chat_template --tasks gsm8k --num_fewshot 5 \
+    --model_args model=M,base_url=URL/v1/chat/completions,eos_string=</s>,max_retries=5,\
+num_concurrent=32,timeout=1800,tokenized_requests=False,max_length=16384 \
+    --gen_kwargs max_tokens=12288,temperature=0,top_p=1 --output_path DIR --log_samples
+(or local-completions on /v1/completions). A rack without hub access names a local directory:
+the suite then writes a task YAML that includes lm-eval's own gsm8k.yaml and changes only where
+the data comes from (`dataset_path: json`, `data_files`), and runs that task.
+The API key, if any, travels in OPENAI_API_KEY (lm-eval's API models read it), never in argv.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..transport.procs import REGISTRY, kill_group
+from .data import check_dir, split_path
+from .task import FLEXIBLE, STRICT, TASK, yaml_path
+
+LOCAL_TASK = "gsm8k_local"  # the generated task's name when the data is a local directory
+_PROGRESS = re.compile(r"Requesting API:\s*(\d+)%\|[^\r\n]*?(\d+)/(\d+)")
+
+
+class LmEvalError(Exception):
+    """lm_eval did not produce a result; str() is one line with what it said last."""
+
+
+# --- the command -------------------------------------------------------------------------------
+def local_task_yaml(data_dir: str) -> str:
+    """A task that is lm-eval's gsm8k with the data read from local JSONL files."""
+    check_dir(data_dir)
+    files = {s: str(split_path(data_dir, s).resolve()) for s in ("train", "test")}
+    return (f"include: {json.dumps(str(yaml_path()))}\n"
+            f"task: {LOCAL_TASK}\n"
+            f"dataset_path: json\n"
+            f"dataset_name: null\n"
+            f"dataset_kwargs:\n"
+            f"  data_files:\n"
+            f"    train: {json.dumps(files['train'])}\n"
+            f"    test: {json.dumps(files['test'])}\n")
+
+
+@dataclass(frozen=True)
+class Plan:
+    argv: list[str]
+    env: dict[str, str]
+    task: str
+    out_dir: Path
+
+    def shown(self) -> str:
+        """The command as a user would type it (no secrets: the key is in the environment)."""
+        import shlex
+        return " ".join(shlex.quote(a) for a in self.argv)
+
+
+def plan(cfg, url: str, model: str, out_dir: Path, limit: int = 0, api_key: str | None = None,
+         python: str = sys.executable) -> Plan:
+    """The lm_eval command for a server at url serving model, writing into out_dir."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    chat = cfg.api == "chat"
+    route = "/v1/chat/completions" if chat else "/v1/completions"
+    model_args = {"model": model, "base_url": url.rstrip("/") + route, "eos_string": cfg.eos_string,
+                  "max_retries": cfg.max_retries, "num_concurrent": cfg.num_concurrent,
+                  "timeout": int(cfg.request_timeout_s), "tokenized_requests": False,
+                  "max_length": cfg.max_length}
+    if not chat:
+        model_args["tokenizer_backend"] = None
+    argv = [python, "-m", "lm_eval", "--model", "local-chat-completions" if chat else "local-completions"]
+    if chat:
+        argv.append("--apply_chat_template")
+    task = TASK
+    env = {"HF_HUB_DISABLE_TELEMETRY": "1", "TOKENIZERS_PARALLELISM": "false"}
+    if cfg.gsm8k_dir:
+        tasks_dir = out_dir / "tasks"
+        tasks_dir.mkdir(exist_ok=True)
+        (tasks_dir / f"{LOCAL_TASK}.yaml").write_text(local_task_yaml(cfg.gsm8k_dir))
+        argv += ["--include_path", str(tasks_dir)]
+        task = LOCAL_TASK
+        env.update({"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"})
+    argv += ["--tasks", task, "--num_fewshot", str(cfg.num_fewshot),
+             "--model_args", ",".join(f"{k}={v}" for k, v in model_args.items()),
+             "--gen_kwargs", f"max_tokens={cfg.max_tokens},temperature=0,top_p=1",
+             "--output_path", str(out_dir), "--log_samples"]
+    if cfg.fewshot_seed != 1234:
+        argv += ["--seed", f"0,1234,1234,{cfg.fewshot_seed}"]
+    if limit:
+        argv += ["--limit", str(limit)]
+    if api_key:
+        env["OPENAI_API_KEY"] = api_key
+    return Plan(argv, env, task, out_dir)
+
+
+# --- running it --------------------------------------------------------------------------------
+@dataclass
+class RunLog:
+    rc: int
+    seconds: float
+    log_path: Path
+
+    def tail(self, lines: int = 15) -> str:
+        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        text = text.replace("\r", "\n")
+        return "\n".join([ln for ln in text.splitlines() if ln.strip()][-lines:])
+
+
+def progress_of(log_text: str) -> tuple[int, int] | None:
+    """(answered, total) from the last tqdm 'Requesting API' line lm_eval printed."""
+    last = None
+    for m in _PROGRESS.finditer(log_text):
+        last = m
+    return (int(last.group(2)), int(last.group(3))) if last else None
+
+
+def execute(p: Plan, timeout_s: float, progress: Callable[[str], None] | None = None,
+            progress_every_s: float = 10.0) -> RunLog:
+    """Run lm_eval to completion or to the deadline (then its process group is ended)."""
+    log_path = p.out_dir / "lm_eval.log"
+    t0 = time.monotonic()
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(p.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env={**os.environ, **p.env}, cwd=p.out_dir, start_new_session=True)
+        REGISTRY.add_local(proc)
+        try:
+            last = t0
+            while True:
+                try:
+                    proc.wait(timeout=1.0)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                now = time.monotonic()
+                if now - t0 > timeout_s:
+                    kill_group(proc)
+                    raise LmEvalError(f"lm_eval (pid {proc.pid}) did not finish within accuracy.full_timeout_s "
+                                      f"({timeout_s:g}s): ended it; its log: {log_path}")
+                if progress and now - last >= progress_every_s:
+                    last = now
+                    pr = progress_of(log_path.read_text(errors="replace")[-4000:])
+                    where = f"{pr[0]}/{pr[1]} answered" if pr else "building requests"
+                    progress(f"ACC-GSM8K lm_eval (pid {proc.pid}) {now - t0:.0f}s: {where}")
+        finally:
+            if proc.poll() is None:
+                kill_group(proc)
+            REGISTRY.drop_local(proc)
+    return RunLog(proc.returncode, time.monotonic() - t0, log_path)
+
+
+# --- its results -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Score:
+    value: float
+    stderr: float | None
+
+
+@dataclass
+class Results:
+    task: str
+    version: str
+    scores: dict[str, Score]       # filter name -> exact_match
+    n_samples: int                 # questions scored
+    n_original: int                # questions in the test split
+    lm_eval_version: str
+    path: str
+    invalid: int = 0               # strict-match [invalid] extractions (from the samples)
+    samples: int = 0               # strict-match samples read
+    sample_path: str = ""
+    extras: dict = field(default_factory=dict)
+
+    @property
+    def strict(self) -> Score:
+        return self.scores[STRICT]
+
+    @property
+    def invalid_rate(self) -> float:
+        return self.invalid / self.samples if self.samples else 0.0
+
+
+class ResultsError(ValueError):
+    pass
+
+
+def parse_results(text: str, task: str, path: str = "") -> Results:
+    """lm-eval's results_<date>.json -> the scores of one task (pure)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ResultsError(f"{path or 'results'}: not JSON ({e.msg})") from None
+    try:
+        res = data["results"][task]
+    except (KeyError, TypeError):
+        raise ResultsError(f"{path or 'results'}: no results for task {task!r} "
+                           f"(has: {', '.join((data.get('results') or {}).keys()) or 'none'})") from None
+    scores = {}
+    for key, val in res.items():
+        metric, _, filt = key.partition(",")
+        if metric == "exact_match" and filt and isinstance(val, (int, float)):
+            se = res.get(f"exact_match_stderr,{filt}")
+            scores[filt] = Score(float(val), float(se) if isinstance(se, (int, float)) else None)
+    if STRICT not in scores:
+        raise ResultsError(f"{path or 'results'}: task {task!r} has no exact_match,{STRICT}")
+    n = (data.get("n-samples") or {}).get(task) or {}
+    return Results(task, str((data.get("versions") or {}).get(task, "")), scores,
+                   int(n.get("effective", 0)), int(n.get("original", 0)),
+                   str(data.get("lm_eval_version", "")), path,
+                   extras={"limit": (data.get("config") or {}).get("limit")})
+
+
+@dataclass(frozen=True)
+class Sample:
+    doc_id: int
+    filter: str
+    target: str
+    response: str
+    extracted: str
+    exact_match: float
+
+
+def parse_samples(lines) -> list[Sample]:
+    """lm-eval's samples_<task>_<date>.jsonl (--log_samples) -> one Sample per (doc, filter)."""
+    out = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            s = json.loads(line)
+            resp = s["resps"][0][0] if s["resps"] and s["resps"][0] else ""
+            filt = s["filtered_resps"][0] if isinstance(s["filtered_resps"], list) else s["filtered_resps"]
+            out.append(Sample(int(s["doc_id"]), s["filter"], str(s["target"]), resp, str(filt),
+                              float(s["exact_match"])))
+        except (json.JSONDecodeError, KeyError, IndexError, TypeError, ValueError) as e:
+            raise ResultsError(f"samples line {n}: not an lm-eval sample ({type(e).__name__}: {e})") from None
+    return out
+
+
+def find_outputs(out_dir: Path, task: str) -> tuple[Path, Path | None]:
+    """The newest results JSON under out_dir, and the samples file of the same run."""
+    results = sorted(out_dir.rglob("results_*.json"), key=lambda p: p.stat().st_mtime)
+    if not results:
+        raise ResultsError(f"lm_eval wrote no results_*.json under {out_dir}")
+    res = results[-1]
+    stamp = res.stem[len("results_"):]
+    samples = res.parent / f"samples_{task}_{stamp}.jsonl"
+    if not samples.exists():
+        cands = sorted(res.parent.glob(f"samples_{task}_*.jsonl"), key=lambda p: p.stat().st_mtime)
+        samples = cands[-1] if cands else None
+    return res, samples
+
+
+def read_outputs(out_dir: Path, task: str, fallback: str = "[invalid]") -> Results:
+    res_path, samples_path = find_outputs(out_dir, task)
+    results = parse_results(res_path.read_text(), task, str(res_path))
+    if samples_path is not None:
+        with open(samples_path) as f:
+            samples = [s for s in parse_samples(f) if s.filter == STRICT]
+        results.samples = len(samples)
+        results.invalid = sum(1 for s in samples if s.extracted == fallback)
+        results.sample_path = str(samples_path)
+    return results
+
+
+def judge(results: Results, cfg) -> list[str]:
+    """Why the run fails ACC-GSM8K (empty: it passes)."""
+    why = []
+    s = results.strict
+    if s.value < cfg.floor:
+        why.append(f"strict-match {s.value:.4f} < {cfg.floor:.4f} (expected {cfg.expected:.4f} - tolerance "
+                   f"{cfg.tolerance:.4f})")
+    if results.samples and results.invalid_rate > cfg.max_invalid_rate:
+        why.append(f"[invalid] extractions {results.invalid}/{results.samples} ({results.invalid_rate:.1%}) > "
+                   f"{cfg.max_invalid_rate:.1%}: the answers lost the '#### N' line")
+    return why
+
+
+def describe(results: Results) -> str:
+    parts = [f"{name} {sc.value:.4f}" + (f" ± {sc.stderr:.4f}" if sc.stderr is not None else "")
+             for name, sc in sorted(results.scores.items(), key=lambda kv: kv[0] != STRICT)]
+    n = f"{results.n_samples}/{results.n_original} questions" if results.n_original else f"{results.n_samples} questions"
+    inv = f", [invalid] {results.invalid}/{results.samples}" if results.samples else ""
+    return f"lm_eval {results.lm_eval_version} {results.task} v{results.version}, {n}: {'; '.join(parts)}{inv}"
+
+
+__all__ = ["plan", "execute", "read_outputs", "parse_results", "parse_samples", "judge", "describe",
+           "LmEvalError", "ResultsError", "Results", "Sample", "FLEXIBLE", "STRICT"]

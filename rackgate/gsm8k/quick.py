@@ -1,0 +1,198 @@
+"""The quick GSM8K gate: lm-eval's questions, asked concurrently, scored as lm-eval scores them,
+stopped the moment the sequential test has settled.
+
+Questions are drawn in a seeded random order from the whole test split (so the accuracy seen is
+an unbiased sample of the full run's) and scored strictly in that order, whatever order the
+answers arrive in: slow answers (long reasoning) are never skipped in favour of fast ones.
+
+For other callers (the real-engine self-test): `ask(task, client_factory, docs, concurrency)`
+asks any documents against any OpenAI-compatible server and yields lm-eval's per-item verdicts.
+"""
+from __future__ import annotations
+
+import queue
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+from ..atom.client import Client, ServerError
+from .scoring import ItemVerdict, Outcome, judge
+from .sequential import Decision, Sprt
+from .task import FLEXIBLE, STRICT, Gsm8kTask, response_text
+
+ClientFactory = Callable[[], Client]
+
+
+def question_order(n: int, seed: int) -> list[int]:
+    """A seeded random order of the test split's n documents."""
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    return order
+
+
+def _post(client: Client, task: Gsm8kTask, doc: int, req) -> ItemVerdict:
+    body = {"model": client.model, **req.body}
+    reply = client.request("POST", req.path, body)
+    if reply.status != 200:
+        raise ServerError(f"GSM8K question {doc}: POST {req.path}: HTTP {reply.status}: {str(reply.body)[:200]}")
+    try:
+        text, finish = response_text(task.api, reply.body)
+    except ValueError as e:
+        raise ServerError(f"GSM8K question {doc}: POST {req.path}: {e}") from None
+    return judge(task, doc, text, finish)
+
+
+class _Workers:
+    """Daemon threads, one client each: a decided gate walks away from requests still in flight
+    (each bounded by its client's timeout) instead of waiting for them."""
+
+    def __init__(self, task: Gsm8kTask, client_factory: ClientFactory, n: int):
+        self.jobs: queue.Queue = queue.Queue()
+        self.task = task
+        self.threads = [threading.Thread(target=self._run, args=(client_factory,), daemon=True,
+                                         name=f"gsm8k-{i}") for i in range(n)]
+        for t in self.threads:
+            t.start()
+
+    def _run(self, client_factory: ClientFactory) -> None:
+        client = client_factory()
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
+            doc, req, box, done = job
+            try:
+                box.append(_post(client, self.task, doc, req))
+            except BaseException as e:  # noqa: BLE001 - handed to the caller, raised there
+                box.append(e)
+            done.set()
+
+    def submit(self, doc: int, req) -> tuple[list, threading.Event]:
+        box, done = [], threading.Event()
+        self.jobs.put((doc, req, box, done))
+        return box, done
+
+    def close(self) -> None:
+        # drop what has not started, then one stop marker per thread
+        try:
+            while True:
+                self.jobs.get_nowait()
+        except queue.Empty:
+            pass
+        for _ in self.threads:
+            self.jobs.put(None)
+
+
+def ask(task: Gsm8kTask, client_factory: ClientFactory, docs: Iterable[int], concurrency: int,
+        wait_s: float | None = None) -> Iterator[ItemVerdict]:
+    """lm-eval's verdict on each document, in the order given, with `concurrency` questions in
+    flight. Prompts are built here (lm-eval's sampler state is not thread-safe). Stopping the
+    iteration abandons the questions in flight. A request that fails raises ServerError."""
+    workers = _Workers(task, client_factory, concurrency)
+    pending: list = []
+    it = iter(docs)
+    try:
+        while True:
+            while len(pending) < concurrency:
+                doc = next(it, None)
+                if doc is None:
+                    break
+                pending.append(workers.submit(doc, task.request(doc)))
+            if not pending:
+                return
+            box, done = pending.pop(0)
+            if not done.wait(wait_s):
+                raise ServerError(f"a GSM8K question got no answer within {wait_s:g}s")
+            res = box[0]
+            if isinstance(res, BaseException):
+                raise res
+            yield res
+    finally:
+        workers.close()
+
+
+@dataclass
+class QuickResult:
+    decision: Decision
+    sprt: Sprt
+    items: list[ItemVerdict] = field(default_factory=list)
+    elapsed_s: float = 0.0
+    population: int = 0
+
+    def counts(self, filter_name: str = STRICT) -> Counter:
+        return Counter(it.filters[filter_name].outcome for it in self.items)
+
+    def accuracy(self, filter_name: str = STRICT) -> float:
+        return self.counts(filter_name)[Outcome.CORRECT] / max(1, len(self.items))
+
+    def outcome_line(self, filter_name: str = STRICT) -> str:
+        c = self.counts(filter_name)
+        return (f"{filter_name} {c[Outcome.CORRECT]}/{len(self.items)} correct ({self.accuracy(filter_name):.3f}): "
+                f"{c[Outcome.WRONG]} wrong, {c[Outcome.UNPARSED]} could not be parsed, "
+                f"{c[Outcome.EMPTY]} empty")
+
+    def summary(self) -> str:
+        d, s = self.decision, self.sprt
+        how = {"settled": "the test settled",
+               "question limit": f"not settled by the question limit ({s.max_n}): decided on the evidence so far",
+               "all questions": "every question asked: the accuracy is exact"}.get(d.how, d.how)
+        return (f"{(d.verdict or 'undecided').upper()} after {d.n} of {self.population} questions "
+                f"({how}; {self.elapsed_s:.0f}s): {self.outcome_line(STRICT)}; {self.outcome_line(FLEXIBLE)}; "
+                f"llr {d.llr:+.2f} (PASS at {s.upper:+.2f}, FAIL at {s.lower:+.2f}: accuracy "
+                f">= {s.p_pass:.4f} vs <= {s.p_fail:.4f}, false pass {s.false_pass:g}, false fail {s.false_fail:g})")
+
+    def examples(self, limit: int = 3) -> list[str]:
+        """A few answers that did not score, as evidence for a failure message."""
+        out = []
+        for it in self.items:
+            v = it.strict
+            if v.outcome is Outcome.CORRECT:
+                continue
+            out.append(f"question {it.doc}: {v.outcome.value}, expected {it.target.split('####')[-1].strip()!r}, "
+                       f"extracted {v.extracted!r}, finish_reason {it.finish_reason!r}, "
+                       f"answer {it.response[-80:]!r}")
+            if len(out) >= limit:
+                break
+        return out
+
+
+def progress_line(n: int, population: int, counts: Counter, llr: float, sprt: Sprt, elapsed: float) -> str:
+    return (f"ACC-QUICK {n}/{population} scored in {elapsed:.0f}s: {counts[Outcome.CORRECT]} correct, "
+            f"{counts[Outcome.WRONG]} wrong, {counts[Outcome.UNPARSED]} unparsed, {counts[Outcome.EMPTY]} empty; "
+            f"llr {llr:+.2f} (PASS at {sprt.upper:+.2f}, FAIL at {sprt.lower:+.2f})")
+
+
+class QuickTimeout(Exception):
+    """The gate ran out of time before the test settled; str() says how far it got."""
+
+
+def run(task: Gsm8kTask, client_factory: ClientFactory, sprt: Sprt, order: list[int], concurrency: int,
+        progress: Callable[[str], None] | None = None, progress_every_s: float = 10.0,
+        wait_s: float | None = None, timeout_s: float | None = None) -> QuickResult:
+    """Ask documents in `order` until the sequential test decides (or timeout_s passes:
+    QuickTimeout, since a slow server says nothing about accuracy)."""
+    t0 = last = time.monotonic()
+    population = len(order)
+    result = QuickResult(Decision(None, 0, 0, 0.0, ""), sprt, population=population)
+    counts: Counter = Counter()
+    k = 0
+    for item in ask(task, client_factory, order[:max(sprt.max_n, 1)], concurrency, wait_s):
+        result.items.append(item)
+        counts[item.strict.outcome] += 1
+        k += item.passed
+        result.decision = sprt.decide(len(result.items), k, population)
+        now = time.monotonic()
+        if progress and (now - last >= progress_every_s or result.decision.verdict):
+            last = now
+            progress(progress_line(len(result.items), population, counts, result.decision.llr, sprt, now - t0))
+        if result.decision.verdict:
+            break
+        if timeout_s is not None and now - t0 > timeout_s:
+            result.elapsed_s = now - t0
+            raise QuickTimeout(f"the quick gate did not settle within accuracy.quick_timeout_s ({timeout_s:g}s): "
+                               f"{result.summary()}")
+    result.elapsed_s = time.monotonic() - t0
+    return result

@@ -1,0 +1,209 @@
+"""amd-smi output -> typed facts: the `fabric` subcommand (UALoE info per GPU).
+
+Shapes, as amd-smi's CLI prints them (amdsmi_cli, subcommands/fabric.py and amdsmi_logger.py):
+
+- human readable: one block per GPU, keys upper-cased, 4 spaces per level::
+
+      GPU: 0
+          BDF: 0000:05:00.0
+          FABRIC_INFO:
+              VERSION: 4294967295
+              ACCELERATOR_ID: 0
+              BANDWIDTH: 0 Mb/s
+              LATENCY: 0 ns
+              PPOD_ID: 5a1c0de0-0000-0000-0000-000000000001
+              VPOD_ID: 2
+              ...
+          FABRIC_TELEMETRY: N/A
+
+- --json: a plain list of per-GPU objects, or (newer releases, other subcommands) an object
+  {"gpu_data": [...]}; a measured value is {"value": 0, "unit": "Mb/s"}; anything the library
+  could not read is the string "N/A" (a whole "fabric_info" too).
+
+This firmware does not populate BANDWIDTH, LATENCY and VERSION: it reports 0 Mb/s, 0 ns and
+4294967295 (UINT32_MAX). They are classified here, once, as NOT_POPULATED so that no consumer
+reads them as measurements (FAB-UNPOPULATED).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+from ..transport import Host
+
+UNSET_U32 = 4294967295
+POPULATED, NOT_POPULATED, UNKNOWN = "populated", "not populated", "unrecognised"
+# The fields this firmware leaves unpopulated, the unit a measurement carries, and the raw
+# values that mean "no data" (besides "N/A").
+UNPOPULATED_FIELDS = {"bandwidth": ("Mb/s", {0, UNSET_U32}), "latency": ("ns", {0, UNSET_U32}),
+                      "version": ("", {UNSET_U32})}
+
+
+class AmdSmiParseError(ValueError):
+    """Output that is not amd-smi fabric output (one line, names what was wrong)."""
+
+
+@dataclass(frozen=True)
+class FieldReading:
+    name: str
+    raw: str  # as printed
+    value: float | None  # the number, when it is a measurement
+    unit: str
+    status: str  # POPULATED, NOT_POPULATED or UNKNOWN
+
+    def describe(self) -> str:
+        return f"{self.name.upper()}: {self.raw} ({self.status})"
+
+
+@dataclass(frozen=True)
+class FabricGpu:
+    gpu: int
+    bdf: str
+    accelerator_id: int | None  # None when unset (UINT32_MAX) or N/A
+    accelerator_id_raw: str
+    ppod_id: str | None
+    vpod_id: str | None
+    accel_state: str | None
+    fields: dict[str, FieldReading] = field(default_factory=dict)
+
+
+# --- values ---------------------------------------------------------------------------------
+def _number(text: str) -> float | None:
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def classify(name: str, value, unit: str = "") -> FieldReading:
+    """One of BANDWIDTH / LATENCY / VERSION, from text ('0 Mb/s') or JSON ({'value','unit'})."""
+    want_unit, sentinels = UNPOPULATED_FIELDS[name]
+    if isinstance(value, dict):
+        unit = str(value.get("unit", unit) or "")
+        value = value.get("value")
+    raw = f"{value} {unit}".strip() if unit else str(value)
+    if isinstance(value, str):
+        text = value.strip()
+        m = re.fullmatch(r"(\S+)(?:\s+(\S+))?", text)
+        if m and m.group(2) and not unit:
+            text, unit = m.group(1), m.group(2)
+        if text.upper() in ("N/A", "NA"):
+            return FieldReading(name, raw, None, unit, NOT_POPULATED)
+        value = _number(text)
+    elif isinstance(value, bool) or value is None:
+        return FieldReading(name, raw, None, unit, UNKNOWN)
+    num = _number(value)
+    if num is None or (want_unit and unit and unit != want_unit) or num < 0:
+        return FieldReading(name, raw, None, unit, UNKNOWN)
+    if num in sentinels:
+        return FieldReading(name, raw, None, unit, NOT_POPULATED)
+    if name == "version" and not float(num).is_integer():
+        return FieldReading(name, raw, None, unit, UNKNOWN)
+    return FieldReading(name, raw, num, unit, POPULATED)
+
+
+def _accel_id(raw) -> tuple[int | None, str]:
+    text = str(raw).strip()
+    try:
+        v = int(text, 0)
+    except ValueError:
+        return None, text
+    return (None if v == UNSET_U32 else v), text
+
+
+def _gpu_from(gpu: int, bdf: str, info: dict) -> FabricGpu:
+    info = {str(k).lower(): v for k, v in info.items()}
+    aid, aid_raw = _accel_id(info.get("accelerator_id", "N/A"))
+    fields = {n: classify(n, info[n]) for n in UNPOPULATED_FIELDS if n in info}
+    def s(k):
+        v = info.get(k)
+        return None if v is None or str(v).strip().upper() == "N/A" else str(v).strip()
+    return FabricGpu(gpu, bdf, aid, aid_raw, s("ppod_id"), s("vpod_id"), s("accel_state"), fields)
+
+
+# --- human-readable text --------------------------------------------------------------------
+def _parse_text(text: str) -> list[FabricGpu]:
+    blocks: list[tuple[int, dict]] = []
+    cur: dict | None = None
+    section = ""
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        m = re.match(r"^GPU:\s*(\d+)\s*$", line)
+        if m:
+            cur = {"_top": {}, "fabric_info": {}}
+            blocks.append((int(m.group(1)), cur))
+            section = ""
+            continue
+        if cur is None:
+            continue
+        m = re.match(r"^(\s*)([A-Z0-9_]+):\s*(.*)$", line)
+        if not m:
+            continue  # a continuation line of a multi-line value (LOCAL_ACTIVE_ACCELERATORS)
+        indent, key, val = len(m.group(1)), m.group(2).lower(), m.group(3).strip()
+        if indent <= 4:
+            section = key if val == "" else ""
+            if val:
+                cur["_top"][key] = val
+        elif section == "fabric_info":
+            cur["fabric_info"][key] = val
+    out = []
+    for gpu, b in blocks:
+        info = b["fabric_info"] or {}
+        if not info and b["_top"].get("fabric_info", "").upper() == "N/A":
+            info = {}
+        out.append(_gpu_from(gpu, b["_top"].get("bdf", ""), info))
+    return out
+
+
+# --- JSON -----------------------------------------------------------------------------------
+def _parse_json(data) -> list[FabricGpu]:
+    if isinstance(data, dict):
+        if "gpu_data" not in data:
+            raise AmdSmiParseError(f"amd-smi JSON object without 'gpu_data' (keys: {', '.join(list(data)[:6])})")
+        data = data["gpu_data"]
+    if not isinstance(data, list):
+        raise AmdSmiParseError(f"amd-smi JSON is a {type(data).__name__}, not a list of GPUs")
+    out = []
+    for rec in data:
+        if not isinstance(rec, dict) or "gpu" not in rec:
+            raise AmdSmiParseError("amd-smi JSON entry without a 'gpu' key")
+        info = rec.get("fabric_info")
+        out.append(_gpu_from(int(rec["gpu"]), str(rec.get("bdf", "")), info if isinstance(info, dict) else {}))
+    return out
+
+
+def parse_fabric(text: str) -> list[FabricGpu]:
+    """`amd-smi fabric` output (text or --json) -> one FabricGpu per GPU block."""
+    stripped = text.strip()
+    if not stripped:
+        raise AmdSmiParseError("amd-smi fabric printed nothing")
+    if stripped[0] in "[{":
+        try:
+            data = json.loads(stripped)
+        except ValueError as e:
+            raise AmdSmiParseError(f"amd-smi fabric --json is not valid JSON: {e}") from None
+        gpus = _parse_json(data)
+    else:
+        gpus = _parse_text(stripped)
+    if not gpus:
+        raise AmdSmiParseError(f"no 'GPU: N' block in amd-smi fabric output: {stripped.splitlines()[0][:120]!r}")
+    return gpus
+
+
+def fabric(host: Host, json_output: bool = True):
+    """Run `amd-smi fabric` on a node; returns (Result, [FabricGpu])."""
+    res = host.run("amd-smi fabric --json" if json_output else "amd-smi fabric", timeout=60)
+    return res, (parse_fabric(res.stdout) if res.ok else [])
+
+
+def table(gpus: list[FabricGpu]) -> str:
+    """The classification as a text table (attached to reports)."""
+    rows = [f"{'gpu':>3}  {'field':<10} {'raw':<22} classified as"]
+    for g in gpus:
+        for f in g.fields.values():
+            rows.append(f"{g.gpu:>3}  {f.name.upper():<10} {f.raw:<22} {f.status}")
+    return "\n".join(rows)

@@ -1,0 +1,193 @@
+"""Benchmark outputs -> facts: ATOM's benchmark_serving (stdout table, --save-result JSON) and
+aiperf (profile_export_aiperf.json, console). Pure parsers; the formats are the tools' own:
+
+- benchmark_serving (atom/benchmarks/benchmark_serving.py): the table printed with
+  "{:<40} {:<10}".format(label, value) under "=== Serving Benchmark Result ===", an optional
+  "FAILED requests:" line, `warnings.warn("All requests failed. ...")` when nothing completed; the
+  JSON has num_prompts and completed (no failure count: failed = num_prompts - completed),
+  duration, total_input_tokens, total_output_tokens, *_throughput, and output_lens/errors when
+  --save-detailed.
+- aiperf: each metric is an object {"tag", "unit", "header", "avg", ...}, at the top level in
+  current releases and under "records" in older ones; request_count is the successful
+  requests, error_request_count the failed ones; error_summary, was_cancelled; a run that lost
+  metric coverage ends with "AIPerf System Exit Errors: ProfileMetricCoverageError" and its
+  benchmark_duration is the span of the few completed requests, not the run.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+
+ALL_FAILED = "All requests failed"
+COVERAGE_ERROR = "ProfileMetricCoverageError"
+_ROW = re.compile(r"^(?P<label>[A-Za-z][^:]*?:)\s+(?P<value>-?[\d.]+|inf|nan)\s*$")
+
+
+class BenchParseError(ValueError):
+    """The output is not the format this parser knows (one line saying what is missing)."""
+
+
+@dataclass
+class BenchFacts:
+    tool: str                       # benchmark_serving | aiperf
+    sent: int | None = None         # requests the run meant to send
+    completed: int | None = None
+    failed: int | None = None
+    duration_s: float | None = None
+    output_tokens: int | None = None
+    total_token_throughput: float | None = None
+    output_throughput: float | None = None
+    zero_token_requests: int | None = None   # completed requests that generated nothing
+    per_gpu: dict[str, float] = field(default_factory=dict)   # per-GPU figures the result reports
+    warnings: list[str] = field(default_factory=list)
+    fatal_errors: list[str] = field(default_factory=list)
+    error_summary: list[str] = field(default_factory=list)
+
+
+# --- benchmark_serving ---------------------------------------------------------------------
+def serving_table(stdout: str) -> dict[str, float]:
+    """The printed result table: {label without colon: value}."""
+    out: dict[str, float] = {}
+    in_table = False
+    for line in stdout.splitlines():
+        if "Serving Benchmark Result" in line:
+            in_table = True
+            continue
+        if not in_table:
+            continue
+        m = _ROW.match(line.rstrip())
+        if m:
+            out[m["label"][:-1].strip()] = float(m["value"])
+    return out
+
+
+def serving_result(stdout: str, result_json: str | None) -> BenchFacts:
+    f = BenchFacts("benchmark_serving")
+    table = serving_table(stdout)
+    for line in stdout.splitlines():
+        if ALL_FAILED in line:
+            f.warnings.append(line.strip())
+    data = {}
+    if result_json is not None:
+        try:
+            data = json.loads(result_json)
+        except json.JSONDecodeError as e:
+            raise BenchParseError(f"benchmark_serving result file is not JSON ({e.msg} at line {e.lineno})") from None
+        if not isinstance(data, dict):
+            raise BenchParseError("benchmark_serving result file is not a JSON object")
+    if not table and not data:
+        raise BenchParseError("no 'Serving Benchmark Result' table in the output and no result file")
+    f.completed = _int(data.get("completed"), table.get("Successful requests"))
+    f.sent = _int(data.get("num_prompts"))
+    if "FAILED requests" in table:
+        f.failed = int(table["FAILED requests"])
+    elif f.sent is not None and f.completed is not None:
+        f.failed = f.sent - f.completed
+    if f.sent is None and f.completed is not None and f.failed is not None:
+        f.sent = f.completed + f.failed
+    f.duration_s = _float(data.get("duration"), table.get("Benchmark duration (s)"))
+    f.output_tokens = _int(data.get("total_output_tokens"), table.get("Total generated tokens"))
+    f.total_token_throughput = _float(data.get("total_token_throughput"), table.get("Total Token throughput (tok/s)"))
+    f.output_throughput = _float(data.get("output_throughput"), table.get("Output token throughput (tok/s)"))
+    lens = data.get("output_lens")
+    errors = data.get("errors")
+    if isinstance(lens, list):  # --save-detailed: a failed request has an error and length 0
+        errs = errors if isinstance(errors, list) and len(errors) == len(lens) else [""] * len(lens)
+        f.zero_token_requests = sum(1 for n, e in zip(lens, errs) if not e and not n)
+    f.per_gpu = {k: float(v) for k, v in data.items() if "per_gpu" in k and isinstance(v, (int, float))}
+    return f
+
+
+# --- aiperf --------------------------------------------------------------------------------
+def _metric(data: dict, tag: str) -> float | None:
+    for where in (data, data.get("records") or {}):
+        m = where.get(tag) if isinstance(where, dict) else None
+        if isinstance(m, dict) and isinstance(m.get("avg"), (int, float)):
+            return float(m["avg"])
+        if isinstance(m, (int, float)) and not isinstance(m, bool):
+            return float(m)
+    return None
+
+
+def aiperf_result(export_json: str, console: str = "") -> BenchFacts:
+    try:
+        data = json.loads(export_json)
+    except json.JSONDecodeError as e:
+        raise BenchParseError(f"profile_export_aiperf.json is not JSON ({e.msg} at line {e.lineno})") from None
+    if not isinstance(data, dict) or _metric(data, "request_count") is None and _metric(data, "error_request_count") is None:
+        raise BenchParseError("profile_export_aiperf.json has neither request_count nor error_request_count")
+    f = BenchFacts("aiperf")
+    ok, bad = _metric(data, "request_count"), _metric(data, "error_request_count")
+    f.completed = int(ok) if ok is not None else 0
+    f.failed = int(bad) if bad is not None else 0
+    f.sent = f.completed + f.failed
+    f.duration_s = _metric(data, "benchmark_duration")
+    out_tokens = _metric(data, "total_output_tokens")
+    if out_tokens is None:
+        out_tokens = _metric(data, "total_osl")
+    f.output_tokens = int(out_tokens) if out_tokens is not None else None
+    f.total_token_throughput = _metric(data, "total_token_throughput")
+    f.output_throughput = _metric(data, "output_token_throughput")
+    osl_min = (data.get("output_sequence_length") or (data.get("records") or {}).get("output_sequence_length") or {})
+    if isinstance(osl_min, dict) and osl_min.get("min") == 0:
+        f.zero_token_requests = 1  # at least one; the export keeps no per-request count here
+    for e in data.get("error_summary") or []:
+        det = e.get("error_details") or {}
+        f.error_summary.append(f"{e.get('count', '?')} x {det.get('type', '?')} {det.get('code', '')}: "
+                               f"{str(det.get('message', ''))[:120]}")
+    invalid = data.get("runtime_submission_invalid_reasons") or []
+    if "insufficient_profile_metric_coverage" in invalid or COVERAGE_ERROR in console:
+        f.fatal_errors.append(COVERAGE_ERROR)
+    if data.get("was_cancelled"):
+        f.fatal_errors.append("was_cancelled")
+    f.per_gpu = {k: v for k, v in ((k, _metric(data, k)) for k in data if "per_gpu" in k) if v is not None}
+    return f
+
+
+# --- the command ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BenchCommand:
+    tool: str            # benchmark_serving | aiperf | unknown
+    wire_model: str      # the model name the requests will carry
+    tokenizer: str | None
+    flags: dict
+
+
+def command(cmd: str) -> BenchCommand:
+    """What a benchmark command will put on the wire: benchmark_serving sends
+    --served-model-name (else --model, a path); aiperf sends --model (-m)."""
+    try:
+        argv = shlex.split(cmd.replace("\\\n", " "))
+    except ValueError as e:
+        raise BenchParseError(f"bench.command does not parse as a shell command: {e}") from None
+    flags: dict = {}
+    for i, a in enumerate(argv):
+        if a.startswith("-"):
+            name, eq, val = a.partition("=")
+            if not eq:
+                val = argv[i + 1] if i + 1 < len(argv) and not argv[i + 1].startswith("-") else ""
+            flags[name.lstrip("-").replace("_", "-")] = val
+    text = " ".join(argv)
+    if "benchmark_serving" in text:
+        wire = flags.get("served-model-name") or flags.get("model") or ""
+        return BenchCommand("benchmark_serving", wire, flags.get("tokenizer"), flags)
+    if "aiperf" in text:
+        return BenchCommand("aiperf", flags.get("model") or flags.get("m") or "", flags.get("tokenizer"), flags)
+    return BenchCommand("unknown", flags.get("served-model-name") or flags.get("model") or "", flags.get("tokenizer"),
+                        flags)
+
+
+def _int(*vals) -> int | None:
+    for v in vals:
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return int(v)
+    return None
+
+
+def _float(*vals) -> float | None:
+    for v in vals:
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return float(v)
+    return None

@@ -1,0 +1,97 @@
+"""The collective probe's output -> facts: per world size the status and each rank's sum, the
+NCCL watchdog's timeout lines, and the transports NCCL says it chose (FAB-COLLECTIVE,
+FAB-TRANSPORT). The probe itself is collective_probe.py next to this module (shipped, run with
+the node's own python inside the container).
+
+NCCL / PyTorch line shapes read here:
+  `host:1234:1290 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEMMNNVL`
+  `host:1234:1290 [0] NCCL INFO Channel 00/0 : 1[1] -> 0[0] [send] via NET/Socket/0`
+  `host:1234:1290 [0] NCCL INFO Using network Socket`
+  `[rank1]:[E1003 18:37:01.833575187 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 1] Exception
+   (either an error or timeout) detected by watchdog at work: 1, last enqueued NCCL work: 1,
+   last completed NCCL work: -1.`
+  `... Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, ...)`
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROBE_PATH = Path(__file__).with_name("collective_probe.py")
+
+_RANK = re.compile(r"^RGCOLL ws=(\d+) rank=(\d+) (.*)$")
+_WORLD = re.compile(r"^RGCOLL-WORLD ws=(\d+) status=(\w+) ranks_ok=(\d+)/(\d+) elapsed=([\d.]+)s")
+_VIA = re.compile(r"NCCL INFO .*\bvia (\S+)")
+_NETWORK = re.compile(r"NCCL INFO Using network (\S+)")
+_WATCHDOG = re.compile(r"last completed (?:NCCL )?work: (-?\d+)|Watchdog caught collective operation timeout")
+
+
+@dataclass
+class World:
+    ws: int
+    status: str = "missing"  # ok / timeout / wrong / error / missing (no summary line)
+    ranks_ok: int = 0
+    elapsed_s: float | None = None
+    results: dict[int, str] = field(default_factory=dict)  # rank -> 'result=3 expect=3' or 'error=...'
+
+    def wrong_ranks(self) -> list[str]:
+        out = []
+        for r, text in sorted(self.results.items()):
+            m = re.search(r"result=(\S+) expect=(\S+)", text)
+            if not m:
+                out.append(f"rank {r}: {text}")
+            elif float(m.group(1)) != float(m.group(2)):
+                out.append(f"rank {r}: sum {m.group(1)}, expected {m.group(2)}")
+        return out
+
+
+@dataclass
+class ProbeOutput:
+    worlds: dict[int, World]
+    transports: list[str]  # every distinct 'via X' (in order of appearance)
+    networks: list[str]  # every distinct 'Using network X'
+    watchdog: list[str]  # the NCCL watchdog lines
+    started: bool  # the probe printed its start line (python ran)
+    torch: str = ""  # the torch version the probe imported ('missing (...)' when it could not)
+
+    @property
+    def last_completed_minus_one(self) -> bool:
+        return any(re.search(r"last completed (?:NCCL )?work: -1\b", w) for w in self.watchdog)
+
+
+def parse(text: str) -> ProbeOutput:
+    worlds: dict[int, World] = {}
+    transports: list[str] = []
+    networks: list[str] = []
+    watchdog: list[str] = []
+    started, torch = False, ""
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("RGCOLL-START"):
+            started = True
+            m = re.search(r"torch=(.*?) nnodes=", s)
+            torch = m.group(1) if m else ""
+        m = _WORLD.match(s)
+        if m:
+            w = worlds.setdefault(int(m.group(1)), World(int(m.group(1))))
+            w.status, w.ranks_ok, w.elapsed_s = m.group(2), int(m.group(3)), float(m.group(5))
+            continue
+        m = _RANK.match(s)
+        if m:
+            worlds.setdefault(int(m.group(1)), World(int(m.group(1)))).results[int(m.group(2))] = m.group(3)
+            continue
+        m = _VIA.search(s)
+        if m and m.group(1) not in transports:
+            transports.append(m.group(1))
+        m = _NETWORK.search(s)
+        if m and m.group(1) not in networks:
+            networks.append(m.group(1))
+        if _WATCHDOG.search(s):
+            watchdog.append(s)
+    return ProbeOutput(worlds, transports, networks, watchdog, started, torch)
+
+
+def transport_ok(t: str, healthy: list[str]) -> bool:
+    """'P2P/CUMEMMNNVL' or 'P2P/CUMEMMNNVL/read' is the healthy 'P2P/CUMEMMNNVL'; NET/Socket never."""
+    return any(t == h or t.startswith(h + "/") for h in healthy)

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""A minimal torch.distributed all_reduce, run inside the container with the node's own python.
+
+Shipped with rackgate and run unchanged on any node (the suite feeds it on stdin:
+`python3 - ARGS < collective_probe.py`, so nothing is written on the node). The parent imports
+torch once (which initialises no GPU) and forks one child per rank; only the ranks touch a
+device, so the parent can always end them.
+
+    per node:     python3 collective_probe.py --world-sizes 1,2,4
+    across nodes: python3 collective_probe.py --nnodes 4 --node-rank I --ranks-per-node 4 \
+                      --master-addr <head data-plane IP>        (on every node at once)
+
+Rank r contributes r+1; after all_reduce(SUM) every rank must hold w(w+1)/2. Every world has a
+hard bound: the process group's timeout, plus a grace; ranks still running then are killed
+(SIGKILL, by PID: they are this process's children) and the world is reported as a timeout.
+With NCCL_DEBUG=INFO in the environment, NCCL's own lines (the transport, FAB-TRANSPORT) pass
+through on stdout. Output lines for the suite start with RGCOLL.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+
+
+def _rank(ws: int, rank: int, local_rank: int, addr: str, port: int, backend: str, timeout_s: float,
+          join_s: float) -> None:
+    """One rank (a forked child). Prints one RGCOLL line, exits 0 on a correct sum."""
+    os.environ.update({"RANK": str(rank), "WORLD_SIZE": str(ws), "LOCAL_RANK": str(local_rank),
+                       "MASTER_ADDR": addr, "MASTER_PORT": str(port)})
+    try:
+        import datetime
+
+        import torch
+        import torch.distributed as dist
+        if backend == "auto":
+            backend = "nccl" if torch.cuda.is_available() else "gloo"
+        if backend == "nccl":
+            torch.cuda.set_device(local_rank)
+            device = f"cuda:{local_rank}"
+        else:
+            device = "cpu"
+        # Rendezvous first, with its own (longer) bound: ranks on other nodes may start later.
+        # Then the collective gets the process-group timeout, as in the runbook's ncclmin.py.
+        store = dist.TCPStore(addr, port, ws, rank == 0, timeout=datetime.timedelta(seconds=join_s),
+                              wait_for_workers=True)
+        dist.init_process_group(backend, store=store, rank=rank, world_size=ws,
+                                timeout=datetime.timedelta(seconds=timeout_s))
+        t = torch.ones(1024, device=device) * (rank + 1)
+        dist.all_reduce(t)
+        if backend == "nccl":
+            torch.cuda.synchronize()
+        got, expect = t[0].item(), ws * (ws + 1) // 2
+        print(f"RGCOLL ws={ws} rank={rank} backend={backend} device={device} result={got:g} expect={expect}",
+              flush=True)
+        dist.destroy_process_group()
+        os._exit(0 if got == expect else 3)
+    except BaseException as e:  # noqa: BLE001 - report and exit, whatever it was
+        msg = " ".join(f"{type(e).__name__}: {e}".split())[:400]
+        print(f"RGCOLL ws={ws} rank={rank} error={msg}", flush=True)
+        os._exit(4)
+
+
+def world(ws: int, ranks: list[tuple[int, int]], addr: str, port: int, backend: str, timeout_s: float,
+          grace_s: float, join_s: float = 0.0) -> str:
+    """Run the given (global rank, local rank) pairs of a world of size ws; returns the status."""
+    t0 = time.monotonic()
+    sys.stdout.flush()
+    children: dict[int, int] = {}
+    for rank, local in ranks:
+        pid = os.fork()
+        if pid == 0:
+            _rank(ws, rank, local, addr, port, backend, timeout_s, join_s or timeout_s)
+        children[pid] = rank
+    codes: dict[int, int] = {}
+    deadline = t0 + join_s + timeout_s + grace_s
+    while children and time.monotonic() < deadline:
+        pid, status = os.waitpid(-1, os.WNOHANG)
+        if pid == 0:
+            time.sleep(0.05)
+            continue
+        if pid in children:
+            codes[children.pop(pid)] = os.waitstatus_to_exitcode(status)
+    killed = sorted(children.values())
+    for pid in children:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    for pid in list(children):
+        os.waitpid(pid, 0)  # reap: nothing of ours outlives the probe
+    ok = [r for r, c in codes.items() if c == 0]
+    if killed:
+        status = "timeout"
+    elif len(ok) == len(ranks):
+        status = "ok"
+    elif any(c == 3 for c in codes.values()):
+        status = "wrong"
+    else:
+        status = "error"
+    extra = f" killed={','.join(map(str, killed))}" if killed else ""
+    print(f"RGCOLL-WORLD ws={ws} status={status} ranks_ok={len(ok)}/{len(ranks)} "
+          f"elapsed={time.monotonic() - t0:.1f}s timeout={timeout_s:g}s{extra}", flush=True)
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--world-sizes", default="1,2,4", help="per node: the world sizes to run, in order")
+    ap.add_argument("--nnodes", type=int, default=1, help="across nodes: how many nodes take part")
+    ap.add_argument("--node-rank", type=int, default=0)
+    ap.add_argument("--ranks-per-node", type=int, default=4)
+    ap.add_argument("--master-addr", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=29800, help="per node: port+w for world w; across nodes: port")
+    ap.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
+    ap.add_argument("--timeout", type=float, default=45.0, help="process-group timeout per world (s)")
+    ap.add_argument("--grace", type=float, default=15.0, help="then this long before its ranks are killed (s)")
+    ap.add_argument("--join-timeout", type=float, default=0.0,
+                    help="across nodes: how long ranks wait for each other at the rendezvous (s)")
+    a = ap.parse_args(argv)
+    # Import torch once, here, so no world's bound is spent importing it in every rank. This
+    # does not initialise a GPU (that happens in the ranks, after the fork).
+    try:
+        import torch  # noqa: F401
+        import torch.distributed  # noqa: F401
+        tv = torch.__version__
+    except ImportError as e:
+        tv = f"missing ({e})"
+    print(f"RGCOLL-START pid={os.getpid()} python={sys.version.split()[0]} torch={tv} nnodes={a.nnodes} "
+          f"node_rank={a.node_rank} backend={a.backend}", flush=True)
+    bad = 0
+    if a.nnodes > 1:
+        ws = a.nnodes * a.ranks_per_node
+        ranks = [(a.node_rank * a.ranks_per_node + j, j) for j in range(a.ranks_per_node)]
+        bad += world(ws, ranks, a.master_addr, a.port, a.backend, a.timeout, a.grace, a.join_timeout) != "ok"
+    else:
+        for ws in (int(x) for x in a.world_sizes.split(",") if x.strip()):
+            bad += world(ws, [(r, r) for r in range(ws)], a.master_addr, a.port + ws, a.backend, a.timeout,
+                         a.grace) != "ok"
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+"""Facts from inside the ATOM container (through `docker exec`): file sizes, a grep count, what
+Python imports, which tools exist. Every function takes the container's Host (node.container()),
+so paths are container paths and the probe never knows whether the node is simulated.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from ..report.verdict import CouldNotObserve
+from ..transport import Host
+
+_MISSING = "__rackgate_missing__"
+# The last line of a Python traceback: "AttributeError: module 'x' has no attribute 'y'"
+_EXC = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): ?(.*)$")
+
+
+def _strip(host: Host, path: str) -> str:
+    n = len(host.sysroot)
+    return path[n:] if host.sysroot and path.startswith(host.sysroot + "/") else path
+
+
+def parse_sizes(text: str) -> dict[str, int | None]:
+    """Lines of `stat -c '%s %n'` and '<missing marker> <path>' -> {path: size or None}."""
+    out: dict[str, int | None] = {}
+    for line in text.splitlines():
+        head, _, path = line.strip().partition(" ")
+        if head == _MISSING and path:
+            out[path] = None
+        elif head.isdigit() and path:
+            out[path] = int(head)
+    return out
+
+
+def sizes(host: Host, paths: list[str]) -> tuple[dict[str, int | None], str]:
+    """Byte sizes of files (None: missing), keyed by container path; plus the raw output."""
+    script = "; ".join(
+        f"if [ -e {host.qpath(p)} ]; then stat -c '%s %n' {host.qpath(p)}; else echo {_MISSING} {host.qpath(p)}; fi"
+        for p in paths)
+    res = host.run(script, timeout=60)
+    got = {_strip(host, k): v for k, v in parse_sizes(res.stdout).items()}
+    missing = [p for p in paths if p not in got]
+    if missing:
+        raise CouldNotObserve(f"{host.name}: stat printed nothing for {', '.join(missing)}: {res.stderr.strip()[:200]}")
+    shown = res.stdout.replace(host.sysroot + "/", "/") if host.sysroot else res.stdout
+    return got, shown
+
+
+def count_entries(host: Host, directory: str) -> int | None:
+    """Entries in a directory (`ls -A | wc -l`), None when it does not exist."""
+    q = host.qpath(directory)
+    res = host.run(f"if [ -d {q} ]; then ls -A {q} | wc -l; else echo {_MISSING}; fi", timeout=60)
+    out = res.stdout.strip()
+    if out == _MISSING:
+        return None
+    if res.ok and out.isdigit():
+        return int(out)
+    raise CouldNotObserve(f"{host.name}: cannot list {directory}: {res.stderr.strip()[:200]}")
+
+
+@dataclass(frozen=True)
+class PyResult:
+    """What a `python3 -c` printed: its last stdout line, or the exception it died of."""
+    rc: int
+    value: str | None
+    error: str | None   # "AttributeError: module 'atom.utils.envs' has no attribute ..."
+
+    def summary(self) -> str:
+        return self.error if self.error else repr(self.value)
+
+
+def parse_python(rc: int, stdout: str, stderr: str) -> PyResult:
+    lines = [ln for ln in stdout.splitlines() if ln.strip()]
+    error = None
+    if rc != 0:
+        for ln in reversed(stderr.splitlines()):
+            if m := _EXC.match(ln.strip()):
+                error = f"{m.group(1)}: {m.group(2)}".rstrip(": ")
+                break
+        else:
+            tail = (stderr.strip().splitlines() or [f"exit status {rc}"])[-1]
+            error = tail
+    return PyResult(rc, lines[-1].strip() if lines else None, error)
+
+
+def _python_cmd(code: str, python_exe: str, env: dict[str, str] | None, unset: tuple[str, ...]) -> str:
+    prefix = "env " + " ".join(f"-u {shlex.quote(v)}" for v in unset) + " " if unset else ""
+    assigns = " ".join(f"{k}={shlex.quote(v)}" for k, v in (env or {}).items())
+    return f"{prefix}{assigns + ' ' if assigns else ''}{python_exe} -c {shlex.quote(code)}"
+
+
+def python(host: Host, code: str, python_exe: str = "python3", env: dict[str, str] | None = None,
+           unset: tuple[str, ...] = ()) -> tuple[PyResult, str]:
+    """Run `python3 -c CODE` in the container, with some variables set or unset for it only."""
+    cmd = _python_cmd(code, python_exe, env, unset)
+    res = host.run(cmd, timeout=120)
+    if res.rc == 127 and not res.stdout:
+        raise CouldNotObserve(f"{host.name}: {python_exe} not found in the container")
+    return parse_python(res.rc, res.stdout, res.stderr), res.evidence()
+
+
+_RUN = "__rackgate_run__"
+
+
+def split_runs(text: str) -> list[tuple[int, str]]:
+    """Output of several commands, each followed by '<marker> <rc>' (stdout and stderr merged
+    per command) -> [(rc, output)]."""
+    out, buf = [], []
+    for line in text.splitlines(keepends=True):
+        head, _, rc = line.strip().partition(" ")
+        if head == _RUN and rc.lstrip("-").isdigit():
+            out.append((int(rc), "".join(buf)))
+            buf = []
+        else:
+            buf.append(line)
+    return out
+
+
+def python_variants(host: Host, code: str, variants: list[tuple[dict[str, str], tuple[str, ...]]],
+                    python_exe: str = "python3") -> tuple[list[PyResult], str]:
+    """`python3 -c CODE` once per (env to set, vars to unset), in ONE docker exec."""
+    cmds = [_python_cmd(code, python_exe, env, unset) for env, unset in variants]
+    script = "; ".join(f"{c} 2>&1; echo {_RUN} $?" for c in cmds)
+    res = host.run(script, timeout=120)
+    runs = split_runs(res.stdout)
+    if len(runs) != len(cmds):
+        raise CouldNotObserve(f"{host.name}: {len(runs)} of {len(cmds)} python runs reported back: "
+                              f"{(res.stderr or res.stdout).strip()[-200:]}")
+    results = []
+    for rc, out in runs:
+        if rc == 127 and "not found" in out:
+            raise CouldNotObserve(f"{host.name}: {python_exe} not found in the container")
+        # merged output: on success the value is the last line; on failure the traceback's end
+        results.append(parse_python(rc, out if rc == 0 else "", out))
+    shown = "\n".join(f"$ {c}\n{out}(rc={rc})" for c, (rc, out) in zip(cmds, runs))
+    return results, shown
+
+
+def sizes_and_count(host: Host, paths: list[str], pattern: str, grep_path: str) -> tuple[dict[str, int | None], int | None, str]:
+    """sizes() and grep_count() in one round trip (one docker exec)."""
+    q = host.qpath(grep_path)
+    stat = "; ".join(
+        f"if [ -e {host.qpath(p)} ]; then stat -c '%s %n' {host.qpath(p)}; else echo {_MISSING} {host.qpath(p)}; fi"
+        for p in paths)
+    res = host.run(f"{stat}; echo {_RUN} 0; if [ -e {q} ]; then grep -c -- {shlex.quote(pattern)} {q}; "
+                   f"else echo {_MISSING}; fi; echo {_RUN} $?", timeout=60)
+    runs = split_runs(res.stdout)
+    if len(runs) != 2:
+        raise CouldNotObserve(f"{host.name}: stat/grep in the container failed: {res.stderr.strip()[:200]}")
+    got = {_strip(host, k): v for k, v in parse_sizes(runs[0][1]).items()}
+    missing = [p for p in paths if p not in got]
+    if missing:
+        raise CouldNotObserve(f"{host.name}: stat printed nothing for {', '.join(missing)}: {res.stderr.strip()[:200]}")
+    rc, out = runs[1]
+    out = out.strip()
+    if out == _MISSING:
+        count = None
+    elif rc in (0, 1) and out.isdigit():
+        count = int(out)
+    else:
+        raise CouldNotObserve(f"{host.name}: grep -c on {grep_path} failed (rc={rc}): {out[:200]}")
+    shown = runs[0][1].replace(host.sysroot + "/", "/") if host.sysroot else runs[0][1]
+    return got, count, shown
+
+
+def which(host: Host, tool: str) -> str | None:
+    """The tool's path on the container's PATH, or None."""
+    res = host.run(f"command -v {shlex.quote(tool)}", timeout=30)
+    path = res.stdout.strip().splitlines()[-1] if res.ok and res.stdout.strip() else None
+    return _strip(host, path) if path else None
+
+
+def node_path(host: Host, path: str) -> str:
+    """A path a command printed, as a container path (the simulated rack prefixes a sysroot)."""
+    return _strip(host, path)

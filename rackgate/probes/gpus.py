@@ -1,0 +1,147 @@
+"""The GPUs a node sees and their HBM size: `amd-smi static --json`, or sysfs when amd-smi is absent.
+
+amd-smi's JSON comes in two shapes across releases: a plain list of per-GPU objects (ROCm 6.x)
+and {"gpu_data": [...]} (7.x). Each object carries "gpu" (index) and the sections asked for;
+a value with a unit is {"value": N, "unit": "MB"}, a value the library could not read is "N/A".
+VRAM size is in MB as amd-smi names it (mebibytes: 432 GiB reads 442368).
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from ..report.verdict import CouldNotObserve
+from ..transport import Host
+
+AMD_VENDOR = "0x1002"
+_UNIT_MIB = {"B": 1 / 2**20, "KB": 1 / 1024, "KIB": 1 / 1024, "MB": 1, "MIB": 1, "GB": 1024, "GIB": 1024,
+             "TB": 2**20, "TIB": 2**20}
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int
+    bdf: str | None
+    market_name: str | None
+    vram_mib: float | None  # None when not reported ("N/A")
+
+    @property
+    def hbm_gib(self) -> float | None:
+        return None if self.vram_mib is None else self.vram_mib / 1024
+
+    def summary(self) -> str:
+        hbm = "HBM N/A" if self.hbm_gib is None else f"{self.hbm_gib:g} GiB"
+        return f"gpu{self.index} {self.bdf or '?'} {hbm}"
+
+
+class GpuListError(ValueError):
+    pass
+
+
+def _value(v) -> tuple[float | None, str | None]:
+    """amd-smi's {"value": N, "unit": U} / "N/A" / bare number / "N MB" -> (number, unit)."""
+    if isinstance(v, dict):
+        val, unit = v.get("value"), v.get("unit")
+        if isinstance(val, (int, float)):
+            return float(val), unit
+        return _value(val)[0], unit
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v), None
+    if isinstance(v, str):
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", v)
+        if m:
+            return float(m.group(1)), m.group(2) or None
+    return None, None
+
+
+def _mib(v) -> float | None:
+    num, unit = _value(v)
+    if num is None:
+        return None
+    factor = _UNIT_MIB.get((unit or "MB").upper())
+    if factor is None:
+        raise GpuListError(f"unknown VRAM unit {unit!r}")
+    return num * factor
+
+
+def _text(v) -> str | None:
+    return v if isinstance(v, str) and v and v != "N/A" else None
+
+
+def parse_amdsmi_static(text: str) -> list[Gpu]:
+    """`amd-smi static [--asic --bus --vram] --json` -> GPUs, in index order."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise GpuListError(f"amd-smi printed no JSON ({e.msg} at char {e.pos}): {text.strip()[:120]!r}") from None
+    if isinstance(data, dict):
+        if "gpu_data" not in data:
+            raise GpuListError(f"amd-smi JSON has no 'gpu_data' (keys: {', '.join(sorted(data)) or 'none'})")
+        data = data["gpu_data"]
+    if not isinstance(data, list):
+        raise GpuListError(f"amd-smi JSON is a {type(data).__name__}, not a list of GPUs")
+    gpus = []
+    for pos, entry in enumerate(data):
+        if not isinstance(entry, dict):
+            raise GpuListError(f"amd-smi JSON entry {pos} is a {type(entry).__name__}, not an object")
+        idx = entry.get("gpu", pos)
+        vram = entry.get("vram") if isinstance(entry.get("vram"), dict) else {}
+        bus = entry.get("bus") if isinstance(entry.get("bus"), dict) else {}
+        asic = entry.get("asic") if isinstance(entry.get("asic"), dict) else {}
+        gpus.append(Gpu(int(idx) if str(idx).isdigit() else pos, _text(bus.get("bdf")),
+                        _text(asic.get("market_name")), _mib(vram.get("size"))))
+    return sorted(gpus, key=lambda g: g.index)
+
+
+def parse_sysfs(cards: dict[int, dict[str, str | None]]) -> list[Gpu]:
+    """{card: {"vendor": "0x1002", "mem_info_vram_total": bytes, "uevent": ...}} -> AMD GPUs."""
+    gpus = []
+    for card in sorted(cards):
+        attrs = cards[card]
+        if (attrs.get("vendor") or "").strip().lower() != AMD_VENDOR:
+            continue
+        total = (attrs.get("mem_info_vram_total") or "").strip()
+        bdf = None
+        for line in (attrs.get("uevent") or "").splitlines():
+            if line.startswith("PCI_SLOT_NAME="):
+                bdf = line.split("=", 1)[1].strip().lower()
+        gpus.append(Gpu(card, bdf, None, int(total) / 2**20 if total.isdigit() else None))
+    return gpus
+
+
+@dataclass(frozen=True)
+class GpuFacts:
+    gpus: list[Gpu]
+    source: str     # "amd-smi" or "sysfs"
+    raw: str        # what the source printed, for the evidence
+    error: str = "" # amd-smi's own complaint when it sees no GPU
+
+
+def read(host: Host) -> GpuFacts:
+    res = host.run("amd-smi static --asic --bus --vram --json", timeout=120)
+    if res.rc == 127:  # no amd-smi on this node: the driver's own sysfs view
+        return _read_sysfs(host)
+    if not res.ok:
+        # e.g. "Unable to detect any GPU devices, check amdgpu version and module status"
+        why = (res.stderr.strip().splitlines() or res.stdout.strip().splitlines() or [f"rc={res.rc}"])[-1]
+        return GpuFacts([], "amd-smi", res.evidence(), why)
+    try:
+        return GpuFacts(parse_amdsmi_static(res.stdout), "amd-smi", res.stdout)
+    except GpuListError as e:
+        raise CouldNotObserve(f"{host.name}: {e}") from None
+
+
+def _read_sysfs(host: Host) -> GpuFacts:
+    cards = []
+    for p in host.glob("/sys/class/drm/card*"):
+        m = re.fullmatch(r"/sys/class/drm/card(\d+)", p)
+        if m:
+            cards.append(int(m.group(1)))
+    attrs = ("vendor", "mem_info_vram_total", "uevent")
+    paths = [f"/sys/class/drm/card{c}/device/{a}" for c in cards for a in attrs]
+    raw = host.read_many(paths)
+    per = {c: {a: raw[f"/sys/class/drm/card{c}/device/{a}"] for a in attrs} for c in cards}
+    text = "\n".join(f"card{c}: {a}={(v or '').strip()[:80]}" for c, d in per.items() for a, v in d.items()
+                     if a != "uevent")
+    return GpuFacts(parse_sysfs(per), "sysfs", text)

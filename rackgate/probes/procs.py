@@ -1,0 +1,77 @@
+"""Processes and GPU users on a node: /proc/<pid>/stat, /proc/<pid>/cgroup, and the kfd process
+list /sys/class/kfd/kfd/proc/<pid> (one entry per process that opened /dev/kfd).
+
+These are the files `ps` itself reads; reading them directly keeps a process's state letter
+(R S D Z I ...) and its comm exact, and a zombie shows as state Z (what ps prints `<defunct>`).
+
+/proc/<pid>/stat: "pid (comm) state ppid ...". comm may contain spaces and parentheses, so it
+runs from the first "(" to the LAST ")".
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..transport import Host
+
+KFD_PROC = "/sys/class/kfd/kfd/proc"
+# cgroup v2 "0::/system.slice/docker-<id>.scope", v1 "12:devices:/docker/<id>",
+# containerd "cri-containerd-<id>.scope"
+_CONTAINER_ID = re.compile(r"(?:docker|cri-containerd|libpod)[-/]([0-9a-f]{64})")
+
+
+@dataclass(frozen=True)
+class Proc:
+    pid: int
+    comm: str
+    state: str  # one letter
+    ppid: int
+
+    @property
+    def zombie(self) -> bool:
+        return self.state == "Z"
+
+    def summary(self) -> str:
+        return f"pid {self.pid} ({self.comm}) state {self.state}{' <defunct>' if self.zombie else ''}"
+
+
+def parse_stat(text: str) -> dict[int, Proc]:
+    """Concatenated /proc/<pid>/stat contents -> {pid: Proc}. Unparsable lines are skipped
+    (a process can exit between listing and reading)."""
+    out = {}
+    for line in text.splitlines():
+        lo, hi = line.find("("), line.rfind(")")
+        if lo < 0 or hi < lo:
+            continue
+        pid = line[:lo].strip()
+        rest = line[hi + 1:].split()
+        if not pid.isdigit() or len(rest) < 2 or not rest[1].lstrip("-").isdigit():
+            continue
+        out[int(pid)] = Proc(int(pid), line[lo + 1:hi], rest[0], int(rest[1]))
+    return out
+
+
+def container_id(cgroup_text: str | None) -> str | None:
+    """The container a process runs in, from its /proc/<pid>/cgroup (None: the host)."""
+    m = _CONTAINER_ID.search(cgroup_text or "")
+    return m.group(1) if m else None
+
+
+def parse_kfd_listing(paths: list[str]) -> list[int]:
+    """Entries of /sys/class/kfd/kfd/proc -> pids."""
+    return sorted(int(p.rsplit("/", 1)[-1]) for p in paths if p.rsplit("/", 1)[-1].isdigit())
+
+
+def processes(host: Host) -> dict[int, Proc]:
+    res = host.run(f"cat {host.path('/proc')}/[0-9]*/stat 2>/dev/null; true", timeout=60)
+    return parse_stat(res.stdout)
+
+
+def kfd_pids(host: Host) -> list[int]:
+    return parse_kfd_listing(host.glob(f"{KFD_PROC}/*"))
+
+
+def containers_of(host: Host, pids: list[int]) -> dict[int, str | None]:
+    """pid -> container id (None: a host process or gone)."""
+    raw = host.read_many([f"/proc/{p}/cgroup" for p in pids])
+    return {p: container_id(raw[f"/proc/{p}/cgroup"]) for p in pids}

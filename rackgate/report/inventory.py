@@ -1,0 +1,69 @@
+"""Which checks the suite has: every collected test with its catalogue row and markers.
+
+Loaded as a plugin for a collect-only run (`pytest --co -p rackgate.report.inventory
+--rackgate-inventory FILE`); the catalogue page and the coverage self-test read the JSON it
+writes. collect() runs that in a subprocess so the caller's own pytest session is not involved.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--rackgate-inventory", metavar="FILE", default=None,
+                     help="write the collected checks (node id, catalogue row, markers) as JSON")
+
+
+def pytest_collection_finish(session):
+    path = session.config.getoption("rackgate_inventory")
+    if not path:
+        return
+    items = []
+    for item in session.items:
+        row = item.get_closest_marker("row")
+        items.append({"nodeid": item.nodeid, "row": row.args[0] if row and row.args else None,
+                      "function": item.nodeid.split("[", 1)[0],
+                      "markers": sorted({m.name for m in item.iter_markers()} - {"row", "parametrize"})})
+    tmp = Path(path).with_suffix(".tmp")
+    tmp.write_text(json.dumps(items, indent=1))
+    tmp.replace(path)
+
+
+class InventoryError(RuntimeError):
+    pass
+
+
+def collect(args: tuple[str, ...] = (), timeout: float = 120) -> list[dict]:
+    """Every check of the suite (tests/), collected on the simulated rack."""
+    with tempfile.TemporaryDirectory(prefix="rackgate-inv-") as d:
+        out = Path(d) / "inventory.json"
+        cmd = [sys.executable, "-m", "pytest", "--co", "-q", "-o", "addopts=", "-p", "no:cacheprovider",
+               "-p", "rackgate.pytest_plugin", "-p", "pytest_timeout", "-p", "rackgate.report.inventory",
+               f"--rackgate-inventory={out}", *args]
+        env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        try:
+            proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            raise InventoryError(f"collecting the suite took over {timeout:g}s") from None
+        if not out.exists():
+            tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
+            raise InventoryError("collecting the suite failed (rc %d):\n%s" % (proc.returncode, "\n".join(tail)))
+        return json.loads(out.read_text())
+
+
+def checks_by_row(items: list[dict]) -> dict[str, list[str]]:
+    """Row id -> the test functions (ids without parameters) that implement it."""
+    out: dict[str, list[str]] = {}
+    for it in items:
+        if it["row"]:
+            fns = out.setdefault(it["row"], [])
+            if it["function"] not in fns:
+                fns.append(it["function"])
+    return out

@@ -1,0 +1,174 @@
+"""The simulated platform of each node: perf_setup reports, processes and the kfd list, /dev/shm,
+docker containers, and the inside of our container (the ATOM tree, py-spy, the rocjitsu prefix).
+
+State lives in node["plat"] (faults in rackgate/sim/faults/plat.py change it); render() writes
+it into the node's root and container root with the real paths.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+from .. import state as sim_state
+from ..plat_content import (PREFIX_IMAGE_COPY, PREFIX_REQUIRED, atom_tree, container_id, perf_report)
+from ..render import node_root
+
+# PCI buses of the four GPUs of a tray (illustrative, stable per card).
+BUSES = (0x05, 0x15, 0x65, 0x75, 0x85, 0x95, 0xC5, 0xD5)
+STOCK_ATOM_DIR = "/usr/local/lib/python3.12/dist-packages"  # a second, unpatched ATOM (pip wheel)
+IMAGE_ENV = [
+    "PATH=/opt/rocm/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "ROCM_PATH=/opt/rocm",
+    "LD_LIBRARY_PATH=/opt/rocm/lib:/usr/local/lib",
+    "PYTORCH_ROCM_ARCH=gfx1250",
+    "HSA_OVERRIDE_GFX_VERSION=12.5.0",
+]
+
+
+def _proc(pid: int, comm: str, state: str, ppid: int, cgroup: str) -> dict:
+    return {"pid": pid, "comm": comm, "state": state, "ppid": ppid, "cgroup": cgroup}
+
+
+def healthy(state: dict, gpus: int) -> None:
+    for name, n in state["nodes"].items():
+        boot = n["boot_time"]
+        for g in n["gpus"]:
+            g.setdefault("bdf", f"0000:{BUSES[g['card'] % len(BUSES)]:02x}:00.0")
+        own_id = container_id(name, "own")
+        n["plat"] = {
+            # perf_setup ran 7 minutes after boot, all steps passed (TBP read fine on this tray)
+            "perf_reports": [{"at": boot + 420, "mode": "D", "passed": 8, "failed": 0, "result": "PASS",
+                              "tbp_ok": True}],
+            # our container: created after perf_setup, 45 minutes before the run
+            "own": {"id": own_id, "status": "running", "exit_code": 0, "image": None, "network_mode": "host",
+                    "devices": ["/dev/kfd", "/dev/dri"], "created": boot + 900, "pid": 4242,
+                    "pythonpath": ["/app/ATOM"], "env": list(IMAGE_ENV)},
+            "foreign": [],          # other people's containers: name, image, status, created, id
+            "removed_creates": [],  # create events of containers already removed
+            "procs": [
+                _proc(1, "systemd", "S", 0, "0::/init.scope"),
+                _proc(2, "kthreadd", "S", 0, "0::/"),
+                _proc(812, "dockerd", "S", 1, "0::/system.slice/docker.service"),
+                _proc(1377, "sshd", "S", 1, "0::/system.slice/ssh.service"),
+                _proc(2045, "kworker/u1024:2-events_unbound", "I", 2, "0::/"),
+                _proc(2046, "kworker/17:1H-kblockd", "I", 2, "0::/"),
+                _proc(4219, "containerd-shim", "S", 1, "0::/system.slice/containerd.service"),
+                _proc(4242, "sleep", "S", 4219, f"0::/system.slice/docker-{own_id}.scope"),
+            ],
+            "kfd": [],
+            "shm": [],
+            "atom": {"patched": True, "zero": [], "elsewhere": False},
+            "py_spy": True,
+            # Appendix A copies the image's own rocjitsu to /app/rjprefix on B0 (inert there).
+            "prefix": "image",
+        }
+
+
+def _sync(root: Path, files: dict[str, tuple], managed: list[str]) -> None:
+    """Make root's managed subtrees hold exactly `files` (rel -> (bytes|None for a dir |
+    int size for a sparse file, mtime or None)). Unchanged files are not rewritten, so a
+    re-render (the link-training agent) never shows a reader a half-written file."""
+    want = set()
+    for rel, (content, mtime) in files.items():
+        p = root / rel
+        want.add(p)
+        for parent in p.parents:
+            want.add(parent)
+        if content is None:
+            p.mkdir(parents=True, exist_ok=True)
+        else:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, int):
+                if not p.is_file() or p.stat().st_size != content:
+                    with open(p, "wb") as f:
+                        f.truncate(content)
+            elif not p.is_file() or p.read_bytes() != content:
+                tmp = p.with_name(p.name + ".rg-tmp")
+                tmp.write_bytes(content)
+                os.replace(tmp, p)
+        if mtime is not None:
+            os.utime(p, (mtime, mtime))
+    for m in managed:
+        base = root / m
+        if not base.exists():
+            continue
+        for p in sorted(base.rglob("*"), key=lambda x: len(x.parts), reverse=True):
+            if p not in want:
+                if p.is_dir() and not p.is_symlink():
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    p.unlink(missing_ok=True)
+
+
+def _stat_line(p: dict, start: int) -> str:
+    # /proc/<pid>/stat: 52 fields; those after ppid are plausible constants.
+    return (f"{p['pid']} ({p['comm']}) {p['state']} {p['ppid']} {p['pid']} {p['pid']} 0 -1 4194560 "
+            f"1542 0 0 0 12 9 0 0 20 0 1 0 {start} 9035776 512 18446744073709551615 1 1 0 0 0 0 0 4096 "
+            "0 0 0 0 17 3 0 0 0 0 0 0 0 0 0 0 0 0 0\n")
+
+
+def _prefix_files(kind: str | None) -> dict[str, tuple]:
+    if kind is None:
+        return {}
+    sizes = PREFIX_REQUIRED if kind == "required" else PREFIX_IMAGE_COPY
+    files: dict[str, tuple] = {
+        "app/rjprefix/lib/libhsa_hotswap_rocjitsu.so": (sizes["hook"], None),
+        "app/rjprefix/lib/librocjitsu_gfx1250_b0_to_a0.so.0.3.0": (sizes["translator"], None),
+    }
+    store = "app/rjprefix/share/rocjitsu/translations/gfx1250-b0-a0/v1"
+    files[store] = (None, None)
+    for i in range(sizes["store"]):
+        files[f"{store}/{i:016x}.co"] = (b"", None)
+    return files
+
+
+def render(rack_dir: Path, name: str, node: dict) -> None:
+    plat = node.get("plat")
+    if plat is None:
+        return
+    st = sim_state.load(rack_dir)
+    root = node_root(rack_dir, name)
+    loaded = "amdgpu" in node["modules"]
+
+    host: dict[str, tuple] = {}
+    for r in plat["perf_reports"]:
+        fname = time.strftime("perf_setup_BPC21_report_%Y%m%d_%H%M%S.log", time.localtime(r["at"]))
+        body = perf_report(name, r["at"], r["mode"], r["passed"], r["failed"], r["result"], r["tbp_ok"])
+        host[f"opt/amd-apps/{fname}"] = (body.encode(), r["at"])
+    start = 100
+    for p in plat["procs"]:
+        host[f"proc/{p['pid']}/stat"] = (_stat_line(p, start).encode(), None)
+        host[f"proc/{p['pid']}/cgroup"] = (f"{p['cgroup']}\n".encode(), None)
+        start += 37
+    if loaded:
+        host["sys/class/kfd/kfd/proc"] = (None, None)
+        for pid in plat["kfd"]:
+            host[f"sys/class/kfd/kfd/proc/{pid}/pasid"] = (f"{32768 + pid % 4096}\n".encode(), None)
+        for g in node["gpus"]:
+            dev = f"sys/class/drm/card{g['card']}/device"
+            host[f"{dev}/vendor"] = (b"0x1002\n", None)
+            host[f"{dev}/mem_info_vram_total"] = (f"{int(g['hbm_gib'] * 2**30)}\n".encode(), None)
+            host[f"{dev}/uevent"] = (f"DRIVER=amdgpu\nPCI_SLOT_NAME={g['bdf']}\n".encode(), None)
+    host["dev/shm"] = (None, None)
+    for seg in plat["shm"]:
+        host[f"dev/shm/{seg['name']}"] = (seg["size"], seg.get("mtime"))
+    _sync(root, host, ["opt/amd-apps", "proc", "sys/class/kfd", "dev/shm"])
+
+    cont: dict[str, tuple] = {}
+    atom_root = (st.get("atom_path") or "/app/ATOM").strip("/")
+    a = plat["atom"]
+    for rel, body in atom_tree(a["patched"], tuple(a["zero"]), a.get("stock_envs", False)).items():
+        cont[f"{atom_root}/{rel}"] = (body, None)
+    if a["elsewhere"]:
+        for rel, body in atom_tree(False).items():
+            cont[f"{STOCK_ATOM_DIR.strip('/')}/{rel}"] = (body, None)
+    if plat["py_spy"]:
+        cont["usr/local/bin/py-spy"] = (b'#!/bin/sh\n[ "$1" = "--version" ] && echo "py-spy 0.4.0" && exit 0\n'
+                                        b'echo "py-spy: simulated: only --version" >&2; exit 2\n', None)
+    cont.update(_prefix_files(plat["prefix"]))
+    croot = rack_dir / name / "container"
+    _sync(croot, cont, ["app", "usr", atom_root.split("/")[0]])
+    if plat["py_spy"]:
+        (croot / "usr/local/bin/py-spy").chmod(0o755)

@@ -1,0 +1,98 @@
+"""The simulated node's NCCL, for torch.distributed inside the sim's container.
+
+The sim has no GPUs, so collectives run on gloo underneath; this layer adds what the node's
+NCCL would show: with NCCL_DEBUG=INFO the transport lines (`NCCL INFO Channel 00/0 : 0[0] ->
+1[1] via P2P/CUMEMMNNVL`, or `NCCL INFO Using network Socket` + `via NET/Socket/0` when the
+node's fabric falls back), and, when the node's fabric is faulted so that the collective kernel
+never runs, an all_reduce that never completes: after the process group's timeout the NCCL
+watchdog's lines (`... last completed NCCL work: -1.`), then nothing, forever.
+
+It is on PYTHONPATH of sim nodes only (rackgate/sim/render.py) and does nothing unless
+torch.distributed is imported there. Behaviour comes from node["fabric"] in the sim state.
+"""
+import os
+import sys
+
+if os.environ.get("RACKGATE_SIM_NODE"):
+    import importlib.abc
+    import importlib.util
+
+    TARGET = "torch.distributed.distributed_c10d"
+
+    def _fabric() -> dict:
+        try:
+            from rackgate.sim.state import this_node
+            return this_node()[1].get("fabric", {})
+        except Exception:  # noqa: BLE001 - a broken sim state must not break torch
+            return {}
+
+    def _patch(mod) -> None:
+        import datetime
+        import socket
+        import time
+
+        orig_init, orig_all_reduce = mod.init_process_group, mod.all_reduce
+        pg = {"timeout": 1800.0}
+
+        def init_process_group(*args, **kwargs):
+            t = kwargs.get("timeout")
+            if isinstance(t, datetime.timedelta):
+                pg["timeout"] = t.total_seconds()
+            out = orig_init(*args, **kwargs)
+            ws, rank = mod.get_world_size(), mod.get_rank()
+            if ws > 1 and os.environ.get("NCCL_DEBUG", "").upper() == "INFO":
+                fab = _fabric()
+                local = int(os.environ.get("LOCAL_RANK", rank))
+                pre = f"{socket.gethostname()}:{os.getpid()}:{os.getpid()} [{local}] NCCL INFO"
+                peer = (rank + 1) % ws
+                if fab.get("transport", "P2P/CUMEMMNNVL").startswith("NET/Socket"):
+                    print(f"{pre} Using network Socket", flush=True)
+                    print(f"{pre} Channel 00/0 : {rank}[{local}] -> {peer}[{peer}] [send] via NET/Socket/0", flush=True)
+                else:
+                    print(f"{pre} Channel 00/0 : {rank}[{local}] -> {peer}[{peer}] via {fab.get('transport', 'P2P/CUMEMMNNVL')}",
+                          flush=True)
+            return out
+
+        def all_reduce(tensor, *args, **kwargs):
+            ws, rank = mod.get_world_size(), mod.get_rank()
+            if ws > 1 and _fabric().get("collective_hang"):
+                t0 = time.monotonic()
+                time.sleep(pg["timeout"])
+                ran = int((time.monotonic() - t0) * 1000)
+                stamp = time.strftime("%m%d %H:%M:%S") + f".{int(time.time() * 1e9) % 10**9:09d}"
+                n = tensor.numel()
+                print(f"[rank{rank}]:[E{stamp} ProcessGroupNCCL.cpp:607] [Rank {rank}] Watchdog caught collective "
+                      f"operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn={n}, NumelOut={n}, "
+                      f"Timeout(ms)={int(pg['timeout'] * 1000)}) ran for {ran} milliseconds before timing out.",
+                      file=sys.stderr, flush=True)
+                print(f"[rank{rank}]:[E{stamp} ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank {rank}] Exception "
+                      "(either an error or timeout) detected by watchdog at work: 1, last enqueued NCCL work: 1, "
+                      "last completed NCCL work: -1.", file=sys.stderr, flush=True)
+                while True:
+                    time.sleep(3600)
+            return orig_all_reduce(tensor, *args, **kwargs)
+
+        mod.init_process_group, mod.all_reduce = init_process_group, all_reduce
+
+    class _Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name != TARGET:
+                return None
+            sys.meta_path.remove(self)
+            try:
+                spec = importlib.util.find_spec(name)
+            finally:
+                sys.meta_path.insert(0, self)
+            if spec is None or spec.loader is None:
+                return spec
+            loader = spec.loader
+            orig_exec = loader.exec_module
+
+            def exec_module(module):
+                orig_exec(module)
+                _patch(module)
+
+            loader.exec_module = exec_module
+            return spec
+
+    sys.meta_path.insert(0, _Finder())

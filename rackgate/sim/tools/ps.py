@@ -1,0 +1,53 @@
+"""ps: the processes of this simulated node, as `ps -eo FIELDS [--no-headers]` prints them.
+
+All sim nodes share this machine, so a node's processes are the real ones started with its
+environment (RACKGATE_SIM_NODE), e.g. the ubench07 tools with their real PIDs. Fields: pid,
+ppid, pgid, stat, comm, args (others print '-').
+"""
+import os
+import sys
+from pathlib import Path
+
+from ..state import node_dir
+
+WIDTH = {"pid": 7, "ppid": 7, "pgid": 7}
+HEAD = {"pid": "PID", "ppid": "PPID", "pgid": "PGID", "stat": "STAT", "comm": "COMMAND", "args": "COMMAND"}
+
+
+def _procs(me: str):
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            env = (d / "environ").read_bytes().split(b"\0")
+            if f"RACKGATE_SIM_NODE={me}".encode() not in env:
+                continue
+            cmd = (d / "cmdline").read_bytes().rstrip(b"\0").replace(b"\0", b" ").decode(errors="replace")
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        rest = stat[stat.rindex(")") + 2:].split()
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        yield {"pid": d.name, "stat": rest[0], "ppid": rest[1], "pgid": rest[2], "comm": comm, "args": cmd or f"[{comm}]"}
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    fields = ["pid", "args"]
+    if "-o" in args:
+        fields = args[args.index("-o") + 1].split(",")
+    elif any(a.startswith("-eo") and len(a) > 3 for a in args):
+        fields = next(a for a in args if a.startswith("-eo"))[3:].split(",")
+    elif "-eo" in args:
+        fields = args[args.index("-eo") + 1].split(",")
+    rows = sorted(_procs(str(node_dir())), key=lambda p: int(p["pid"]))
+    def fmt(vals):
+        return " ".join(str(v).rjust(WIDTH[f]) if f in WIDTH else str(v) for f, v in zip(fields, vals))
+    if "--no-headers" not in args and "h" not in args:
+        print(fmt([HEAD.get(f, f.upper()) for f in fields]))
+    for r in rows:
+        print(fmt([r.get(f, "-") for f in fields]))
+
+
+if __name__ == "__main__":
+    main()

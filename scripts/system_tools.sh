@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# System tools the self-tests need from Debian: an OpenSSH server for the ssh-transport tests
+# (the suite itself only needs the ssh client). Idempotent; needs root (CI runs as root).
+set -euo pipefail
+if ! command -v sshd >/dev/null 2>&1 && [ ! -x /usr/sbin/sshd ]; then
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server openssh-client >/dev/null
+fi

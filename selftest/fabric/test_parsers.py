@@ -1,0 +1,227 @@
+"""FAB probes are pure parsers: tested here on real-format samples (amdgpu ualink sysfs, amd-smi
+fabric text and both JSON shapes, ubench07 lines as the runbook quotes them, ps, NCCL / PyTorch
+log lines), and the judgments on facts built from them."""
+import json
+
+import pytest
+
+from rackgate.fabric import judge, pairs
+from rackgate.fabric.accel import FAB_DMESG, accel_map, name_accids
+from rackgate.probes import amdsmi, collective, dmesg, ualink, ubench
+
+# --- ualink sysfs ---------------------------------------------------------------------------
+HEALTHY = {"accel_state": "active\n", "accel_id": "5\n", "link_type": "UALoE\n",
+           "ppod_id": "5a1c0de0-0000-4000-8000-000000000001\n", "vpod_id": "2\n", "local_accels": "7 6 5 4\n",
+           "station_lane_en_bitmap": "0x0000ffff\n", "bandwidth": "0\n", "latency": "0\n"}
+STUCK = {**HEALTHY, "accel_state": "unconfigured\n", "accel_id": "4294967295\n", "link_type": "invalid\n",
+         "ppod_id": "00000000-0000-0000-0000-000000000000\n", "vpod_id": "0\n"}
+
+
+def test_ualink_healthy_and_stuck():
+    ok, stuck = ualink.parse_link(1, HEALTHY), ualink.parse_link(1, STUCK)
+    assert ok.accel_id == 5 and ok.local_accel_ids == [7, 6, 5, 4] and ok.bitmap_nonzero
+    assert stuck.accel_id is None and stuck.accel_id_raw == "4294967295" and stuck.link_type == "invalid"
+
+
+@pytest.mark.parametrize("raw,nonzero", [("0x0000ffff", True), ("0x00000000", False), ("0", False),
+                                         ("00000000 0000f000", True), (None, False)])
+def test_lane_bitmap(raw, nonzero):
+    assert ualink.bitmap_nonzero(raw) is nonzero
+
+
+# --- amd-smi fabric -------------------------------------------------------------------------
+TEXT = """GPU: 0
+    BDF: 0000:05:00.0
+    FABRIC_INFO:
+        BDF: 0000:05:00.0
+        VERSION: 4294967295
+        ACCELERATOR_ID: 4
+        FABRIC_TYPE: UALOE
+        BANDWIDTH: 0 Mb/s
+        LATENCY: 0 ns
+        PPOD_ID: 5a1c0de0-0000-4000-8000-000000000001
+        PPOD_SIZE: 16
+        VPOD_ID: 2
+        VPOD_SIZE: 16
+        LOCAL_ACCELERATORS: 7, 6, 5, 4
+        LOCAL_ACTIVE_ACCELERATORS: 0, 1, 2, 3, 4, 5, 6, 7
+                                   8, 9, 10, 11, 12, 13, 14, 15
+                                   -, -, -, -, -, -, -, -
+                                   -, -, -, -, -, -, -, -
+        ADDR_MODE: SOURCE_IDENTIFICATION
+        ACCEL_STATE: ACTIVE
+    FABRIC_TELEMETRY: N/A
+
+GPU: 1
+    BDF: 0000:15:00.0
+    FABRIC_INFO: N/A
+    FABRIC_TELEMETRY: N/A
+"""
+
+
+def _json_rec(gpu, bw, lat=0, version=4294967295, aid=4):
+    return {"gpu": gpu, "bdf": "0000:05:00.0", "fabric_info": {
+        "bdf": "0000:05:00.0", "version": version, "accelerator_id": aid, "fabric_type": "UALOE",
+        "bandwidth": bw, "latency": {"value": lat, "unit": "ns"}, "ppod_id": "5a1c0de0-0000-4000-8000-000000000001",
+        "vpod_id": 2, "accel_state": "ACTIVE"}, "fabric_telemetry": "N/A"}
+
+
+def test_amdsmi_fabric_text():
+    g0, g1 = amdsmi.parse_fabric(TEXT)
+    assert (g0.gpu, g0.accelerator_id, g0.vpod_id) == (0, 4, "2")
+    assert {f.name: f.status for f in g0.fields.values()} == {
+        "bandwidth": amdsmi.NOT_POPULATED, "latency": amdsmi.NOT_POPULATED, "version": amdsmi.NOT_POPULATED}
+    assert g1.gpu == 1 and g1.fields == {} and g1.accelerator_id is None  # FABRIC_INFO: N/A
+
+
+@pytest.mark.parametrize("wrap", [lambda recs: recs, lambda recs: {"gpu_data": recs}], ids=["list", "gpu_data"])
+def test_amdsmi_fabric_json_shapes(wrap):
+    recs = [_json_rec(0, {"value": 0, "unit": "Mb/s"}), _json_rec(1, "N/A", aid=4294967295)]
+    g0, g1 = amdsmi.parse_fabric(json.dumps(wrap(recs), indent=4))
+    assert g0.fields["bandwidth"].status == amdsmi.NOT_POPULATED and g0.fields["bandwidth"].value is None
+    assert g1.fields["bandwidth"].status == amdsmi.NOT_POPULATED  # "N/A"
+    assert g1.accelerator_id is None and g1.accelerator_id_raw == "4294967295"
+
+
+@pytest.mark.parametrize("name,value,status", [
+    ("bandwidth", {"value": 0, "unit": "Mb/s"}, amdsmi.NOT_POPULATED),
+    ("bandwidth", "0 Mb/s", amdsmi.NOT_POPULATED),
+    ("bandwidth", {"value": 400000, "unit": "Mb/s"}, amdsmi.POPULATED),
+    ("bandwidth", {"value": "N/A", "unit": "Mb/s"}, amdsmi.NOT_POPULATED),
+    ("bandwidth", "0 Gb/s", amdsmi.UNKNOWN),          # a unit this parser does not know: never a measurement
+    ("bandwidth", "fast", amdsmi.UNKNOWN),
+    ("latency", "0 ns", amdsmi.NOT_POPULATED),
+    ("latency", {"value": 750, "unit": "ns"}, amdsmi.POPULATED),
+    ("version", 4294967295, amdsmi.NOT_POPULATED),
+    ("version", "4294967295", amdsmi.NOT_POPULATED),
+    ("version", 65538, amdsmi.POPULATED),
+])
+def test_amdsmi_unpopulated_classification(name, value, status):
+    assert amdsmi.classify(name, value).status == status
+
+
+@pytest.mark.parametrize("text", ["", "not json {", '{"cpu_data": []}', "Some banner without GPU blocks"])
+def test_amdsmi_bad_input_is_one_line(text):
+    with pytest.raises(amdsmi.AmdSmiParseError) as e:
+        amdsmi.parse_fabric(text)
+    assert "\n" not in str(e.value)
+
+
+def test_unpopulated_judgment_can_fail():
+    link = ualink.parse_link(0, {**HEALTHY, "bandwidth": "400000\n"})
+    healthy_link = ualink.parse_link(0, HEALTHY)
+    gpus = amdsmi.parse_fabric(json.dumps([_json_rec(0, {"value": 0, "unit": "Mb/s"})]))
+    assert judge.unpopulated("n1", gpus, {0: healthy_link}) == []
+    found = judge.unpopulated("n1", gpus, {0: link})
+    assert found and "400000" in found[0] and "measurement" in found[0]
+    odd = amdsmi.parse_fabric(json.dumps([_json_rec(0, "0 Gb/s")]))
+    assert "neither a measurement" in judge.unpopulated("n1", odd, {0: healthy_link})[0]
+
+
+# --- ubench07 -------------------------------------------------------------------------------
+def test_p2p_result_and_fatal():
+    ok = ubench.parse_p2p("[export] waiting\nRESULT OK: 1/1 pairs PASS\n")
+    assert ok.ok and (ok.passed, ok.total) == (1, 1)
+    bad = ubench.parse_p2p("connecting\n[FATAL] ualoe_p2p.cpp:49 hipMemSetAccess(...) -> invalid argument\n")
+    assert not bad.ok and bad.fatal_line == 49 and bad.fatal_file == "ualoe_p2p.cpp"
+    assert not ubench.parse_p2p("[import] connecting to 10.0.0.1:55559\n").ok  # no RESULT: sat there
+    assert not ubench.parse_p2p("RESULT FAIL: 0/4 pairs PASS").ok
+
+
+def test_bw_table_forms():
+    table = ("ualoe_bw: 4 GPU pair(s), aggregate; GB/s (decimal)\n"
+             "     size       read      write      bidir\n"
+             "      1MB      462.6      496.1      874.7\n"
+             "   1.00GB     2029.0     3192.0     3986.0\n")
+    assert ubench.parse_bw(table).final == {"read": 2029.0, "write": 3192.0, "bidir": 3986.0}
+    reordered = "| Direction | write | read | bidirectional |\n| 1GB | 6219 | 5772 | 10942 |\n"
+    assert ubench.parse_bw(reordered).final == {"write": 6219.0, "read": 5772.0, "bidir": 10942.0}
+    kv = "read: 4.4 GB/s\nwrite: 4.6 GB/s\nbidirectional: 8.9 GB/s\n"
+    assert ubench.parse_bw(kv).final == {"read": 4.4, "write": 4.6, "bidir": 8.9}
+    assert ubench.parse_bw("[listen] listening on port 55560\n").final is None
+
+
+def test_ps_matches_the_executable_only():
+    ps = ("    PID    PGID COMMAND\n"
+          "   4101    4101 /root/ubench-20260712/07_ualoe/build/ualoe_bw.exe listen -port=55560\n"
+          "   4102    4102 ./build/ualoe_p2p.exe export -port=55559 -gpu=0\n"
+          "   4200    4200 bash -c pkill -f ualoe_bw.exe\n"
+          "   4201    4200 vim notes-about-ualoe_p2p.exe\n"
+          "   4202    4200 /usr/bin/python3 run.py ualoe_bw.exe\n")
+    got = ubench.parse_ps(ps)
+    assert [(p.pid, p.exe, p.pgid) for p in got] == [(4101, "ualoe_bw.exe", 4101), (4102, "ualoe_p2p.exe", 4102)]
+    assert got[0].kill_command == "kill 4101"
+    plain = ubench.parse_ps("  PID COMMAND\n 77 ualoe_bw.exe connect -peer_ip=1.2.3.4 -port=55560\n")
+    assert [(p.pid, p.pgid) for p in plain] == [(77, None)]
+
+
+# --- dmesg, AccId ---------------------------------------------------------------------------
+RUNBOOK_DMESG = """[  812.100001] amdgpu 0001:01:00.0: LSDMA PIO error status bits 0x8000
+[  812.100002] amdgpu 0001:01:00.0: LSDMA PIO failed to copy memory!
+[  812.100003] amdgpu 0001:01:00.0: HELLO: Send failed to remote AccId:51
+[  812.100004] amdgpu 0001:01:00.0: IMPORT: connection setup failed with remote AccId:51
+[  812.100005] amdgpu 0001:01:00.0: IMPORT: XA import failed for handle:7f3a00000000:10
+[  812.100006] amdgpu 0001:01:00.0: IMPORT: NPA-RSP timeout from remote AccId:5
+[  812.100007] amdgpu 0001:01:00.0: UALINK: accelerator accel_id=4 is now ACTIVE
+"""
+
+
+def test_fab_dmesg_patterns_and_accid_map():
+    hits = dmesg.match(dmesg.parse(RUNBOOK_DMESG), FAB_DMESG)
+    assert len(hits) == 6  # the ACTIVE line is not a fault
+    class R:  # a rack file's shape: gpus_per_node and nodes with trays
+        gpus_per_node = 4
+        nodes = [type("N", (), {"name": f"ct{t}", "tray": t})() for t in (1, 2, 13)]
+    amap = accel_map(R)
+    assert name_accids("remote AccId:51", amap) == ["AccId:51 = ct13/card3"]
+    assert name_accids("remote AccId:5", amap) == ["AccId:5 = ct2/card1"]
+    assert name_accids("AccId:99", amap) == ["AccId:99 = not in this rack file"]
+
+
+# --- collectives ----------------------------------------------------------------------------
+NCCL_HEALTHY = """RGCOLL-START pid=1 python=3.12.3 torch=2.11.0 nnodes=1 node_rank=0 backend=auto
+ct1:4242:4290 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEMMNNVL
+ct1:4242:4290 [0] NCCL INFO Channel 01/0 : 0[0] -> 1[1] via P2P/CUMEMMNNVL/read
+RGCOLL ws=2 rank=0 backend=nccl device=cuda:0 result=3 expect=3
+RGCOLL ws=2 rank=1 backend=nccl device=cuda:1 result=3 expect=3
+RGCOLL-WORLD ws=2 status=ok ranks_ok=2/2 elapsed=1.2s timeout=45s
+"""
+NCCL_HANG = """RGCOLL-START pid=1 python=3.12.3 torch=2.11.0 nnodes=1 node_rank=0 backend=auto
+RGCOLL ws=1 rank=0 backend=nccl device=cuda:0 result=1 expect=1
+RGCOLL-WORLD ws=1 status=ok ranks_ok=1/1 elapsed=0.9s timeout=45s
+ct2:77:80 [0] NCCL INFO Using network Socket
+ct2:77:80 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/Socket/0
+[rank1]:[E1003 18:37:01.832146912 ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, Timeout(ms)=45000) ran for 45012 milliseconds before timing out.
+[rank1]:[E1003 18:37:01.833575187 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 1] Exception (either an error or timeout) detected by watchdog at work: 1, last enqueued NCCL work: 1, last completed NCCL work: -1.
+RGCOLL-WORLD ws=2 status=timeout ranks_ok=0/2 elapsed=60.0s timeout=45s killed=0,1
+"""
+
+
+def test_collective_output_healthy():
+    out = collective.parse(NCCL_HEALTHY)
+    assert out.started and out.torch == "2.11.0" and out.worlds[2].status == "ok"
+    assert out.transports == ["P2P/CUMEMMNNVL", "P2P/CUMEMMNNVL/read"]
+    assert judge.transports(out, ["P2P/CUMEMMNNVL"]) == []
+    assert judge.collective_worlds(out, [2]) == []
+
+
+def test_collective_output_hang_and_socket():
+    out = collective.parse(NCCL_HANG)
+    assert out.last_completed_minus_one
+    found = judge.collective_worlds(out, [1, 2])
+    assert found[0].startswith("ws=2: timed out") and "last completed NCCL work: -1" in found[-1]
+    assert judge.transports(out, ["P2P/CUMEMMNNVL"]) == [
+        "NCCL chose via NET/Socket/0 (expected P2P/CUMEMMNNVL)", "NCCL INFO Using network Socket"]
+
+
+# --- pairs ----------------------------------------------------------------------------------
+def test_triangles_every_node_has_two_peers_and_rounds_are_disjoint():
+    for n in range(3, 9):
+        nodes = [f"n{i}" for i in range(n)]
+        ps = pairs.triangles(nodes)
+        for node in nodes:
+            assert sum(node in p for p in ps) >= 2
+        for rnd in pairs.rounds(ps):
+            flat = [x for p in rnd for x in p]
+            assert len(flat) == len(set(flat))
+        assert sorted(p for r in pairs.rounds(ps) for p in r) == sorted(ps)

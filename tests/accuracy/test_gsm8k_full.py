@@ -1,0 +1,40 @@
+"""ACC-GSM8K: the reportable number, from lm-evaluation-harness itself (the runbook's command)."""
+import time
+from pathlib import Path
+
+import pytest
+
+from rackgate.gsm8k import lmeval, setup
+from rackgate.gsm8k.data import DataError
+from rackgate.report.verdict import CouldNotObserve, check
+
+
+@pytest.mark.timeout(14400)  # bounded by accuracy.full_timeout_s
+@pytest.mark.row("ACC-GSM8K")
+def test_gsm8k_lm_eval(server, rack, evidence, facts, pytestconfig):
+    cfg = rack.accuracy
+    out = Path(cfg.output_dir) / time.strftime("run-%Y%m%d-%H%M%S")
+    key = rack.server.api_key.get_secret_value() if rack.server.api_key else None
+    try:
+        plan = lmeval.plan(cfg, server.url, server.client.model, out, cfg.full_limit, key)
+    except DataError as e:
+        raise CouldNotObserve(str(e)) from None
+    evidence.attach("lm_eval command", plan.shown())
+    try:
+        run = lmeval.execute(plan, cfg.full_timeout_s, setup.reporter(pytestconfig), cfg.progress_every_s)
+    except lmeval.LmEvalError as e:
+        raise CouldNotObserve(str(e)) from None
+    evidence.attach("lm_eval log (last lines)", run.tail(40))
+    if run.rc != 0:
+        raise CouldNotObserve(f"lm_eval exited {run.rc} after {run.seconds:.0f}s; last lines: "
+                              f"{' | '.join(run.tail(4).splitlines())[-600:]}")
+    try:
+        results = lmeval.read_outputs(out, plan.task)
+    except lmeval.ResultsError as e:
+        raise CouldNotObserve(str(e)) from None
+    evidence.attach("lm_eval results", f"{lmeval.describe(results)}\nresults: {results.path}\n"
+                                       f"samples: {results.sample_path}")
+    facts.record("gsm8k_strict_match", results.strict.value, where=server.url, row="ACC-GSM8K")
+    why = lmeval.judge(results, cfg)
+    rehearsal = f" (a --limit {cfg.full_limit} rehearsal, not the reportable number)" if cfg.full_limit else ""
+    check(not why, "ACC-GSM8K", server.url, f"{lmeval.describe(results)}{rehearsal}: {'; '.join(why)}")

@@ -1,0 +1,31 @@
+"""ACC-QUICK: lm-eval's GSM8K questions, asked concurrently, stopped when the verdict is settled."""
+import pytest
+
+from rackgate.gsm8k import quick, setup
+from rackgate.gsm8k.data import DataError
+from rackgate.gsm8k.task import TaskError
+from rackgate.report.verdict import CouldNotObserve, check
+
+
+@pytest.mark.timeout(7200)  # bounded by accuracy.quick_timeout_s and the per-request timeout
+@pytest.mark.row("ACC-QUICK")
+def test_gsm8k_quick(server, rack, evidence, facts, pytestconfig):
+    cfg = rack.accuracy
+    try:
+        task = setup.task_for(cfg)
+    except (TaskError, DataError) as e:
+        raise CouldNotObserve(str(e)) from None
+    order = quick.question_order(len(task), cfg.quick_seed)
+    try:
+        result = quick.run(task, setup.clients_for(rack, server.url, server.client.model), setup.sprt_for(cfg),
+                           order, cfg.num_concurrent, progress=setup.reporter(pytestconfig),
+                           progress_every_s=cfg.progress_every_s, wait_s=cfg.request_timeout_s + 30,
+                           timeout_s=cfg.quick_timeout_s)
+    except quick.QuickTimeout as e:
+        raise CouldNotObserve(str(e)) from None
+    evidence.attach("quick gate", result.summary() + "\n" + "\n".join(result.examples(10)))
+    evidence.attach("per question: doc, strict-match outcome, extracted, finish_reason", "\n".join(
+        f"{it.doc}\t{it.strict.outcome.value}\t{it.strict.extracted}\t{it.finish_reason}" for it in result.items))
+    facts.record("gsm8k_quick_accuracy", round(result.accuracy(), 4), where=server.url, row="ACC-QUICK")
+    check(result.decision.verdict == "pass", "ACC-QUICK", server.url,
+          result.summary() + "; e.g. " + " | ".join(result.examples()))

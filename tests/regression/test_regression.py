@@ -1,0 +1,25 @@
+"""REG-FACTS: after an image change, every fact the baseline recorded is measured again and
+stays within its [regression] tolerance (one item per fact name; see fixtures/regression.py)."""
+import pytest
+
+from rackgate.baseline import compare as cmp
+from rackgate.report import plots
+from rackgate.report.verdict import check
+
+
+@pytest.mark.row("REG-FACTS")
+def test_facts_within_tolerance(regression_fact, regression, evidence):
+    moves, not_selected = regression.compare(regression_fact)
+    evidence.attach(f"{regression_fact}: old -> new", cmp.table(moves)
+                    + (f"\nnot compared (their checks were not selected): {', '.join(not_selected)}"
+                       if not_selected else ""))
+    evidence.attach(f"{regression_fact}.csv", cmp.csv(moves), "csv")
+    numeric = [m for m in moves if isinstance(m.old, (int, float)) and isinstance(m.new, (int, float))]
+    if numeric:
+        evidence.plot(f"{regression_fact}: baseline vs this run", plots.compare(
+            f"{regression_fact}: baseline vs this run", [m.where or m.name for m in numeric],
+            [m.old for m in numeric], [m.new for m in numeric], unit=numeric[0].unit))
+    bad = [m for m in moves if not m.ok]
+    check(not bad, "REG-FACTS", regression_fact,
+          f"{len(bad)} of {len(moves)} {regression_fact} figures moved beyond tolerance since the baseline "
+          f"{regression.state.baseline.describe()}:\n" + cmp.table(bad))

@@ -1,0 +1,63 @@
+"""SRV-LAUNCH-LINT, SRV-BOOT, SRV-RENDEZVOUS: the launch before it runs, and the boot as it runs."""
+import pytest
+
+from rackgate.atom.server import AtomServer
+from rackgate.gates import lint
+from rackgate.report.verdict import CouldNotObserve, check, fail
+
+
+def _launch_command(rack) -> str:
+    return AtomServer(rack, None).command_for(rack.head, [n.name for n in rack.nodes].index(rack.head.name))
+
+
+@pytest.mark.row("SRV-LAUNCH-LINT")
+def test_launch_lint(rack, evidence):
+    cfg = rack.serving
+    cmd = _launch_command(rack)
+    facts = lint.Facts(hbm_gib=rack.platform.hbm_gib, data_plane_nic=cfg.lint.data_plane_nic,
+                       accuracy_run=cfg.lint.accuracy_run, unfused_gather_patch=cfg.lint.unfused_gather_patch,
+                       profile_dir=cfg.profile_dir, batched_tokens_limit_small_hbm=cfg.lint.batched_tokens_limit_small_hbm,
+                       small_hbm_gib=cfg.lint.small_hbm_gib)
+    env = rack.launch.env
+    evidence.attach("launch command and environment",
+                    cmd + "\n\n" + "\n".join(f"{k}={v}" for k, v in sorted(env.items())))
+    findings = lint.lint(cmd, env, facts)
+    check(not findings, "SRV-LAUNCH-LINT", rack.head.name,
+          f"{len(findings)} rule(s) broken:\n" + "\n".join(f"           - {f}" for f in findings))
+
+
+def _boot(atom_server):
+    if atom_server.attached:
+        pytest.skip("attached (--atom-url): the suite did not launch this server, its boot was not watched")
+    return atom_server.boot
+
+
+@pytest.mark.row("SRV-BOOT")
+def test_boot(atom_server, facts, evidence):
+    b = _boot(atom_server)
+    if b.excerpt:
+        evidence.attach(f"log around the deciding line ({b.who or b.node})", b.excerpt)
+    if b.kind == "ready":
+        facts.record("cold_start_s", round(b.seconds, 1), where="rack", unit="s", row="SRV-BOOT")
+        return
+    if b.kind == "fatal":
+        fail("SRV-BOOT", b.who or b.node,
+             f"line {b.lineno} of {atom_server.log_path(b.node)} after {b.seconds:.1f}s: {b.line.strip()[:300]}\n"
+             f"           ({b.hint})\n" + "\n".join("           " + x for x in b.excerpt.splitlines()[-14:]))
+    if b.kind == "stall":
+        raise CouldNotObserve(f"the boot did not finish: {b.summary()}; see SRV-RENDEZVOUS")
+    if b.kind in ("died", "budget"):
+        fail("SRV-BOOT", b.who or b.node, f"{b.detail}\n" +
+             "\n".join("           " + x for x in b.excerpt.splitlines()[-12:]))
+    raise CouldNotObserve(f"the boot could not be watched: {b.detail}")
+
+
+@pytest.mark.row("SRV-RENDEZVOUS")
+def test_rendezvous(atom_server, evidence):
+    b = _boot(atom_server)
+    if b.kind == "stall":
+        evidence.attach(f"last lines on {b.node}", b.excerpt)
+        fail("SRV-RENDEZVOUS", b.node, f"{b.node}: the log stopped at {b.line.strip()[:160]!r} "
+             f"{b.detail} ago and nothing since")
+    if b.kind != "ready" and len(b.past_rendezvous) < len(atom_server.rack.nodes):
+        raise CouldNotObserve(f"the boot ended before every node got past the NCCL rendezvous: {b.summary()}")

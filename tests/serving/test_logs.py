@@ -1,0 +1,74 @@
+"""SRV-KV, SRV-ENGINE-ARGS, SRV-TRANSLATION: what the ranks logged while booting (read by grep on
+each node; the logs are never copied here)."""
+import pytest
+
+from fixtures.server import read_logs
+from rackgate.atom import logfacts
+from rackgate.atom.logs import rank_table
+from rackgate.gates import serverlogs
+from rackgate.report.verdict import CouldNotObserve, check
+
+KV_PATTERNS = ("Memory budget:", "experts=")
+
+
+@pytest.fixture(scope="module")
+def kv_records(server_logs):
+    """{node: [records with Memory budget / experts]}, one grep per node for every rank's item."""
+    return {n: read_logs(log.grep, *KV_PATTERNS) for n, log in server_logs.items()}
+
+
+@pytest.mark.row("SRV-KV")
+def test_kv_budget(dp_rank, rack, server_logs, kv_records, facts, evidence):
+    node = rank_table(rack)[dp_rank]
+    log = server_logs[node]
+    mine, unattributed = [], []
+    for rec in kv_records[node]:
+        r = log.rank_of(rec)
+        (mine if r == dp_rank else unattributed if r is None else []).append(rec)
+    budgets = [b for b in (logfacts.memory_budget(r.text) for r in mine) if b]
+    experts = [e for e in (logfacts.experts(r.text) for r in mine) if e is not None]
+    if not budgets and unattributed:
+        # No rank label on these lines (launched without ATOM_LOG_MORE): judge the node's lines.
+        budgets = [b for b in (logfacts.memory_budget(r.text) for r in unattributed) if b]
+        experts = [e for e in (logfacts.experts(r.text) for r in unattributed) if e is not None]
+        if budgets and len(budgets) < len(log.ranks):
+            raise CouldNotObserve(f"{node} logged {len(budgets)} unlabelled `Memory budget:` lines for "
+                                  f"{len(log.ranks)} ranks: launch with launch.rank_labels = true to name them")
+        budgets = [min(budgets, key=lambda b: b.available_for_kv)] if budgets else []
+    evidence.attach(f"Memory budget lines of dp{dp_rank}", "\n".join(b.line for b in budgets) or "(none)")
+    cfg = rack.serving
+    findings = serverlogs.kv(budgets, experts, cfg.min_available_kv_gb, cfg.experts_per_rank)
+    if budgets:
+        facts.record("available_for_kv_gb", budgets[-1].available_for_kv, where=f"{node}/dp{dp_rank}", unit="GB",
+                     row="SRV-KV")
+    check(not findings, "SRV-KV", f"{node}/dp{dp_rank}", "; ".join(findings))
+
+
+@pytest.mark.row("SRV-ENGINE-ARGS")
+def test_engine_kwargs(rack, server_logs, evidence):
+    head = server_logs[rack.head.name]
+    recs = read_logs(head.grep, logfacts.ENGINE_KWARGS)
+    if not recs:
+        check(False, "SRV-ENGINE-ARGS", rack.head.name, f"no `Engine kwargs:` line in {head.path}")
+    evidence.attach("Engine kwargs", recs[-1].raw)
+    try:
+        kwargs = logfacts.engine_kwargs(recs[-1].text)
+    except logfacts.KwargsError as e:
+        raise CouldNotObserve(f"{rack.head.name}: line {recs[-1].lineno}: {e}") from None
+    findings = serverlogs.engine_args(kwargs, rack.serving.profile_dir)
+    check(not findings, "SRV-ENGINE-ARGS", rack.head.name, "; ".join(findings))
+
+
+@pytest.mark.row("SRV-TRANSLATION")
+def test_translation(rack, server_logs, evidence):
+    per_node = {}
+    for n, log in server_logs.items():
+        c = logfacts.HotswapCounts()
+        for rec in read_logs(log.grep, "installed eager", "outcome=translated", "reused tier",
+                             "translation_status="):
+            c.add(rec.raw)
+        per_node[n] = vars(c)
+    evidence.attach("hotswap counts per node", "\n".join(f"{n}: {c}" for n, c in per_node.items()))
+    cfg = rack.serving
+    findings = serverlogs.translation(rack.silicon, per_node, rack.gpus_per_node, cfg.min_translated, cfg.min_reused)
+    check(not findings, "SRV-TRANSLATION", rack.name, f"silicon {rack.silicon}: " + "; ".join(findings))
