@@ -150,7 +150,9 @@ def patch_sizes(got: dict[str, int | None], want: dict[str, int], grep: tuple[st
         elif have != size:
             out.append(f"{path} is {have} B, want {size} B")
     path, count, want_count = grep
-    if count is not None and count != want_count:
+    if count is None and path not in want:
+        out.append(f"{path} missing (grep -c {want_count} expected)")
+    elif count is not None and count != want_count:
         out.append(f"grep -c in {path} prints {count}, want {want_count}")
     return out
 

@@ -66,6 +66,7 @@ class Plan:
 def plan(cfg, url: str, model: str, out_dir: Path, limit: int = 0, api_key: str | None = None,
          python: str = sys.executable) -> Plan:
     """The lm_eval command for a server at url serving model, writing into out_dir."""
+    out_dir = Path(out_dir).resolve()  # lm_eval runs in out_dir: every path it gets is absolute
     out_dir.mkdir(parents=True, exist_ok=True)
     chat = cfg.api == "chat"
     route = "/v1/chat/completions" if chat else "/v1/completions"
@@ -107,6 +108,14 @@ class RunLog:
     seconds: float
     log_path: Path
 
+    def last_error(self) -> str:
+        """The line that says why lm_eval stopped (the exception's own line, else the last one)."""
+        lines = self.tail(200).splitlines()
+        for ln in reversed(lines):
+            if re.match(r"^\s*[\w.]*(Error|Exception)\b.*:", ln.strip()):
+                return ln.strip()[:400]
+        return lines[-1].strip()[:400] if lines else "(no output)"
+
     def tail(self, lines: int = 15) -> str:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
         text = text.replace("\r", "\n")
@@ -119,6 +128,13 @@ def progress_of(log_text: str) -> tuple[int, int] | None:
     for m in _PROGRESS.finditer(log_text):
         last = m
     return (int(last.group(2)), int(last.group(3))) if last else None
+
+
+def _tail_bytes(path: Path, n: int) -> str:
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        f.seek(max(0, f.tell() - n))
+        return f.read().decode(errors="replace")
 
 
 def execute(p: Plan, timeout_s: float, progress: Callable[[str], None] | None = None,
@@ -145,7 +161,7 @@ def execute(p: Plan, timeout_s: float, progress: Callable[[str], None] | None = 
                                       f"({timeout_s:g}s): ended it; its log: {log_path}")
                 if progress and now - last >= progress_every_s:
                     last = now
-                    pr = progress_of(log_path.read_text(errors="replace")[-4000:])
+                    pr = progress_of(_tail_bytes(log_path, 8192))
                     where = f"{pr[0]}/{pr[1]} answered" if pr else "building requests"
                     progress(f"ACC-GSM8K lm_eval (pid {proc.pid}) {now - t0:.0f}s: {where}")
         finally:

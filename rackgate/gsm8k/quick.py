@@ -33,16 +33,16 @@ def question_order(n: int, seed: int) -> list[int]:
     return order
 
 
-def _post(client: Client, task: Gsm8kTask, doc: int, req) -> ItemVerdict:
+def _post(client: Client, task: Gsm8kTask, doc: int, req) -> tuple[str, str | None]:
+    """(the text lm-eval would score, finish_reason) of one question; ServerError otherwise."""
     body = {"model": client.model, **req.body}
     reply = client.request("POST", req.path, body)
     if reply.status != 200:
         raise ServerError(f"GSM8K question {doc}: POST {req.path}: HTTP {reply.status}: {str(reply.body)[:200]}")
     try:
-        text, finish = response_text(task.api, reply.body)
+        return response_text(task.api, reply.body)
     except ValueError as e:
         raise ServerError(f"GSM8K question {doc}: POST {req.path}: {e}") from None
-    return judge(task, doc, text, finish)
 
 
 class _Workers:
@@ -58,13 +58,14 @@ class _Workers:
             t.start()
 
     def _run(self, client_factory: ClientFactory) -> None:
-        client = client_factory()
+        client = None
         while True:
             job = self.jobs.get()
             if job is None:
                 return
             doc, req, box, done = job
             try:
+                client = client or client_factory()
                 box.append(_post(client, self.task, doc, req))
             except BaseException as e:  # noqa: BLE001 - handed to the caller, raised there
                 box.append(e)
@@ -89,10 +90,12 @@ class _Workers:
 def ask(task: Gsm8kTask, client_factory: ClientFactory, docs: Iterable[int], concurrency: int,
         wait_s: float | None = None) -> Iterator[ItemVerdict]:
     """lm-eval's verdict on each document, in the order given, with `concurrency` questions in
-    flight. Prompts are built here (lm-eval's sampler state is not thread-safe). Stopping the
-    iteration abandons the questions in flight. A request that fails raises ServerError."""
+    flight. Prompts are built and answers scored here, in the caller's thread (lm-eval's task
+    is not shared across threads); the threads only talk HTTP. Stopping the iteration abandons
+    the questions in flight. A request that fails raises ServerError; wait_s bounds the wait
+    for one answer beyond the client's own timeout."""
     workers = _Workers(task, client_factory, concurrency)
-    pending: list = []
+    pending: list = []  # (doc, result box, done event), in the order given
     it = iter(docs)
     try:
         while True:
@@ -100,16 +103,17 @@ def ask(task: Gsm8kTask, client_factory: ClientFactory, docs: Iterable[int], con
                 doc = next(it, None)
                 if doc is None:
                     break
-                pending.append(workers.submit(doc, task.request(doc)))
+                pending.append((doc, *workers.submit(doc, task.request(doc))))
             if not pending:
                 return
-            box, done = pending.pop(0)
+            doc, box, done = pending.pop(0)
             if not done.wait(wait_s):
-                raise ServerError(f"a GSM8K question got no answer within {wait_s:g}s")
+                raise ServerError(f"GSM8K question {doc} got no answer within {wait_s:g}s")
             res = box[0]
             if isinstance(res, BaseException):
                 raise res
-            yield res
+            text, finish = res
+            yield judge(task, doc, text, finish)
     finally:
         workers.close()
 

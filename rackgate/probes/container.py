@@ -33,18 +33,24 @@ def parse_sizes(text: str) -> dict[str, int | None]:
     return out
 
 
-def sizes(host: Host, paths: list[str]) -> tuple[dict[str, int | None], str]:
-    """Byte sizes of files (None: missing), keyed by container path; plus the raw output."""
-    script = "; ".join(
+def _stat_script(host: Host, paths: list[str]) -> str:
+    return "; ".join(
         f"if [ -e {host.qpath(p)} ]; then stat -c '%s %n' {host.qpath(p)}; else echo {_MISSING} {host.qpath(p)}; fi"
         for p in paths)
-    res = host.run(script, timeout=60)
-    got = {_strip(host, k): v for k, v in parse_sizes(res.stdout).items()}
+
+
+def _sizes_from(host: Host, paths: list[str], text: str, stderr: str) -> tuple[dict[str, int | None], str]:
+    got = {_strip(host, k): v for k, v in parse_sizes(text).items()}
     missing = [p for p in paths if p not in got]
     if missing:
-        raise CouldNotObserve(f"{host.name}: stat printed nothing for {', '.join(missing)}: {res.stderr.strip()[:200]}")
-    shown = res.stdout.replace(host.sysroot + "/", "/") if host.sysroot else res.stdout
-    return got, shown
+        raise CouldNotObserve(f"{host.name}: stat printed nothing for {', '.join(missing)}: {stderr.strip()[:200]}")
+    return got, (text.replace(host.sysroot + "/", "/") if host.sysroot else text)
+
+
+def sizes(host: Host, paths: list[str]) -> tuple[dict[str, int | None], str]:
+    """Byte sizes of files (None: missing), keyed by container path; plus the raw output."""
+    res = host.run(_stat_script(host, paths), timeout=60)
+    return _sizes_from(host, paths, res.stdout, res.stderr)
 
 
 def count_entries(host: Host, directory: str) -> int | None:
@@ -129,8 +135,8 @@ def python_variants(host: Host, code: str, variants: list[tuple[dict[str, str], 
                               f"{(res.stderr or res.stdout).strip()[-200:]}")
     results = []
     for rc, out in runs:
-        if rc == 127 and "not found" in out:
-            raise CouldNotObserve(f"{host.name}: {python_exe} not found in the container")
+        if rc == 127:  # sh: "python3: not found"; env: "'python3': No such file or directory"
+            raise CouldNotObserve(f"{host.name}: {python_exe} not found in the container: {out.strip()[-160:]}")
         # merged output: on success the value is the last line; on failure the traceback's end
         results.append(parse_python(rc, out if rc == 0 else "", out))
     shown = "\n".join(f"$ {c}\n{out}(rc={rc})" for c, (rc, out) in zip(cmds, runs))
@@ -138,20 +144,14 @@ def python_variants(host: Host, code: str, variants: list[tuple[dict[str, str], 
 
 
 def sizes_and_count(host: Host, paths: list[str], pattern: str, grep_path: str) -> tuple[dict[str, int | None], int | None, str]:
-    """sizes() and grep_count() in one round trip (one docker exec)."""
+    """sizes(), and `grep -c PATTERN FILE` (None when the file is missing), in one docker exec."""
     q = host.qpath(grep_path)
-    stat = "; ".join(
-        f"if [ -e {host.qpath(p)} ]; then stat -c '%s %n' {host.qpath(p)}; else echo {_MISSING} {host.qpath(p)}; fi"
-        for p in paths)
-    res = host.run(f"{stat}; echo {_RUN} 0; if [ -e {q} ]; then grep -c -- {shlex.quote(pattern)} {q}; "
-                   f"else echo {_MISSING}; fi; echo {_RUN} $?", timeout=60)
+    res = host.run(f"{_stat_script(host, paths)}; echo {_RUN} 0; if [ -e {q} ]; then grep -c -- "
+                   f"{shlex.quote(pattern)} {q}; else echo {_MISSING}; fi; echo {_RUN} $?", timeout=60)
     runs = split_runs(res.stdout)
     if len(runs) != 2:
         raise CouldNotObserve(f"{host.name}: stat/grep in the container failed: {res.stderr.strip()[:200]}")
-    got = {_strip(host, k): v for k, v in parse_sizes(runs[0][1]).items()}
-    missing = [p for p in paths if p not in got]
-    if missing:
-        raise CouldNotObserve(f"{host.name}: stat printed nothing for {', '.join(missing)}: {res.stderr.strip()[:200]}")
+    got, shown = _sizes_from(host, paths, runs[0][1], res.stderr)
     rc, out = runs[1]
     out = out.strip()
     if out == _MISSING:
@@ -160,7 +160,6 @@ def sizes_and_count(host: Host, paths: list[str], pattern: str, grep_path: str) 
         count = int(out)
     else:
         raise CouldNotObserve(f"{host.name}: grep -c on {grep_path} failed (rc={rc}): {out[:200]}")
-    shown = runs[0][1].replace(host.sysroot + "/", "/") if host.sysroot else runs[0][1]
     return got, count, shown
 
 

@@ -34,7 +34,11 @@ def main() -> int:
     node = sim.rack.nodes[0]
     port = a.port or free_port(a.host)
     argv = [sys.executable, "-m", "rackgate.sim.atom_server", "--model", "/models/Kimi-K3",
-            "--served-model-name", rack.server.served_model, "--host", a.host, "--server-port", str(port)]
+            "--served-model-name", rack.server.served_model, "--host", a.host, "--server-port", str(port),
+            # the whole rack's DP ranks behind this one API, so routing hints reach every rank
+            "--data-parallel-size", str(sim.rack.gpu_count), "--data-parallel-size-local", str(sim.rack.gpu_count),
+            "--max-num-batched-tokens", "2048", "--max-num-seqs", "8", "--enable-expert-parallel",
+            "--torch-profiler-dir", "/tmp/rackgate/profile"]
     print(f"serving http://{a.host}:{port} model={rack.server.served_model} faults={a.fault}", flush=True)
     env = {**os.environ, **node.env}
     import subprocess

@@ -255,7 +255,7 @@ class Rank:
                 self.die_ca_comm()
                 return None
             phi = self.fault("longctx-phi")
-            if phi and int(req.get("prompt_tokens", 0)) > self.args.max_num_batched_tokens and load >= 2:
+            if phi and int(req.get("prompt_tokens", 0)) > self.args.max_num_batched_tokens:
                 self.die_phi()
                 return None
             dl = self.fault("dp-deadlock")
@@ -434,6 +434,8 @@ class SimServer:
         self.model_name = args.served_model_name or args.model
         self.started = time.time()
         self.rr = itertools.count()
+        self.lock = threading.Lock()
+        self.inflight: dict[int, int] = {}
         self.delay_s = float((server.get("rank_faults", {}).get("slow-server") or {}).get("delay_s", 0))
 
     def broadcast(self, req: dict) -> list:
@@ -447,13 +449,20 @@ class SimServer:
             if not isinstance(hint, int) or not 0 <= hint < a.data_parallel_size:
                 raise ValueError(f"Invalid data_parallel_rank={hint}; local_engine_count={a.data_parallel_size}")
             rank = hint
-        else:
-            rank = next(self.rr) % a.data_parallel_size
+        else:  # load-aware, as ATOM's default: the fewest requests in flight, ties round robin
+            start = next(self.rr)
+            with self.lock:
+                rank = min(((self.inflight.get(r, 0), (r - start) % a.data_parallel_size, r)
+                            for r in range(a.data_parallel_size)))[2]
         if a.max_model_len is not None and prompt_tokens + max_tokens > a.max_model_len:
             raise ValueError(f"prompt ({prompt_tokens} tokens) plus max_tokens ({max_tokens}) exceeds "
                              f"max_model_len ({a.max_model_len})")
+        with self.lock:
+            self.inflight[rank] = self.inflight.get(rank, 0) + 1
         reply = rank_call(rank, {"op": "forward", "prompt_tokens": prompt_tokens, "max_tokens": max_tokens,
                                  "delay_s": self.delay_s})
+        with self.lock:
+            self.inflight[rank] -= 1
         if reply is None:
             while True:  # the rank is gone or stuck: the request never completes
                 time.sleep(FOREVER)

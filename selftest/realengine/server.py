@@ -98,7 +98,11 @@ class TransformersServer:
         env = dict(os.environ)
         # offline: the model is local; no update check, no telemetry, no hub lookups
         env.update(HF_HUB_OFFLINE="1", HF_HUB_DISABLE_UPDATE_CHECK="1", HF_HUB_DISABLE_TELEMETRY="1",
-                   TRANSFORMERS_NO_ADVISORY_WARNINGS="1", PYTHONUNBUFFERED="1")
+                   TRANSFORMERS_NO_ADVISORY_WARNINGS="1", PYTHONUNBUFFERED="1",
+                   # One compute thread: with 2 OpenMP threads on 2 cores shared with anything else
+                   # (the other self-tests, aiperf's workers), spinning threads were 4x slower
+                   # (a 5-shot GSM8K request: 212 s vs 54 s at load 12; docs/real-engine.md).
+                   OMP_NUM_THREADS=os.environ.get("RACKGATE_REALENGINE_THREADS", "1"))
         return env
 
     # --- life ---------------------------------------------------------------------------------

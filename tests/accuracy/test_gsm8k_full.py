@@ -26,8 +26,8 @@ def test_gsm8k_lm_eval(server, rack, evidence, facts, pytestconfig):
         raise CouldNotObserve(str(e)) from None
     evidence.attach("lm_eval log (last lines)", run.tail(40))
     if run.rc != 0:
-        raise CouldNotObserve(f"lm_eval exited {run.rc} after {run.seconds:.0f}s; last lines: "
-                              f"{' | '.join(run.tail(4).splitlines())[-600:]}")
+        raise CouldNotObserve(f"lm_eval exited {run.rc} after {run.seconds:.0f}s: {run.last_error()} "
+                              f"(log: {run.log_path})")
     try:
         results = lmeval.read_outputs(out, plan.task)
     except lmeval.ResultsError as e:

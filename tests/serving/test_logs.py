@@ -2,7 +2,7 @@
 each node; the logs are never copied here)."""
 import pytest
 
-from fixtures.server import read_logs
+from fixtures.server import NOT_BOOTED, read_logs
 from rackgate.atom import logfacts
 from rackgate.atom.logs import rank_table
 from rackgate.gates import serverlogs
@@ -18,7 +18,7 @@ def kv_records(server_logs):
 
 
 @pytest.mark.row("SRV-KV")
-def test_kv_budget(dp_rank, rack, server_logs, kv_records, facts, evidence):
+def test_kv_budget(dp_rank, rack, atom_server, server_logs, kv_records, facts, evidence):
     node = rank_table(rack)[dp_rank]
     log = server_logs[node]
     mine, unattributed = [], []
@@ -35,6 +35,9 @@ def test_kv_budget(dp_rank, rack, server_logs, kv_records, facts, evidence):
             raise CouldNotObserve(f"{node} logged {len(budgets)} unlabelled `Memory budget:` lines for "
                                   f"{len(log.ranks)} ranks: launch with launch.rank_labels = true to name them")
         budgets = [min(budgets, key=lambda b: b.available_for_kv)] if budgets else []
+    boot = atom_server.boot
+    if not budgets and boot is not None and not boot.ok and node not in boot.past_rendezvous:
+        pytest.skip(f"{NOT_BOOTED}: {node} stopped before the KV budget arithmetic ({boot.summary()})")
     evidence.attach(f"Memory budget lines of dp{dp_rank}", "\n".join(b.line for b in budgets) or "(none)")
     cfg = rack.serving
     findings = serverlogs.kv(budgets, experts, cfg.min_available_kv_gb, cfg.experts_per_rank)

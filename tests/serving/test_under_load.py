@@ -19,16 +19,19 @@ def _prompt(words: int, seed: int) -> str:
     return " ".join(WORDS[(i * 7 + seed) % len(WORDS)] for i in range(words)) + "\nSummarize the text above."
 
 
-def _send_all(client, prompts: list[str], max_tokens: int, timeout: float, concurrency: int) -> list[str]:
-    """Every request bounded; returns one problem string per request that did not answer 200."""
-    def one(p):
+def _send_all(client, prompts: list[str], max_tokens: int, timeout: float, concurrency: int,
+              ranks: list[int] | None = None) -> list[str]:
+    """Every request bounded (routed to ranks[i] when given); one problem string per request that
+    did not answer 200."""
+    def one(i):
+        extra = {"data_parallel_rank": ranks[i]} if ranks else {}
         try:
-            r = client.completion(p, max_tokens=max_tokens, timeout=timeout)
+            r = client.completion(prompts[i], max_tokens=max_tokens, timeout=timeout, **extra)
         except ServerError as e:
-            return str(e)
+            return f"dp{ranks[i]}: {e}" if ranks else str(e)
         return "" if r.status == 200 else refusal(r)
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        return [x for x in pool.map(one, prompts) if x]
+        return [x for x in pool.map(one, range(len(prompts))) if x]
 
 
 def _ranks_alive(server, rack) -> list[str]:
@@ -53,8 +56,9 @@ def test_long_prompts_at_concurrency(server, rack, server_logs, evidence):
     raw = lint.flags(cmd).get("max-num-batched-tokens")
     chunk = int(raw) if raw and raw.isdigit() else lint.ATOM_DEFAULT_BATCHED_TOKENS
     words = int(chunk * cfg.longctx_multiple)
-    prompts = [_prompt(words, s) for s in range(cfg.longctx_concurrency)]
-    problems = _send_all(server.client, prompts, 8, cfg.longctx_timeout_s, cfg.longctx_concurrency)
+    ranks = list(rank_table(rack))  # one long prompt for every rank: each runs a chunked prefill
+    prompts = [_prompt(words, r) for r in ranks]
+    problems = _send_all(server.client, prompts, 8, cfg.longctx_timeout_s, cfg.longctx_concurrency, ranks)
     phi = []
     for n, log in server_logs.items():
         for rec in read_logs(log.grep, "PHINode::setIncomingValue"):

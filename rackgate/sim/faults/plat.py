@@ -41,11 +41,14 @@ def _ifoe(state, node):
     n["modules"] = [m for m in n["modules"] if m != "ifoe"]
 
 
-@fault("params-default", "PLAT-PARAMS", "amdgpu loaded with default parameters (-1 0 -1 -1)",
-       target="node", default="node2")
+@fault("params-default", "PLAT-PARAMS",
+       "after a reboot amdgpu was loaded with a bare modprobe: default parameters (-1 0 -1 -1), and the "
+       "newest perf_setup report is from before the reboot", target="node", default="node2")
 def _params(state, node):
-    state["nodes"][node]["params"] = {"gpu_recovery": "-1", "halt_if_hws_hang": "0",
-                                      "mtype_local": "-1", "noretry": "-1"}
+    n = state["nodes"][node]
+    n["params"] = {"gpu_recovery": "-1", "halt_if_hws_hang": "0", "mtype_local": "-1", "noretry": "-1"}
+    for r in n["plat"]["perf_reports"]:
+        r["at"] = n["boot_time"] - 86400 + 600
 
 
 # --- PLAT-TUNED ------------------------------------------------------------------------------

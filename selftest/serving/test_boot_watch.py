@@ -1,0 +1,67 @@
+"""The live boot watcher on the simulated rack: a fatal line ends the wait within 2 seconds of
+appearing in the log (not at the boot budget), a healthy boot ends at ready, and nothing the
+watcher started outlives it."""
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from rackgate import config
+from rackgate.atom import logformat, server
+from rackgate.sim.rack import SHIPPED_RACK, build
+from rackgate.transport import host_for
+
+from ..test_cleanup import processes_mentioning
+
+
+@pytest.fixture
+def launched(tmp_path):
+    made = []
+
+    def go(*faults):
+        sim = build(config.load(SHIPPED_RACK), list(faults), workdir=str(tmp_path / f"sim{len(made)}"))
+        r = sim.rack
+        t0 = time.time()
+        srv = server.launch(r, {n.name: host_for(n, r) for n in r.nodes})
+        made.append((sim, srv))
+        return srv, sim, t0
+    yield go
+    for sim, srv in made:
+        srv.stop()
+        sim.stop()
+
+
+def _header_time(log: Path, lineno: int) -> float:
+    """When ATOM wrote a record: its ATOM_LOG_MORE header's timestamp (to the tenth of a second)."""
+    lines = log.read_text().splitlines()
+    m = logformat.HEADER.match(lines[lineno - 2])
+    assert m, lines[lineno - 2]
+    tenth = int(lines[lineno - 2].split(" - ")[0].rsplit(".", 1)[1])
+    return datetime.strptime(f"{m['date']} {m['time']}", "%Y-%m-%d %H:%M:%S").timestamp() + tenth / 10
+
+
+def test_negative_kv_budget_fails_the_boot_within_2s_of_the_line(launched):
+    srv, sim, t0 = launched("kv-rack-busy")
+    b = srv.boot
+    assert b.kind == "fatal" and b.signature == "exceeds available KV budget", b
+    assert b.who.startswith("node2/dp"), b.who  # the rank that wrote it
+    assert "Per-request cache tensor (3.35GB for 8 slots) exceeds available KV budget (-" in b.line
+    written = _header_time(sim.dir / "node2" / "container" / "tmp" / "rackgate" / "atom-node2.log", b.lineno)
+    assert written - t0 > 2.5, "the sim delays the line by a few seconds into the boot"
+    gap = b.decided_at - written
+    assert gap < 2.0, f"verdict {gap:.2f}s after the line appeared"
+    assert b.seconds < srv.rack.launch.boot_budget_s / 2
+    assert "exceeds available KV budget" in b.excerpt and ">" in b.excerpt
+
+
+def test_healthy_boot_is_ready_and_leaves_no_watcher_behind(launched):
+    srv, sim, _ = launched()
+    assert srv.boot.ok, srv.boot
+    assert set(srv.boot.past_rendezvous) == {n.name for n in srv.rack.nodes}
+    assert srv.client.model_ids() == [srv.rack.server.served_model]
+    tails = [p for p in processes_mentioning(str(sim.dir)) if "tail" in p]
+    assert tails == [], tails
+    srv.stop()
+    time.sleep(0.5)
+    assert processes_mentioning(str(sim.dir)) == []

@@ -1,0 +1,88 @@
+"""SRV-CONSISTENCY, SRV-KV, SRV-ENGINE-ARGS, SRV-DEADLOCK, SRV-TRANSLATION judgments; finish_reason
+mapping; the boot signatures agree with the catalogue."""
+from rackgate.atom import finish, logfacts, signatures
+from rackgate.catalogue import row
+from rackgate.gates import consistency, serverlogs
+
+TEXT = " Paris. It is the largest city in France"
+
+
+def prefill(truth: str):
+    """A model whose greedy continuation of prompt+prefix is the rest of `truth`, one word."""
+    def complete(prompt: str, max_tokens: int) -> str:
+        done = prompt[len("The capital of France is"):]
+        rest = truth[len(done):]
+        word = rest.split(" ")[1] if rest.startswith(" ") else rest.split(" ")[0]
+        return (" " if rest.startswith(" ") else "") + word
+    return complete
+
+
+def test_decode_and_prefill_agree_without_logprobs():
+    assert consistency.judge("The capital of France is", consistency.Decoded(TEXT), prefill(TEXT), 4) == []
+
+
+def test_decode_that_picked_another_word():
+    decoded = TEXT.replace("It is", "It was")
+    found = consistency.judge("The capital of France is", consistency.Decoded(decoded), prefill(TEXT), 4)
+    assert found and "after ' Paris. It' decode continued ' was the largest', prefill continues ' is'" in found[0]
+
+
+def test_cuts_on_word_ends_and_on_tokens():
+    assert consistency.cuts(consistency.Decoded(" a bc d"), 5) == [2, 5]
+    assert consistency.cuts(consistency.Decoded(" Paris.", (" Paris", ".")), 5) == [6]
+
+
+def test_decode_against_its_own_logprobs():
+    d = consistency.Decoded(" Paris", (" Paris",), ({" Paris": -3.0, " Lyon": -0.1},))
+    assert "top logprob is ' Lyon'" in consistency.judge("p", d, lambda p, n: "", 0)[0]
+
+
+def test_kv_judgment():
+    good = logfacts.memory_budget("Memory budget: total_gpu=432.00GB, utilization=0.9, budget=388.80GB, "
+                                  "peak_torch=194.67GB, cudagraph_est=1.18GB, available_for_kv=159.37GB")
+    bad = logfacts.memory_budget("Memory budget: total_gpu=288.00GB, utilization=0.9, budget=259.20GB, "
+                                 "peak_torch=236.08GB, cudagraph_est=9.40GB, available_for_kv=-16.98GB")
+    assert serverlogs.kv([good], [56], 0.0, 56) == []
+    assert "available_for_kv=-16.98GB" in serverlogs.kv([bad], [56], 0.0, 56)[0]
+    assert "experts=896" in serverlogs.kv([good], [896], 0.0, 56)[0]
+    assert "no `Memory budget:` line" in serverlogs.kv([], [], 0.0, 56)[0]
+
+
+def test_engine_args_judgment():
+    assert serverlogs.engine_args({"max_model_len": None, "torch_profiler_dir": "/data/p"}, "/data/p") == []
+    assert "4096" in serverlogs.engine_args({"max_model_len": 4096}, "")[0]
+    assert "'torch_profiler_dir': None" in serverlogs.engine_args({"max_model_len": None, "torch_profiler_dir": None},
+                                                                  "/data/p")[0]
+
+
+def test_deadlock_names_the_rank_that_did_not_time_out():
+    out = serverlogs.deadlock({r: "Engine Core: _sync_dp_state failed: Timed out waiting 1800000ms"
+                               for r in range(16) if r != 11}, list(range(16)), True)
+    assert "15 of 16 ranks" in out[0] and out[0].endswith("the rank that did not: dp11")
+    assert serverlogs.deadlock({}, list(range(16)), False) == []
+    assert "not moving" in serverlogs.deadlock({}, list(range(16)), True)[0]
+
+
+def test_translation_b0_zero_is_healthy_a0_zero_is_not():
+    zero = {"installed": 4, "translated": 0, "reused": 0, "bad_status": 0}
+    assert serverlogs.translation("B0", {"node1": zero}, 4, 300, 100) == []
+    assert "outcome=translated 0" in serverlogs.translation("A0", {"node1": zero}, 4, 300, 100)[0]
+    good = {"installed": 4, "translated": 484, "reused": 108, "bad_status": 0}
+    assert serverlogs.translation("A0", {"node1": good}, 4, 300, 100) == []
+    assert "translation_status" in serverlogs.translation("B0", {"node1": zero | {"bad_status": 2}}, 4, 300, 100)[0]
+
+
+def test_finish_reasons_of_both_api_versions():
+    assert [finish.normalize(r) for r in ("max_tokens", "length", "eos", "stop_163586", "stop_sequence", "stop")] == \
+        ["length", "length", "stop", "stop", "stop", "stop"]
+    assert finish.normalize(None) is None
+    assert not finish.trustworthy("/v1/chat/completions", streamed=True)
+    assert finish.trustworthy("/v1/completions", streamed=True)
+
+
+def test_boot_signatures_are_the_catalogues():
+    assert set(signatures.HINTS) == set(row("SRV-BOOT").signatures)
+    f = signatures.match("RuntimeError: Per-request cache tensor (3.35GB for 8 slots) exceeds available KV budget "
+                         "(-17.63GB) at --gpu-memory-utilization 0.94.")
+    assert f.signature == "exceeds available KV budget" and "someone else's weights" in f.hint
+    assert signatures.match("Server started successfully and ready to accept requests") is None

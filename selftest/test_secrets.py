@@ -1,0 +1,34 @@
+"""Secrets from the rack file never appear in output, JUnit or Allure results."""
+import pytest
+
+from rackgate.report import secrets
+from rackgate.report.verdict import CheckFailed
+
+from .harness import REPO, run_suite
+
+API_KEY = "sk-rackgate-test-0123456789"
+HF_TOKEN = "hf_rackgatetesttoken987"
+
+
+def test_redact_masks_registered_values():
+    secrets.register(API_KEY)
+    secrets.register_env({"HF_TOKEN": HF_TOKEN, "PLAIN": "visible-value"})
+    text = f"key={API_KEY} token={HF_TOKEN} plain=visible-value"
+    assert secrets.redact(text) == f"key={secrets.MASK} token={secrets.MASK} plain=visible-value"
+    err = CheckFailed("SRV-SANITY", "node1", f"the server said {HF_TOKEN}")
+    assert HF_TOKEN not in str(err) and secrets.MASK in str(err)
+
+
+def test_no_secret_leaves_a_run(tmp_path):
+    base = (REPO / "racks" / "sim.toml").read_text()
+    rack = tmp_path / "secret.toml"
+    # The token is also the served model name's suffix nowhere; it lives in the launch env and the
+    # api key, which the suite sends and passes to the launch, and must never print.
+    rack.write_text(base.replace("[server]\n", f'[server]\napi_key = "{API_KEY}"\n')
+                    .replace("[launch.env]", f'[launch.env]\nHF_TOKEN = "{HF_TOKEN}"', 1))
+    run = run_suite(tmp_path, "--rack", str(rack), "-m", "gate", "--sim-fault", "bang-tokens", "-rA", "-v")
+    assert run.ids("failed"), run.stdout[-2000:]  # a failing run prints the most
+    produced = [run.stdout, run.stderr] + [p.read_text(errors="replace") for p in tmp_path.rglob("*")
+                                           if p.is_file() and p.name != "secret.toml"]
+    for blob in produced:
+        assert API_KEY not in blob and HF_TOKEN not in blob

@@ -1,0 +1,107 @@
+"""BENCH-PREFLIGHT, BENCH-RESULT, BENCH-AGGREGATE: the rack file's benchmark command, checked before it
+runs, run once on the head node (inside the container), and its own output judged. Exit code 0 is
+never taken as success."""
+from urllib.parse import urlparse
+
+import pytest
+
+from rackgate.gates import bench as gate
+from rackgate.probes import bench as probe
+from rackgate.report.verdict import CouldNotObserve, check
+
+PLACEHOLDERS = ("head_ip", "port", "served_model", "result_path")
+
+
+def _command(rack, server) -> str:
+    """The rack file's benchmark command aimed at the server under test (the attached one too)."""
+    if not rack.bench.command:
+        pytest.skip("the rack file has no [bench] command: no benchmark to check")
+    cmd = rack.bench.command
+    url = urlparse(server.url)
+    values = {"head_ip": url.hostname, "port": url.port or 80, "served_model": server.client.model,
+              "result_path": rack.bench.result_path}
+    for k in PLACEHOLDERS:  # only ours: a JSON argument's braces stay as they are
+        cmd = cmd.replace("{" + k + "}", str(values[k]))
+    return cmd
+
+
+def _parsed(rack, server) -> probe.BenchCommand:
+    try:
+        return probe.command(_command(rack, server))
+    except probe.BenchParseError as e:
+        raise CouldNotObserve(f"bench.command: {e}") from None
+
+
+@pytest.mark.row("BENCH-PREFLIGHT")
+def test_wire_name_is_served(server, rack, evidence):
+    cmd = _parsed(rack, server)
+    served = server.client.model_ids()
+    head = server.node_logs()[rack.head.name].host
+    tok_dir = None
+    if cmd.tokenizer and cmd.tokenizer.startswith(("/", ".", "~")):
+        tok_dir = head.run(f"[ -d {head.qpath(cmd.tokenizer)} ] && [ -r {head.qpath(cmd.tokenizer)} ]", timeout=30).ok
+    evidence.attach("benchmark command", _command(rack, server))
+    findings = gate.preflight(cmd, served, tok_dir)
+    check(not findings, "BENCH-PREFLIGHT", rack.head.name, f"{cmd.tool}: " + "; ".join(findings))
+
+
+@pytest.fixture(scope="module")
+def bench_run(server, rack):
+    """Run the benchmark once: (command, result, result text, fresh)."""
+    cmd = _command(rack, server)
+    head = server.node_logs()[rack.head.name].host
+    start = head.run("date +%s", timeout=30).stdout.strip()
+    res = head.run(cmd, timeout=rack.serving.bench.timeout_s)
+    path = rack.bench.result_path
+    text, fresh = None, None
+    if path:
+        parsed = probe.command(cmd)
+        if parsed.tool == "aiperf" and not path.endswith(".json"):
+            found = head.run(f"find {head.qpath(path)} -name profile_export_aiperf.json -newermt @{start} "
+                             f"2>/dev/null | head -n 1", timeout=30).stdout.strip()
+            path = found[len(head.sysroot):] if found and head.sysroot else found or path
+        mtime = head.run(f"stat -c %Y {head.qpath(path)} 2>/dev/null", timeout=30).stdout.strip()
+        if mtime.isdigit():
+            text = head.read(path)
+            fresh = start.isdigit() and int(mtime) >= int(start)
+        else:
+            fresh = False
+    return cmd, res, text, fresh
+
+
+def _facts(bench_run) -> probe.BenchFacts:
+    cmd, res, text, _ = bench_run
+    tool = probe.command(cmd).tool
+    try:
+        if tool == "aiperf":
+            if text is None:
+                raise probe.BenchParseError("no profile_export_aiperf.json was written")
+            return probe.aiperf_result(text, res.stdout + res.stderr)
+        return probe.serving_result(res.stdout + "\n" + res.stderr, text)
+    except probe.BenchParseError as e:
+        raise CouldNotObserve(f"{tool} output: {e} (exit {res.rc}; last output: "
+                              f"{(res.stdout + res.stderr).strip()[-200:]!r})") from None
+
+
+@pytest.mark.row("BENCH-RESULT")
+def test_benchmark_measured_something(bench_run, rack, evidence):
+    cmd, res, text, fresh = bench_run
+    evidence.attach("benchmark output", res.evidence())
+    if text is not None:
+        evidence.attach("result file", text[:20000], "json")
+    f = _facts(bench_run)
+    findings = gate.result(f, res.rc, fresh if rack.bench.result_path else None, rack.serving.bench.min_duration_s)
+    check(not findings, "BENCH-RESULT", rack.head.name,
+          f"{f.tool}: completed {f.completed} of {f.sent}, duration {f.duration_s}s: " + "; ".join(findings))
+
+
+@pytest.mark.row("BENCH-AGGREGATE")
+def test_per_gpu_throughput(bench_run, rack, facts, evidence):
+    f = _facts(bench_run)
+    ours, findings = gate.aggregate(f, rack.gpu_count, rack.serving.bench.per_gpu_tolerance)
+    if ours is None:
+        raise CouldNotObserve(f"{f.tool}: {findings[0]}")
+    facts.record("total_tok_s_per_gpu", round(ours, 2), where="rack", unit="tok/s/GPU", row="BENCH-AGGREGATE")
+    evidence.attach("per-GPU throughput", f"total {f.total_token_throughput:.2f} tok/s / {rack.gpu_count} GPUs = "
+                    f"{ours:.2f} tok/s/GPU; reported per-GPU fields: {f.per_gpu or 'none'}")
+    check(not findings, "BENCH-AGGREGATE", rack.head.name, "; ".join(findings))
