@@ -34,6 +34,9 @@ class AtomServer:
     attached: bool = False
     boot: BootVerdict | None = None
     launched_at: float = 0.0   # time.time() of the launch
+    # DP ranks found not answering (SRV-ALIVE, SRV-LONGCTX): rank -> what was seen. Requests the
+    # router sends there hang, so later request checks are skipped rather than trip over them.
+    dead_ranks: dict[int, str] = field(default_factory=dict)
 
     @property
     def url(self) -> str:

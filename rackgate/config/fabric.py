@@ -50,7 +50,8 @@ class FabricExpect(Section):
     # Across nodes: how long ranks wait for each other at the rendezvous before the collective's
     # own timeout starts (nodes start the probe at slightly different times).
     collective_join_s: float = Field(default=120.0, gt=0)
-    # Ports for the rendezvous (per-node worlds use port+w; across nodes port+100).
+    # Ports for the rendezvous: node i's own world w uses port+10*i+w on its data-plane address,
+    # the run across nodes port-1 on the head node's.
     collective_port: int = Field(default=29800, ge=1, le=65000)
     # "auto": nccl when the container's torch sees a GPU, else gloo.
     collective_backend: str = "auto"

@@ -1,8 +1,11 @@
-"""Run the shipped collective probe inside the container of one node, or of every node at once.
+"""Run the shipped collective probe inside every node's container at once: each node's own
+worlds (1, 2, 4), then all nodes' ranks together. One probe process per node imports torch once
+for both parts.
 
 The probe's source goes to `python3 -` on stdin: nothing is copied onto the node. Its
 environment is the rack file's fabric.collective_env (NCCL_DEBUG=INFO and the launch's
-communication settings), passed with `docker exec -e`.
+communication settings), passed with `docker exec -e`. A node's own worlds rendezvous on its
+data-plane address (its own), the run across nodes on the head node's.
 """
 from __future__ import annotations
 
@@ -10,49 +13,34 @@ from ..probes import collective
 from ..transport import Host, Result, container_for, fanout
 
 
-def _bound(cfg, worlds: int) -> float:
-    # every world is bounded by the probe itself; this only covers python + torch start-up on top
-    return worlds * (cfg.collective_timeout_s + cfg.collective_grace_s) + 120
-
-
-def _common(cfg) -> str:
-    return (f"--backend {cfg.collective_backend} --timeout {cfg.collective_timeout_s:g} "
+def command(rack, node_rank: int, data_ip: str) -> str:
+    cfg = rack.fabric
+    sizes = ",".join(str(w) for w in cfg.collective_world_sizes)
+    ranks = cfg.collective_ranks_per_node or rack.gpus_per_node
+    across = (f" --nnodes {len(rack.nodes)} --node-rank {node_rank} --ranks-per-node {ranks} "
+              f"--master-addr {rack.head.data_ip} --join-timeout {cfg.collective_join_s:g}") if len(rack.nodes) > 1 else ""
+    # each node's own worlds on ports of their own: a TCPStore listens on every address, so nodes
+    # that share a host (the sim) would collide on one port
+    return (f"{cfg.container_python} - --world-sizes {sizes} --local-addr {data_ip} "
+            f"--port {cfg.collective_port + 10 * node_rank} --across-port {cfg.collective_port - 1}"
+            f"{across} --backend {cfg.collective_backend} --timeout {cfg.collective_timeout_s:g} "
             f"--grace {cfg.collective_grace_s:g}")
 
 
-def per_node_command(cfg) -> str:
-    sizes = ",".join(str(w) for w in cfg.collective_world_sizes)
-    return f"{cfg.container_python} - --world-sizes {sizes} --port {cfg.collective_port} {_common(cfg)}"
-
-
-def across_command(cfg, nnodes: int, node_rank: int, ranks: int, master: str) -> str:
-    return (f"{cfg.container_python} - --nnodes {nnodes} --node-rank {node_rank} --ranks-per-node {ranks} "
-            f"--master-addr {master} --port {cfg.collective_port + 100} --join-timeout {cfg.collective_join_s:g} "
-            f"{_common(cfg)}")
-
-
-def _container(host: Host, rack, name: str) -> Host:
-    return container_for(host, rack.node(name), rack, dict(rack.fabric.collective_env))
-
-
-def run_node(host: Host, rack, name: str) -> tuple[Result, collective.ProbeOutput]:
+def bound(rack) -> float:
+    """The probe bounds every world itself; this covers python + torch start-up on top of that."""
     cfg = rack.fabric
-    res = _container(host, rack, name).run(per_node_command(cfg), timeout=_bound(cfg, len(cfg.collective_world_sizes)),
-                                           stdin=collective.PROBE_PATH.read_text())
-    return res, collective.parse(res.stdout + "\n" + res.stderr)
+    worlds = len(cfg.collective_world_sizes) + (len(rack.nodes) > 1)
+    return worlds * (cfg.collective_timeout_s + cfg.collective_grace_s) + cfg.collective_join_s + 180
 
 
-def run_across(hosts: dict[str, Host], rack) -> dict[str, tuple[Result, collective.ProbeOutput] | Exception]:
-    cfg = rack.fabric
-    names = [n.name for n in rack.nodes]
-    ranks = cfg.collective_ranks_per_node or rack.gpus_per_node
-    master = rack.head.data_ip
+def run_all(hosts: dict[str, Host], rack) -> dict[str, tuple[Result, collective.ProbeOutput] | Exception]:
     src = collective.PROBE_PATH.read_text()
 
-    def one(i_name):
-        i, name = i_name
-        res = _container(hosts[name], rack, name).run(across_command(cfg, len(names), i, ranks, master),
-                                                      timeout=_bound(cfg, 1) + cfg.collective_join_s, stdin=src)
+    def one(i_node):
+        i, node = i_node
+        box = container_for(hosts[node.name], node, rack, dict(rack.fabric.collective_env))
+        res = box.run(command(rack, i, node.data_ip), timeout=bound(rack), stdin=src)
         return res, collective.parse(res.stdout + "\n" + res.stderr)
 
-    return dict(zip(names, fanout(list(enumerate(names)), one)))
+    return dict(zip([n.name for n in rack.nodes], fanout(list(enumerate(rack.nodes)), one)))

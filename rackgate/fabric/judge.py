@@ -243,6 +243,21 @@ def collective_worlds(out: collective.ProbeOutput, sizes: list[int]) -> list[str
     return found
 
 
+def collective_across(out: collective.ProbeOutput) -> list[str]:
+    w = out.across
+    if w is None or w.status == "missing":
+        return ["the run across nodes gave no result"]
+    if w.status == "timeout":
+        found = [f"ws={w.ws} across nodes: timed out ({w.ranks_ok} of this node's ranks finished)"]
+    elif w.status != "ok":
+        found = [f"ws={w.ws} across nodes: {w.status}: " + "; ".join(w.wrong_ranks() or ["no rank reported a sum"])]
+    else:
+        return []
+    if out.last_completed_minus_one:
+        found.append("NCCL watchdog: 'last completed NCCL work: -1'")
+    return found
+
+
 def transports(out: collective.ProbeOutput, healthy: list[str]) -> list[str]:
     found = []
     bad = [t for t in out.transports if not collective.transport_ok(t, healthy)]

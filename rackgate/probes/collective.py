@@ -20,8 +20,8 @@ from pathlib import Path
 
 PROBE_PATH = Path(__file__).with_name("collective_probe.py")
 
-_RANK = re.compile(r"^RGCOLL ws=(\d+) rank=(\d+) (.*)$")
-_WORLD = re.compile(r"^RGCOLL-WORLD ws=(\d+) status=(\w+) ranks_ok=(\d+)/(\d+) elapsed=([\d.]+)s")
+_RANK = re.compile(r"^RGCOLL (?:scope=(\w+) )?ws=(\d+) rank=(\d+) (.*)$")
+_WORLD = re.compile(r"^RGCOLL-WORLD (?:scope=(\w+) )?ws=(\d+) status=(\w+) ranks_ok=(\d+)/(\d+) elapsed=([\d.]+)s")
 _VIA = re.compile(r"NCCL INFO .*\bvia (\S+)")
 _NETWORK = re.compile(r"NCCL INFO Using network (\S+)")
 _WATCHDOG = re.compile(r"last completed (?:NCCL )?work: (-?\d+)|Watchdog caught collective operation timeout")
@@ -48,12 +48,13 @@ class World:
 
 @dataclass
 class ProbeOutput:
-    worlds: dict[int, World]
+    worlds: dict[int, World]  # this node's own worlds, by size
     transports: list[str]  # every distinct 'via X' (in order of appearance)
     networks: list[str]  # every distinct 'Using network X'
     watchdog: list[str]  # the NCCL watchdog lines
     started: bool  # the probe printed its start line (python ran)
     torch: str = ""  # the torch version the probe imported ('missing (...)' when it could not)
+    across: World | None = None  # the world of every node's ranks together
 
     @property
     def last_completed_minus_one(self) -> bool:
@@ -62,6 +63,7 @@ class ProbeOutput:
 
 def parse(text: str) -> ProbeOutput:
     worlds: dict[int, World] = {}
+    across: dict[int, World] = {}
     transports: list[str] = []
     networks: list[str] = []
     watchdog: list[str] = []
@@ -74,12 +76,14 @@ def parse(text: str) -> ProbeOutput:
             torch = m.group(1) if m else ""
         m = _WORLD.match(s)
         if m:
-            w = worlds.setdefault(int(m.group(1)), World(int(m.group(1))))
-            w.status, w.ranks_ok, w.elapsed_s = m.group(2), int(m.group(3)), float(m.group(5))
+            d = across if m.group(1) == "across" else worlds
+            w = d.setdefault(int(m.group(2)), World(int(m.group(2))))
+            w.status, w.ranks_ok, w.elapsed_s = m.group(3), int(m.group(4)), float(m.group(6))
             continue
         m = _RANK.match(s)
         if m:
-            worlds.setdefault(int(m.group(1)), World(int(m.group(1)))).results[int(m.group(2))] = m.group(3)
+            d = across if m.group(1) == "across" else worlds
+            d.setdefault(int(m.group(2)), World(int(m.group(2)))).results[int(m.group(3))] = m.group(4)
             continue
         m = _VIA.search(s)
         if m and m.group(1) not in transports:
@@ -89,7 +93,8 @@ def parse(text: str) -> ProbeOutput:
             networks.append(m.group(1))
         if _WATCHDOG.search(s):
             watchdog.append(s)
-    return ProbeOutput(worlds, transports, networks, watchdog, started, torch)
+    return ProbeOutput(worlds, transports, networks, watchdog, started, torch,
+                       next(iter(across.values()), None))
 
 
 def transport_ok(t: str, healthy: list[str]) -> bool:

@@ -6,9 +6,9 @@ Shipped with rackgate and run unchanged on any node (the suite feeds it on stdin
 torch once (which initialises no GPU) and forks one child per rank; only the ranks touch a
 device, so the parent can always end them.
 
-    per node:     python3 collective_probe.py --world-sizes 1,2,4
-    across nodes: python3 collective_probe.py --nnodes 4 --node-rank I --ranks-per-node 4 \
-                      --master-addr <head data-plane IP>        (on every node at once)
+    this node:         python3 collective_probe.py --world-sizes 1,2,4
+    then across nodes: python3 collective_probe.py --world-sizes 1,2,4 --nnodes 4 --node-rank I \
+                           --ranks-per-node 4 --master-addr <head data-plane IP>   (every node at once)
 
 Rank r contributes r+1; after all_reduce(SUM) every rank must hold w(w+1)/2. Every world has a
 hard bound: the process group's timeout, plus a grace; ranks still running then are killed
@@ -25,7 +25,7 @@ import sys
 import time
 
 
-def _rank(ws: int, rank: int, local_rank: int, addr: str, port: int, backend: str, timeout_s: float,
+def _rank(scope: str, ws: int, rank: int, local_rank: int, addr: str, port: int, backend: str, timeout_s: float,
           join_s: float) -> None:
     """One rank (a forked child). Prints one RGCOLL line, exits 0 on a correct sum."""
     os.environ.update({"RANK": str(rank), "WORLD_SIZE": str(ws), "LOCAL_RANK": str(local_rank),
@@ -53,17 +53,18 @@ def _rank(ws: int, rank: int, local_rank: int, addr: str, port: int, backend: st
         if backend == "nccl":
             torch.cuda.synchronize()
         got, expect = t[0].item(), ws * (ws + 1) // 2
-        print(f"RGCOLL ws={ws} rank={rank} backend={backend} device={device} result={got:g} expect={expect}",
+        print(f"RGCOLL scope={scope} ws={ws} rank={rank} backend={backend} device={device} result={got:g} "
+              f"expect={expect}",
               flush=True)
         dist.destroy_process_group()
         os._exit(0 if got == expect else 3)
     except BaseException as e:  # noqa: BLE001 - report and exit, whatever it was
         msg = " ".join(f"{type(e).__name__}: {e}".split())[:400]
-        print(f"RGCOLL ws={ws} rank={rank} error={msg}", flush=True)
+        print(f"RGCOLL scope={scope} ws={ws} rank={rank} error={msg}", flush=True)
         os._exit(4)
 
 
-def world(ws: int, ranks: list[tuple[int, int]], addr: str, port: int, backend: str, timeout_s: float,
+def world(scope: str, ws: int, ranks: list[tuple[int, int]], addr: str, port: int, backend: str, timeout_s: float,
           grace_s: float, join_s: float = 0.0) -> str:
     """Run the given (global rank, local rank) pairs of a world of size ws; returns the status."""
     t0 = time.monotonic()
@@ -72,7 +73,7 @@ def world(ws: int, ranks: list[tuple[int, int]], addr: str, port: int, backend: 
     for rank, local in ranks:
         pid = os.fork()
         if pid == 0:
-            _rank(ws, rank, local, addr, port, backend, timeout_s, join_s or timeout_s)
+            _rank(scope, ws, rank, local, addr, port, backend, timeout_s, join_s or timeout_s)
         children[pid] = rank
     codes: dict[int, int] = {}
     deadline = t0 + join_s + timeout_s + grace_s
@@ -101,19 +102,22 @@ def world(ws: int, ranks: list[tuple[int, int]], addr: str, port: int, backend: 
     else:
         status = "error"
     extra = f" killed={','.join(map(str, killed))}" if killed else ""
-    print(f"RGCOLL-WORLD ws={ws} status={status} ranks_ok={len(ok)}/{len(ranks)} "
+    print(f"RGCOLL-WORLD scope={scope} ws={ws} status={status} ranks_ok={len(ok)}/{len(ranks)} "
           f"elapsed={time.monotonic() - t0:.1f}s timeout={timeout_s:g}s{extra}", flush=True)
     return status
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--world-sizes", default="1,2,4", help="per node: the world sizes to run, in order")
+    ap.add_argument("--world-sizes", default="1,2,4", help="this node alone: the world sizes to run, in order "
+                    "('' for none)")
+    ap.add_argument("--local-addr", default="127.0.0.1", help="rendezvous address of this node's own worlds")
     ap.add_argument("--nnodes", type=int, default=1, help="across nodes: how many nodes take part")
     ap.add_argument("--node-rank", type=int, default=0)
     ap.add_argument("--ranks-per-node", type=int, default=4)
     ap.add_argument("--master-addr", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=29800, help="per node: port+w for world w; across nodes: port")
+    ap.add_argument("--port", type=int, default=29800, help="this node's world w rendezvouses on port+w")
+    ap.add_argument("--across-port", type=int, default=29900, help="the run across nodes rendezvouses here")
     ap.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
     ap.add_argument("--timeout", type=float, default=45.0, help="process-group timeout per world (s)")
     ap.add_argument("--grace", type=float, default=15.0, help="then this long before its ranks are killed (s)")
@@ -131,14 +135,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"RGCOLL-START pid={os.getpid()} python={sys.version.split()[0]} torch={tv} nnodes={a.nnodes} "
           f"node_rank={a.node_rank} backend={a.backend}", flush=True)
     bad = 0
-    if a.nnodes > 1:
+    for ws in (int(x) for x in a.world_sizes.split(",") if x.strip()):
+        bad += world("local", ws, [(r, r) for r in range(ws)], a.local_addr, a.port + ws, a.backend, a.timeout,
+                     a.grace) != "ok"
+    if a.nnodes > 1:  # then every node's ranks together (the other nodes may still be on their own worlds)
         ws = a.nnodes * a.ranks_per_node
         ranks = [(a.node_rank * a.ranks_per_node + j, j) for j in range(a.ranks_per_node)]
-        bad += world(ws, ranks, a.master_addr, a.port, a.backend, a.timeout, a.grace, a.join_timeout) != "ok"
-    else:
-        for ws in (int(x) for x in a.world_sizes.split(",") if x.strip()):
-            bad += world(ws, [(r, r) for r in range(ws)], a.master_addr, a.port + ws, a.backend, a.timeout,
-                         a.grace) != "ok"
+        bad += world("across", ws, ranks, a.master_addr, a.across_port, a.backend, a.timeout, a.grace,
+                     a.join_timeout) != "ok"
     return 1 if bad else 0
 
 

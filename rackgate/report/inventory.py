@@ -6,6 +6,7 @@ writes. collect() runs that in a subprocess so the caller's own pytest session i
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -40,8 +41,10 @@ class InventoryError(RuntimeError):
     pass
 
 
+@functools.lru_cache(maxsize=4)
 def collect(args: tuple[str, ...] = (), timeout: float = 120) -> list[dict]:
-    """Every check of the suite (tests/), collected on the simulated rack."""
+    """Every check of the suite (tests/), collected on the simulated rack (once per process and
+    arguments: the coverage and catalogue-page self-tests share one collection)."""
     with tempfile.TemporaryDirectory(prefix="rackgate-inv-") as d:
         out = Path(d) / "inventory.json"
         cmd = [sys.executable, "-m", "pytest", "--co", "-q", "-o", "addopts=", "-p", "no:cacheprovider",

@@ -59,7 +59,8 @@ def test_decode_matches_prefill(server, rack, evidence):
 
 
 @pytest.mark.row("SRV-ALIVE")
-def test_rank_alive(dp_rank, server, rack, evidence):
+def test_rank_alive(dp_rank, serving, rack, evidence):
+    server = serving
     """One real request routed to this DP rank (ATOM's data_parallel_rank hint), bounded."""
     cfg = rack.serving
     node = rank_table(rack)[dp_rank]
@@ -73,6 +74,7 @@ def test_rank_alive(dp_rank, server, rack, evidence):
         tail = logs[node].tail(15) if node in logs else ""
         evidence.attach(f"last lines of {node}'s log", tail)
         last = next((x for x in reversed(tail.splitlines()) if x.strip()), "")
+        server.dead_ranks[dp_rank] = str(e)
         fail("SRV-ALIVE", f"{node}/dp{dp_rank}", f"{e} (after {time.monotonic() - t0:.1f}s); /health answers "
              f"{health}; last line of {node}'s log: {last[:200]!r}")
     evidence.attach(f"completion routed to dp{dp_rank}", reply.evidence(), "json")

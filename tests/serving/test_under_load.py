@@ -43,6 +43,7 @@ def _ranks_alive(server, rack) -> list[str]:
             rep = server.client.completion("The capital of France is", max_tokens=4, timeout=cfg.alive_timeout_s,
                                            data_parallel_rank=r)
         except ServerError as e:
+            server.dead_ranks[r] = str(e)
             return f"{table[r]}/dp{r}: {e}"
         return "" if rep.status == 200 else f"{table[r]}/dp{r}: {refusal(rep)}"
     with ThreadPoolExecutor(max_workers=16) as pool:
