@@ -25,6 +25,7 @@ from .harness import SuiteRun, run_suite
 # How many suite runs go at once (RACKGATE_MATRIX_JOBS overrides; 1 = one after the other).
 JOBS = int(os.environ.get("RACKGATE_MATRIX_JOBS", "2"))
 RUN_TIMEOUT_S = 300
+HEALTHY_TIMEOUT_S = 600  # the whole suite, every area
 HEALTHY = "healthy"
 # A verdict message starts with a catalogue id (rackgate.report.verdict.message); a suite error
 # with "could not observe".
@@ -50,7 +51,7 @@ def run_case(case: dict | None, workdir: Path) -> SuiteRun:
     healthy rack, then runs."""
     (workdir / "record").mkdir(parents=True, exist_ok=True)
     if case is None:
-        return run_suite(workdir, timeout=RUN_TIMEOUT_S)
+        return run_suite(workdir, timeout=HEALTHY_TIMEOUT_S)
     baseline = None
     if case.get("baseline"):
         baseline = workdir / "baseline.json"

@@ -89,7 +89,7 @@ def records(lines: Iterable[str], start: int = 1) -> Iterator[Record]:
 
 
 def pid_ranks(ps_output: str) -> dict[int, int]:
-    """`ps -eo pid=,comm=,args=` -> {pid: dp rank} for ATOM's titled processes."""
+    """`ps -eo pid,comm,args` -> {pid: dp rank} for ATOM's titled processes."""
     out = {}
     for line in ps_output.splitlines():
         parts = line.split(None, 1)

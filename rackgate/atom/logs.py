@@ -83,16 +83,19 @@ class NodeLog:
                          for i, t in enumerate(res.stdout.splitlines()))
 
     def pids(self, refresh: bool = False) -> dict[int, int]:
-        """pid -> DP rank from the process titles (ATOM::DP<r>TP<t>) on the node."""
+        """pid -> DP rank from the process titles (ATOM::DP<r>TP<t>) on the node; pids seen once
+        are kept (a rank that died is still named by its earlier lines)."""
         if self._pids is None or refresh:
-            res = self.host.run("ps -eo pid=,comm=,args= 2>/dev/null", timeout=30)
-            self._pids = logformat.pid_ranks(res.stdout)
+            res = self.host.run("ps -eo pid,comm,args --no-headers 2>/dev/null", timeout=30)
+            self._pids = {**(self._pids or {}), **logformat.pid_ranks(res.stdout)}
         return self._pids
 
     def rank_of(self, rec: Record) -> int | None:
         r = logformat.rank_of(rec)
         if r is None and rec.pid is not None:
             r = self.pids().get(rec.pid)
+            if r is None:
+                r = self.pids(refresh=True).get(rec.pid)
         return r
 
     def who(self, rec: Record) -> str:

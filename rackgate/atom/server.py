@@ -37,6 +37,7 @@ class AtomServer:
     # DP ranks found not answering (SRV-ALIVE, SRV-LONGCTX): rank -> what was seen. Requests the
     # router sends there hang, so later request checks are skipped rather than trip over them.
     dead_ranks: dict[int, str] = field(default_factory=dict)
+    _logs: dict[str, NodeLog] = field(default_factory=dict, repr=False)
 
     @property
     def url(self) -> str:
@@ -72,13 +73,12 @@ class AtomServer:
         if hosts:
             for name, host in hosts.items():
                 self.container_hosts.setdefault(name, container_for(host, rack.node(name), rack))
-        out = {}
         for i, node in enumerate(rack.nodes):
-            if node.name in self.container_hosts:
+            if node.name in self.container_hosts and node.name not in self._logs:
                 g = rack.gpus_per_node
-                out[node.name] = NodeLog(node.name, self.container_hosts[node.name], self.log_path(node.name),
-                                         range(i * g, (i + 1) * g))
-        return out
+                self._logs[node.name] = NodeLog(node.name, self.container_hosts[node.name],
+                                                self.log_path(node.name), range(i * g, (i + 1) * g))
+        return dict(self._logs)
 
     # --- life -----------------------------------------------------------------------------
     def launch(self, hosts: dict[str, Host]) -> None:
@@ -114,6 +114,9 @@ class AtomServer:
             self.boot = watcher.run()
         except TransportError as e:
             self.boot = BootVerdict("error", 0.0, detail=f"could not follow the logs: {e}", decided_at=time.time())
+        # Which pid is which rank, while every rank that booted is alive: a rank that dies later
+        # is still named by the lines it wrote.
+        fanout(list(self.node_logs().values()), lambda log: log.pids())
         return self.boot
 
     def stop(self) -> None:

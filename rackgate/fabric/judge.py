@@ -201,26 +201,20 @@ def leftovers(scans: list[LeftoverScan]) -> list[str]:
 
 
 def dmesg_pair(runs: list[PairRun], amap: dict[int, str]) -> tuple[list[str], str]:
-    """(findings, note): fabric errors either node logged while the pair ran."""
-    out = []
-    importer_logged, exporter_silent = False, False
+    """(findings, note): fabric errors either node logged while the pair ran; the note names the
+    'importer logs, exporter silent' signature when a run shows it."""
+    out, silent = [], False
     for run in runs:
         if run.error:
             continue
         importer = run.client.node if run.client else run.pair[1]
-        exporter = run.server.node
-        for node, lines in run.dmesg.items():
-            hits = dmesg.match(lines, accel.FAB_DMESG)
-            if hits:
-                out += [f"[{run.tool}] {ln}" for ln in accel.describe_hits(node, hits, amap)]
-                if node == importer:
-                    importer_logged = True
-        if importer_logged and not dmesg.match(run.dmesg.get(exporter, []), accel.FAB_DMESG):
-            exporter_silent = True
-    note = ""
-    if importer_logged and exporter_silent:
-        note = ("importer logs, exporter silent: the exporter never saw the HELLO, so packets are not "
-                "crossing the wire")
+        hits = {node: dmesg.match(lines, accel.FAB_DMESG) for node, lines in run.dmesg.items()}
+        for node, h in hits.items():
+            out += [f"[{run.tool}] {ln}" for ln in accel.describe_hits(node, h, amap)]
+        if hits.get(importer) and not hits.get(run.server.node):
+            silent = True
+    note = ("importer logs, exporter silent: the exporter never saw the HELLO, so packets are not crossing "
+            "the wire" if silent and out else "")
     return out, note
 
 
@@ -259,10 +253,13 @@ def collective_across(out: collective.ProbeOutput) -> list[str]:
 
 
 def transports(out: collective.ProbeOutput, healthy: list[str]) -> list[str]:
+    # `Using network Socket` alone is NCCL naming its network plugin (printed even by a one-rank
+    # world on a host without IB: seen on an H200, docs/fabric.md); the channels' `via` is what
+    # the traffic takes. It is named with a socket channel, never judged without one.
     found = []
     bad = [t for t in out.transports if not collective.transport_ok(t, healthy)]
     if bad:
         found.append(f"NCCL chose {', '.join('via ' + t for t in bad)} (expected {', '.join(healthy)})")
-    if "Socket" in out.networks:
-        found.append("NCCL INFO Using network Socket")
+        if "Socket" in out.networks:
+            found.append("NCCL INFO Using network Socket")
     return found

@@ -14,7 +14,6 @@ someone else's run (the runbook's "is the rack actually free?").
 from __future__ import annotations
 
 import re
-import shlex
 import threading
 import time
 from dataclasses import dataclass, field
@@ -217,7 +216,3 @@ class Runner:
 
 def run_tool(tool: str, rack, hosts: dict[str, Host], pairs: list[Pair]) -> Ubench07:
     return Runner(tool, rack, hosts).run(pairs)
-
-
-def quote(cmd: str) -> str:
-    return shlex.quote(cmd)

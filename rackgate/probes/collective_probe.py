@@ -25,6 +25,12 @@ import sys
 import time
 
 
+def _say(line: str) -> None:
+    """One line in one write(2): ranks share stdout, and a pipe keeps a small write whole."""
+    sys.stdout.flush()
+    os.write(1, (line + "\n").encode())
+
+
 def _rank(scope: str, ws: int, rank: int, local_rank: int, addr: str, port: int, backend: str, timeout_s: float,
           join_s: float) -> None:
     """One rank (a forked child). Prints one RGCOLL line, exits 0 on a correct sum."""
@@ -53,14 +59,13 @@ def _rank(scope: str, ws: int, rank: int, local_rank: int, addr: str, port: int,
         if backend == "nccl":
             torch.cuda.synchronize()
         got, expect = t[0].item(), ws * (ws + 1) // 2
-        print(f"RGCOLL scope={scope} ws={ws} rank={rank} backend={backend} device={device} result={got:g} "
-              f"expect={expect}",
-              flush=True)
+        _say(f"RGCOLL scope={scope} ws={ws} rank={rank} backend={backend} device={device} result={got:g} "
+             f"expect={expect}")
         dist.destroy_process_group()
         os._exit(0 if got == expect else 3)
     except BaseException as e:  # noqa: BLE001 - report and exit, whatever it was
         msg = " ".join(f"{type(e).__name__}: {e}".split())[:400]
-        print(f"RGCOLL scope={scope} ws={ws} rank={rank} error={msg}", flush=True)
+        _say(f"RGCOLL scope={scope} ws={ws} rank={rank} error={msg}")
         os._exit(4)
 
 

@@ -235,7 +235,7 @@ class Rank:
             self.log.raw(f"[hsa-hotswap-rj] eager translation source_id=fnv1a64:{i:016x} input_revision=b0 "
                          f"output_revision=a0 outcome=translated changed=23 translation_status=0")
         for i in range(27):
-            self.log.raw(f"[hsa-hotswap-rj] reused tier=aot input_bytes=501616 output_bytes=505712 status=0")
+            self.log.raw("[hsa-hotswap-rj] reused tier=aot input_bytes=501616 output_bytes=505712 status=0")
 
     # --- serving: one request per line of JSON over loopback ------------------------------
     def handle(self, req: dict) -> dict | None:
@@ -276,7 +276,7 @@ class Rank:
         self.dead = True
         self.log("Traceback (most recent call last):", "ModelRunner0/1", "model_engine/async_proc.py:133",
                  "busy_loop", "ERROR")
-        self.log.raw(f'  File "/usr/local/lib/python3.12/dist-packages/aiter/dist/parallel_state.py", line 412, in all_gather\n'
+        self.log.raw('  File "/usr/local/lib/python3.12/dist-packages/aiter/dist/parallel_state.py", line 412, in all_gather\n'
                      "    assert not ca_comm.disabled\nAssertionError")
         os._exit(1)
 

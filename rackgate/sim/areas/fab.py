@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import fcntl
 import json
+import random
+import socket
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,6 +40,30 @@ def healthy(state: dict, gpus: int) -> None:
         n["fabric"] = {"bad_tray": False, "npa_timeout": False, "lsdma_errors": False, "bw_factor": 1.0,
                        "tcp_fallback": False, "collective_hang": False, "transport": "P2P/CUMEMMNNVL",
                        "smi_bandwidth": None}
+    # All sim nodes share this machine's loopback, and sims run side by side (the fault matrix):
+    # each sim's collectives get ports of their own (node i's worlds base+10i+w, across base-1).
+    state.setdefault("rack_overrides", {})["fabric.collective_port"] = free_port_range(10 * len(state["nodes"]) + 10)
+
+
+def free_port_range(span: int) -> int:
+    """A base port with base-1 .. base+span free right now (random start: sims built at the same
+    moment do not pick the same range)."""
+    rnd = random.Random()
+    for _ in range(200):
+        base = rnd.randrange(20000, 60000 - span)
+        socks = []
+        try:
+            for p in range(base - 1, base + span):
+                so = socket.socket()
+                socks.append(so)
+                so.bind(("0.0.0.0", p))
+            return base
+        except OSError:
+            continue
+        finally:
+            for so in socks:
+                so.close()
+    raise RuntimeError("no free port range for the sim's collectives")
 
 
 def render(rack_dir: Path, name: str, node: dict) -> None:

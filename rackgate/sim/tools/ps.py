@@ -4,7 +4,6 @@ All sim nodes share this machine, so a node's processes are the real ones starte
 environment (RACKGATE_SIM_NODE), e.g. the ubench07 tools with their real PIDs. Fields: pid,
 ppid, pgid, stat, comm, args (others print '-').
 """
-import os
 import sys
 from pathlib import Path
 
