@@ -38,7 +38,8 @@ TRANSFORMERS="transformers[serving]>=5.24,<5.25"
 # gguf: transformers reads the GGUF weights and tokenizer through it (from_pretrained gguf_file=).
 GGUF="gguf>=0.19,<0.20"
 # aiperf 0.13.0: the profile_export_aiperf.json fields BENCH-RESULT reads (request_count,
-#   error_request_count) are those of this release; it exits 0 even when requests failed.
+#   error_request_count) are those of this release; it exits 0 when some requests failed (and
+#   1, with no export, when all did).
 AIPERF="aiperf==0.13.0"
 # lm-eval 0.4.13: the catalogue's ACC-GSM8K names this exact release; [api] brings the
 #   local-completions / local-chat-completions clients (aiohttp, tenacity, tiktoken).
