@@ -38,7 +38,8 @@ def case_id(case: dict) -> str:
 
 
 def suite_args(case: dict, baseline: Path | None = None) -> list[str]:
-    args = ["-m", case["select"]] if case.get("select") else []
+    args = list(case.get("paths", []))
+    args += ["-m", case["select"]] if case.get("select") else []
     args += ["--sim-fault", case["fault"]]
     if baseline is not None:
         args += ["--baseline", str(baseline)]
@@ -94,7 +95,7 @@ class Runs:
 
 # --- judgment ------------------------------------------------------------------------------
 
-CASE_KEYS = {"fault", "row", "select", "fail", "also_fail", "baseline", "output", "id", "source"}
+CASE_KEYS = {"fault", "row", "select", "paths", "fail", "also_fail", "baseline", "output", "id", "source"}
 
 
 def validate(cases: list[dict], rows: dict, faults: dict) -> list[str]:
