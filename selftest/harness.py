@@ -5,9 +5,10 @@ import os
 import signal
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
+
+from rackgate.report import junit
 
 REPO = Path(__file__).resolve().parent.parent
 # The plugins a suite run needs (its own and its declared pytest dependencies), loaded explicitly.
@@ -15,10 +16,7 @@ SUITE_PLUGINS = ("-p", "rackgate.pytest_plugin", "-p", "xdist.plugin", "-p", "py
                  "-p", "allure_pytest.plugin")
 
 
-@dataclass
-class Outcome:
-    status: str  # passed, failed, error, skipped
-    message: str
+Outcome = junit.Verdict
 
 
 @dataclass
@@ -36,23 +34,9 @@ class SuiteRun:
         return {k for k, o in self.outcomes.items() if o.status != "passed"}
 
 
-def _test_id(case: ET.Element) -> str:
-    cls = case.get("classname", "")
-    return f"{cls.replace('.', '/')}.py::{case.get('name')}"
-
-
-def parse_junit(path: Path) -> dict[str, Outcome]:
-    out = {}
-    for case in ET.parse(path).getroot().iter("testcase"):
-        status, msg = "passed", ""
-        for tag in ("failure", "error", "skipped"):
-            el = case.find(tag)
-            if el is not None:
-                status = {"failure": "failed"}.get(tag, tag)
-                msg = (el.get("message") or "") + "\n" + (el.text or "")
-                break
-        out[_test_id(case)] = Outcome(status, msg)
-    return out
+# One reader of JUnit results for the suite and its self-tests (a teardown error after a pass
+# counts as the worse of the two entries).
+parse_junit = junit.read
 
 
 def _joined(args) -> list[str]:

@@ -1,5 +1,4 @@
 """Secrets from the rack file never appear in output, JUnit or Allure results."""
-import pytest
 
 from rackgate.report import secrets
 from rackgate.report.verdict import CheckFailed

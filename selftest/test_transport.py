@@ -1,6 +1,5 @@
 """The transport: commands are values, every wait is bounded, processes are ended by PID."""
 import os
-import subprocess
 import time
 
 import pytest
@@ -88,7 +87,8 @@ def test_ssh_unreachable_is_a_transport_error_not_a_hang():
 def test_ssh_command_line_uses_batchmode_and_control_master():
     r = SshRunner("n", "root@h", connect_timeout_s=7, options=["ProxyJump=jump"], control_dir="/tmp/cm")
     opts = " ".join(r.opts)
-    for want in ("BatchMode=yes", "ConnectTimeout=7", "ControlMaster=auto", "ControlPath=/tmp/cm/%C",
+    # commands only use a shared connection; the master is started detached from their pipes
+    for want in ("BatchMode=yes", "ConnectTimeout=7", "ControlMaster=no", "ControlPath=/tmp/cm/%C",
                  "ProxyJump=jump"):
         assert want in opts
     assert "StrictHostKeyChecking" not in opts  # host-key checking stays as the user's config has it
