@@ -92,3 +92,17 @@ def test_ssh_command_line_uses_batchmode_and_control_master():
                  "ProxyJump=jump"):
         assert want in opts
     assert "StrictHostKeyChecking" not in opts  # host-key checking stays as the user's config has it
+
+
+def test_spawn_env_extends_variables_like_the_runbook(host, tmp_path):
+    # `export LD_LIBRARY_PATH=/app/rjprefix/lib:$LD_LIBRARY_PATH` extends the node's own value;
+    # quotes and backticks in values stay literal.
+    proc = host.spawn('echo "$LD_LIBRARY_PATH|$Q"', "/logs/env.log",
+                      {"LD_LIBRARY_PATH": "/app/rjprefix/lib:$RG_TEST", "Q": 'a "q" `x` \\z'})
+    deadline = time.monotonic() + 10
+    log = tmp_path / "logs" / "env.log"
+    while not (log.exists() and log.read_text()):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    proc.stop(grace_s=1)
+    assert log.read_text() == '/app/rjprefix/lib:yes|a "q" `x` \\z\n'

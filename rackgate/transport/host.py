@@ -45,6 +45,10 @@ class Spawned:
             REGISTRY.drop_spawned(self)
 
 
+def _dq(value: str) -> str:
+    return '"' + "".join("\\" + c if c in '\\"`' else c for c in value) + '"'
+
+
 class Host:
     def __init__(self, name: str, runner, sysroot: str = "", default_timeout: float = 60.0):
         self.name, self.runner, self.sysroot = name, runner, sysroot.rstrip("/")
@@ -121,7 +125,9 @@ class Host:
     def spawn(self, cmd: str, log_path: str, env: dict[str, str] | None = None) -> Spawned:
         """Start a long-lived process in its own session, output to log_path on the node.
         It is recorded and stopped by PID at teardown."""
-        exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in (env or {}).items())
+        # Double quotes, as the runbook writes them: `LD_LIBRARY_PATH=/app/rjprefix/lib:$LD_LIBRARY_PATH`
+        # must extend the node's own value, so $VAR expands; nothing else does (\ " ` are escaped).
+        exports = "".join(f"export {k}={_dq(v)}; " for k, v in (env or {}).items())
         log = self.qpath(log_path)
         script = (f"mkdir -p $(dirname {log}) && {exports}"
                   f"setsid sh -c {shlex.quote(cmd)} > {log} 2>&1 < /dev/null & echo $!")
