@@ -1,13 +1,7 @@
 #!/usr/bin/env bash
-# The self-tests on a fresh machine: installs what they need, then runs them.
-# Usage: bash scripts/selftest.sh [pytest args...]
+# The self-tests on a fresh machine: the README's self-test command, with pytest args passed on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install -q --disable-pip-version-check -e .
-bash scripts/system_tools.sh   # sshd on loopback for the ssh-transport self-tests
-bash scripts/report_tools.sh   # Allure 3 (npm) and Chromium: the report self-tests render and open a report
-# CPU torch for the collective probe (FAB-COLLECTIVE runs it in the sim's containers and in
-# selftest/fabric); the +cpu pin means pip can never pull a CUDA build instead.
-python3 -c "import torch" 2>/dev/null || python3 -m pip install -q --disable-pip-version-check "torch==2.13.0+cpu"
-# Own result files: reports/junit.xml and allure-results stay the acceptance run's (docs/catalogue.md reads them).
+bash scripts/setup.sh
+# Own result files: reports/junit.xml and allure-results stay the acceptance run's.
 exec python3 -m pytest selftest --junitxml=reports/selftest-junit.xml --alluredir=reports/selftest-allure-results "$@"
