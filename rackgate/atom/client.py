@@ -1,6 +1,8 @@
 """An OpenAI-protocol client for ATOM: explicit timeouts, no silent retries, one-line errors."""
 from __future__ import annotations
 
+from ..errors import CouldNotObserve
+
 import json
 import time
 from dataclasses import dataclass
@@ -10,7 +12,7 @@ import requests
 from ..report.secrets import redact
 
 
-class ServerError(Exception):
+class ServerError(CouldNotObserve):
     """The server could not be asked (refused, timed out, non-JSON): one line, no traceback."""
 
 

@@ -6,6 +6,8 @@ lines and time. Which rank wrote a line comes from rackgate.atom.logformat.
 """
 from __future__ import annotations
 
+from ..errors import CouldNotObserve
+
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -18,7 +20,7 @@ MAX_MATCHES = 20000
 _GREP_LINE = re.compile(r"^(\d+)([:-])(.*)$")
 
 
-class LogMissing(Exception):
+class LogMissing(CouldNotObserve):
     """The log the suite would read does not exist on the node."""
 
 

@@ -10,6 +10,8 @@ and never stops anything.
 """
 from __future__ import annotations
 
+from ..errors import CouldNotObserve
+
 import time
 from dataclasses import dataclass, field
 
@@ -21,7 +23,7 @@ from .watch import READY_LINE, BootVerdict, BootWatcher
 __all__ = ["READY_LINE", "AtomServer", "BootFailed", "attach", "launch"]
 
 
-class BootFailed(Exception):
+class BootFailed(CouldNotObserve):
     """The server could not be launched at all; str() says where and why."""
 
 

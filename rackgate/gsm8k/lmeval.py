@@ -13,6 +13,8 @@ The API key, if any, travels in OPENAI_API_KEY (lm-eval's API models read it), n
 """
 from __future__ import annotations
 
+from ..errors import CouldNotObserve, UnrecognisedOutput
+
 import json
 import os
 import re
@@ -31,7 +33,7 @@ LOCAL_TASK = "gsm8k_local"  # the generated task's name when the data is a local
 _PROGRESS = re.compile(r"Requesting API:\s*(\d+)%\|[^\r\n]*?(\d+)/(\d+)")
 
 
-class LmEvalError(Exception):
+class LmEvalError(CouldNotObserve):
     """lm_eval did not produce a result; str() is one line with what it said last."""
 
 
@@ -201,7 +203,7 @@ class Results:
         return self.invalid / self.samples if self.samples else 0.0
 
 
-class ResultsError(ValueError):
+class ResultsError(UnrecognisedOutput, ValueError):
     pass
 
 

@@ -10,6 +10,8 @@ asks any documents against any OpenAI-compatible server and yields lm-eval's per
 """
 from __future__ import annotations
 
+from ..errors import CouldNotObserve
+
 import queue
 import random
 import threading
@@ -169,7 +171,7 @@ def progress_line(n: int, population: int, counts: Counter, llr: float, sprt: Sp
             f"llr {llr:+.2f} (PASS at {sprt.upper:+.2f}, FAIL at {sprt.lower:+.2f})")
 
 
-class QuickTimeout(Exception):
+class QuickTimeout(CouldNotObserve):
     """The gate ran out of time before the test settled; str() says how far it got."""
 
 

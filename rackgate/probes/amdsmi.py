@@ -26,6 +26,8 @@ reads them as measurements (FAB-UNPOPULATED).
 """
 from __future__ import annotations
 
+from ..errors import UnrecognisedOutput
+
 import json
 import math
 import re
@@ -41,7 +43,7 @@ UNPOPULATED_FIELDS = {"bandwidth": ("Mb/s", {0, UNSET_U32}), "latency": ("ns", {
                       "version": ("", {UNSET_U32})}
 
 
-class AmdSmiParseError(ValueError):
+class AmdSmiParseError(UnrecognisedOutput, ValueError):
     """Output that is not amd-smi fabric output (one line, names what was wrong)."""
 
 

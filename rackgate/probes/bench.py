@@ -15,6 +15,8 @@ aiperf (profile_export_aiperf.json, console). Pure parsers; the formats are the 
 """
 from __future__ import annotations
 
+from ..errors import UnrecognisedOutput
+
 import json
 import re
 import shlex
@@ -25,7 +27,7 @@ COVERAGE_ERROR = "ProfileMetricCoverageError"
 _ROW = re.compile(r"^(?P<label>[A-Za-z][^:]*?:)\s+(?P<value>-?[\d.]+|inf|nan)\s*$")
 
 
-class BenchParseError(ValueError):
+class BenchParseError(UnrecognisedOutput, ValueError):
     """The output is not the format this parser knows (one line saying what is missing)."""
 
 

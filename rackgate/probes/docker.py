@@ -15,6 +15,8 @@ Formats (docker CLI):
 """
 from __future__ import annotations
 
+from ..errors import UnrecognisedOutput
+
 import json
 import shlex
 from dataclasses import dataclass, field
@@ -26,7 +28,7 @@ PS = "docker ps -a --no-trunc --size=false --format '{{json .}}'"
 ACTIVE_STATES = ("created", "running", "paused", "restarting")
 
 
-class DockerOutputError(ValueError):
+class DockerOutputError(UnrecognisedOutput, ValueError):
     pass
 
 

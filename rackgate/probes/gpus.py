@@ -7,6 +7,8 @@ VRAM size is in MB as amd-smi names it (mebibytes: 432 GiB reads 442368).
 """
 from __future__ import annotations
 
+from ..errors import UnrecognisedOutput
+
 import json
 import re
 from dataclasses import dataclass
@@ -35,7 +37,7 @@ class Gpu:
         return f"gpu{self.index} {self.bdf or '?'} {hbm}"
 
 
-class GpuListError(ValueError):
+class GpuListError(UnrecognisedOutput, ValueError):
     pass
 
 

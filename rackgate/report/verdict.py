@@ -13,8 +13,8 @@ class CheckFailed(AssertionError):
         super().__init__(message(row_id, where, self.seen))
 
 
-class CouldNotObserve(RuntimeError):
-    """The suite could not make the observation (tool missing, output unparsable): BROKEN, not FAILED."""
+# Re-exported for existing imports; the class lives in rackgate.errors (no layering inversion).
+from ..errors import CouldNotObserve  # noqa: E402,F401
 
 
 def message(row_id: str, where: str, seen: str) -> str:

@@ -1,6 +1,8 @@
 """What a command on a node gives back, and the errors that mean 'could not observe'."""
 from __future__ import annotations
 
+from ..errors import CouldNotObserve
+
 from dataclasses import dataclass
 
 
@@ -27,7 +29,7 @@ class Result:
         return f"$ {self.command}    # on {self.node}, rc={self.rc}, {self.duration:.2f}s\n{self.stdout}{err}"
 
 
-class TransportError(Exception):
+class TransportError(CouldNotObserve):
     """The suite could not reach the node or run the command (not a verdict on the node)."""
 
     def __init__(self, node: str, message: str):

@@ -1,0 +1,43 @@
+"""The suite's own errors: one base for "could not observe".
+
+A verdict on the rack is `rackgate.report.verdict.CheckFailed` (FAILED). Everything that means
+"the suite could not look" -- a node unreachable, a tool missing or exiting non-zero, an output
+layout no parser recognises, nothing parsed where something was expected, a dependency check that
+could not run -- is a `CouldNotObserve` (or a subclass), reported as ERROR in one line, never as a
+diagnosis of the rack. Recognise them with isinstance, never by class name.
+
+This module imports nothing from the rest of the package, so every layer (transport, probes,
+atom, gates, report, fixtures) can raise these without import cycles.
+"""
+from __future__ import annotations
+
+
+class CouldNotObserve(RuntimeError):
+    """The suite could not make the observation: ERROR, not FAILED. str() says which node, which
+    tool or file, and what came back."""
+
+
+class ToolMissing(CouldNotObserve):
+    """An executable the check needs is not on the node (exit 127 / "not found").
+
+    Never a fabric, driver or GPU diagnosis: the message names the executable, the node, and the
+    rack-file key that names it (when one does)."""
+
+    def __init__(self, node: str, tool: str, key: str | None = None, said: str = ""):
+        self.node, self.tool, self.key = node, tool, key
+        hint = f" (rack-file key {key})" if key else ""
+        tail = f": {said.strip()[:200]}" if said.strip() else ""
+        super().__init__(f"node {node}: {tool}{hint} is not installed or not executable{tail}")
+
+
+class UnrecognisedOutput(CouldNotObserve):
+    """A tool or file answered, but in a layout no parser recognises (or with nothing in it)."""
+
+
+class NotRun(CouldNotObserve):
+    """A check that depends on another could not run because that one failed or could not look;
+    the message points at the root-cause check."""
+
+    def __init__(self, root: str, why: str = ""):
+        self.root = root
+        super().__init__(f"not run: {root} {why or 'failed'} (see it)")
