@@ -1,43 +1,33 @@
 """Follow a file on a node as a live stream (tail -F through the node's transport, in pexpect).
 
-The same layers as a Host's runner -- local, ssh, docker exec -- but the process stays open and
-its output is read line by line as it is written. Every stream is bounded: the far side runs
-under `timeout`, and close() ends the local process (ssh or sh) we started.
+The process is the one the host's runner builds (local, ssh, docker exec over either) -- this
+module never knows which. It stays open and its output is read line by line as it is written.
+Every stream is bounded: the far side runs under `timeout`, and close() ends the local process
+group we started.
 """
 from __future__ import annotations
 
 import os
-import shlex
 import signal
-import time
 
 import pexpect
 
 from ..transport import Host
-from ..transport.runners import ContainerRunner, LocalRunner, SshRunner
+from ..transport.deadline import wait_for
 
-
-def _argv(runner, cmd: str) -> tuple[list[str], dict | None]:
-    if isinstance(runner, ContainerRunner):
-        envs = " ".join(f"-e {shlex.quote(f'{k}={v}')}" for k, v in runner.env.items())
-        inner = f"docker exec -i {envs} {shlex.quote(runner.container)} sh -c {shlex.quote('exec ' + cmd)}"
-        return _argv(runner.below, inner)
-    if isinstance(runner, SshRunner):
-        return ["ssh", *runner.opts, runner.target, getattr(runner, "exports", "") + cmd], None
-    if isinstance(runner, LocalRunner):
-        return ["sh", "-c", "exec " + cmd], runner.env
-    raise TypeError(f"cannot stream through a {type(runner).__name__}")
+__all__ = ["LineStream", "wait_for"]
 
 
 class LineStream:
     """`tail -n +1 -F FILE` on a node; readline() returns a line, '' on timeout, None at EOF."""
 
     def __init__(self, host: Host, path: str, bound_s: float):
+        bound = str(max(1, int(bound_s)))
         # --foreground: timeout stays in our process group, so ending the group ends tail too
-        cmd = f"timeout --foreground {max(1, int(bound_s))} tail -n +1 -F {host.qpath(path)} 2>&1"
-        argv, env = _argv(host.runner, cmd)
+        argv = host.argv(["sh", "-c", 'exec timeout --foreground "$1" tail -n +1 -F "$2" 2>&1', "sh",
+                          bound, host.path(path)])
         self.where = host.name
-        self.child = pexpect.spawn(argv[0], argv[1:], env=env or dict(os.environ), encoding="utf-8",
+        self.child = pexpect.spawn(argv[0], argv[1:], env=dict(os.environ), encoding="utf-8",
                                    codec_errors="replace", echo=False, timeout=None, maxread=65536)
 
     @property
@@ -56,7 +46,8 @@ class LineStream:
 
     def why_ended(self) -> str:
         """What the stream's command said before it ended (ssh/docker errors), and its status."""
-        self.child.close(force=False) if not self.child.isalive() else None
+        if not self.child.isalive():
+            self.child.close(force=False)
         said = (self.child.before or "").strip().splitlines()
         return f"{said[-1][:200] if said else 'no output'} (exit status {self.child.exitstatus})"
 
@@ -67,15 +58,3 @@ class LineStream:
         except (ProcessLookupError, PermissionError):
             pass
         self.child.close(force=True)
-
-
-def wait_for(predicate, timeout: float, poll: float = 0.2):
-    """Poll predicate() until it returns a truthy value or the deadline passes (returns None)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = predicate()
-        if got:
-            return got
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(poll)

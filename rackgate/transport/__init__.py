@@ -8,7 +8,7 @@ from typing import Callable, TypeVar
 from .host import Host, Spawned
 from .procs import REGISTRY
 from .result import CommandTimeout, Result, TransportError
-from .runners import ContainerRunner, LocalRunner, SshRunner
+from .runners import ContainerRunner, EnvRunner, LocalRunner, Runner, SshRunner, with_env
 
 T = TypeVar("T")
 _CONTROL_DIR: str | None = None
@@ -33,6 +33,7 @@ def host_for(node, rack) -> Host:
 
 
 def container_for(host: Host, node, rack, env: dict[str, str] | None = None) -> Host:
+    """Where the engine runs on this node: its container, or the node itself (container = "")."""
     return host.container(rack.container, node.container_sysroot, env)
 
 
@@ -51,5 +52,5 @@ def fanout(items: list, fn: Callable[..., T], max_workers: int = 16) -> list:
     return out
 
 
-__all__ = ["CommandTimeout", "ContainerRunner", "Host", "LocalRunner", "REGISTRY", "Result", "Spawned",
-           "SshRunner", "TransportError", "container_for", "fanout", "host_for"]
+__all__ = ["CommandTimeout", "ContainerRunner", "EnvRunner", "Host", "LocalRunner", "REGISTRY", "Result", "Runner",
+           "Spawned", "SshRunner", "TransportError", "container_for", "fanout", "host_for", "with_env"]

@@ -5,11 +5,13 @@ Probes get a Host and never know whether the node is real or simulated.
 from __future__ import annotations
 
 import shlex
-import time
 from dataclasses import dataclass, field
+from typing import Sequence
 
+from .deadline import wait_for
 from .procs import REGISTRY
 from .result import Result, TransportError
+from .runners import ContainerRunner, EnvRunner, as_argv, shown, with_env
 
 _MISSING = "__rackgate_missing__"
 
@@ -26,30 +28,33 @@ class Spawned:
     def alive(self) -> bool:
         if self.stopped:
             return False
-        return self.host.run(f"kill -0 {self.pid} 2>/dev/null", timeout=15).ok
+        return self.host.run(["kill", "-0", str(self.pid)], timeout=15).ok
+
+    def _signal(self, sig: str) -> None:
+        self.host.run(["sh", "-c", f'kill -{sig} -"$1" 2>/dev/null || kill -{sig} "$1" 2>/dev/null', "sh",
+                       str(self.pid)], timeout=15)
 
     def stop(self, grace_s: float = 10.0) -> None:
         """TERM the process group we created, wait a bounded time, then KILL it."""
         if self.stopped:
             return
-        pid = self.pid
         try:
-            self.host.run(f"kill -TERM -{pid} 2>/dev/null || kill -TERM {pid} 2>/dev/null", timeout=15)
-            deadline = time.monotonic() + grace_s
-            while time.monotonic() < deadline and self.alive():
-                time.sleep(0.2)
-            if self.alive():
-                self.host.run(f"kill -KILL -{pid} 2>/dev/null || kill -KILL {pid} 2>/dev/null", timeout=15)
+            self._signal("TERM")
+            if wait_for(lambda: not self.alive(), grace_s) is None:
+                self._signal("KILL")
         finally:
             self.stopped = True
             REGISTRY.drop_spawned(self)
 
 
-def _dq(value: str) -> str:
-    return '"' + "".join("\\" + c if c in '\\"`' else c for c in value) + '"'
+# Starts "$@" in a session of its own, output to the log file "$1"; prints its PID.
+_SPAWN = 'log="$1"; shift; mkdir -p "$(dirname "$log")" && { setsid "$@" > "$log" 2>&1 < /dev/null & echo $!; }'
 
 
 class Host:
+    """A node (or a container on it). Paths given to its file methods are node paths; the host
+    applies the node's sysroot, and paths it returns are node paths again."""
+
     def __init__(self, name: str, runner, sysroot: str = "", default_timeout: float = 60.0):
         self.name, self.runner, self.sysroot = name, runner, sysroot.rstrip("/")
         self.default_timeout = default_timeout
@@ -59,14 +64,25 @@ class Host:
         return f"Host({self.name}, {self.runner.kind})"
 
     # --- commands -------------------------------------------------------------------------
-    def run(self, cmd: str, timeout: float | None = None, stdin: str | None = None) -> Result:
-        """Run a shell command. Never raises on a non-zero rc; raises TransportError when the
-        node cannot be reached and CommandTimeout when the command outlives its bound."""
-        return self.runner.run(cmd, timeout or self.default_timeout, stdin)
+    def run(self, cmd: str | Sequence[str], timeout: float | None = None, stdin: str | None = None) -> Result:
+        """Run argv on the node (a str is run as a shell command, `sh -c`). Never raises on a
+        non-zero rc; raises TransportError when the node cannot be reached and CommandTimeout
+        when the command outlives its bound."""
+        return self.runner.run(as_argv(cmd), timeout or self.default_timeout, stdin)
+
+    def argv(self, cmd: str | Sequence[str], timeout: float | None = None) -> list[str]:
+        """The local argv that runs cmd on the node (for a process we read as it runs)."""
+        return self.runner.argv(as_argv(cmd), timeout)
 
     def path(self, p: str) -> str:
-        """An absolute path on the node as the node's commands see it."""
+        """An absolute node path as the node's commands see it (the sysroot applied)."""
         return self.sysroot + p if p.startswith("/") and self.sysroot else p
+
+    def node_path(self, p: str) -> str:
+        """A path a command printed, as a node path again (the sysroot removed)."""
+        if self.sysroot and (p == self.sysroot or p.startswith(self.sysroot + "/")):
+            return p[len(self.sysroot):] or "/"
+        return p
 
     def qpath(self, p: str) -> str:
         return shlex.quote(self.path(p))
@@ -74,7 +90,7 @@ class Host:
     @property
     def is_root(self) -> bool:
         if self._is_root is None:
-            self._is_root = self.run("id -u", timeout=15).stdout.strip() == "0"
+            self._is_root = self.run(["id", "-u"], timeout=15).stdout.strip() == "0"
         return self._is_root
 
     def _sudo(self, privileged: bool) -> str:
@@ -113,33 +129,62 @@ class Host:
         return {p: (None if c.strip() == _MISSING else c) for p, c in zip(paths, chunks)}
 
     def exists(self, p: str) -> bool:
-        return self.run(f"[ -e {self.qpath(p)} ]", timeout=15).ok
+        return self.run(["test", "-e", self.path(p)], timeout=15).ok
 
     def glob(self, pattern: str) -> list[str]:
-        """Paths matching a shell glob on the node, as node paths (sysroot stripped)."""
-        res = self.run(f"for f in {self.path(pattern)}; do [ -e \"$f\" ] && echo \"$f\"; done; true", timeout=30)
-        n = len(self.sysroot)
-        return [line[n:] if self.sysroot else line for line in res.lines() if line]
+        """Node paths matching a shell glob on the node. The pattern is a glob, never a command:
+        it is handed to the node's shell as a positional argument and only pathname-expanded."""
+        res = self.run(["sh", "-c", 'for f in $1; do [ -e "$f" ] && printf "%s\\n" "$f"; done; true', "sh",
+                        self.path(pattern)], timeout=30)
+        return [self.node_path(line) for line in res.lines() if line]
+
+    def stat(self, paths: list[str], fmt: str = "%s") -> dict[str, str | None]:
+        """`stat -c FMT` of each node path: {path: the formatted line, or None when it is absent}."""
+        if not paths:
+            return {}
+        res = self.run(["sh", "-c", 'f="$1"; shift; for p; do if [ -e "$p" ]; then stat -c "$f" -- "$p"; '
+                        f'else echo {_MISSING}; fi; done', "sh", fmt, *[self.path(p) for p in paths]], timeout=30)
+        got = res.lines()
+        if len(got) != len(paths):
+            raise TransportError(self.name, f"stat of {len(paths)} paths gave {len(got)} lines: "
+                                            f"{res.stderr.strip()[:200]}")
+        return {p: (None if g == _MISSING else g) for p, g in zip(paths, got)}
+
+    def mtime(self, p: str) -> int | None:
+        """A node path's modification time (epoch seconds), None when it does not exist."""
+        got = self.stat([p], "%Y")[p]
+        return int(got) if got and got.isdigit() else None
+
+    def find(self, root: str, name: str, newer_than: int | None = None) -> list[str]:
+        """Node paths under root whose name matches `name` (modified after epoch newer_than)."""
+        argv = ["find", self.path(root), "-name", name]
+        if newer_than is not None:
+            argv += ["-newermt", f"@{newer_than}"]
+        return [self.node_path(line) for line in self.run(argv, timeout=30).lines() if line]
+
+    def now(self) -> int | None:
+        """The node's clock, epoch seconds."""
+        got = self.run(["date", "+%s"], timeout=30).stdout.strip()
+        return int(got) if got.isdigit() else None
 
     # --- background processes -------------------------------------------------------------
-    def spawn(self, cmd: str, log_path: str, env: dict[str, str] | None = None) -> Spawned:
+    def spawn(self, cmd: str | Sequence[str], log_path: str, env: dict[str, str] | None = None) -> Spawned:
         """Start a long-lived process in its own session, output to log_path on the node.
-        It is recorded and stopped by PID at teardown."""
-        # Double quotes, as the runbook writes them: `LD_LIBRARY_PATH=/app/rjprefix/lib:$LD_LIBRARY_PATH`
-        # must extend the node's own value, so $VAR expands; nothing else does (\ " ` are escaped).
-        exports = "".join(f"export {k}={_dq(v)}; " for k, v in (env or {}).items())
-        log = self.qpath(log_path)
-        script = (f"mkdir -p $(dirname {log}) && {exports}"
-                  f"setsid sh -c {shlex.quote(cmd)} > {log} 2>&1 < /dev/null & echo $!")
-        res = self.run(script, timeout=30)
+        env values expand on the node (runners.with_env). It is recorded and stopped by PID
+        at teardown."""
+        argv = as_argv(cmd)
+        res = self.run(["sh", "-c", _SPAWN, "sh", self.path(log_path), *with_env(argv, env)], timeout=30)
         try:
             pid = int(res.stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):
-            raise TransportError(self.name, f"could not start {cmd[:80]!r}: {res.stderr.strip()[:200]}") from None
-        proc = Spawned(self, pid, cmd, log_path)
+            raise TransportError(self.name, f"could not start {shown(argv)[:80]!r}: {res.stderr.strip()[:200]}") from None
+        proc = Spawned(self, pid, shown(argv), log_path)
         REGISTRY.add_spawned(proc)
         return proc
 
     def container(self, name: str, sysroot: str = "", env: dict[str, str] | None = None) -> "Host":
-        from .runners import ContainerRunner
+        """The engine's side of the node: inside container `name` (docker exec), or -- when the
+        rack file says container = "" -- the node itself, with the same env rule."""
+        if not name:
+            return Host(self.name, EnvRunner(self.runner, env), self.sysroot, self.default_timeout)
         return Host(f"{self.name}/{name}", ContainerRunner(self.runner, name, env), sysroot, self.default_timeout)

@@ -1,18 +1,25 @@
-"""How a shell command reaches a node: locally, over the system ssh client, inside a container.
+"""How a command reaches a node: locally, over the system ssh client, inside a container.
 
-Each runner turns a shell command into a process on this machine. Layers compose: a container
-runner wraps the command in `docker exec` and hands it to the runner below (local or ssh).
-Every command is bounded: a local process group is ended at its deadline, and on the far side
-the command runs under coreutils `timeout`, so a dropped ssh connection does not leave remote
-work behind.
+A runner is one protocol (`Runner`): `argv(cmd, timeout)` turns the argv of a command *on the
+node* into the argv of a process *on this machine* (`sh`, `ssh ...`, `docker exec ...` over
+either). `run` executes it with a bound; spawning and line streaming use the same argv, so no
+caller ever rebuilds an ssh or docker command line. Layers compose: a container runner wraps
+the command in `docker exec` and hands the result to the runner below.
+
+Environment values follow one rule on every runner (`with_env`): they are expanded *on the
+node*, as a double-quoted shell word -- `$VAR` takes the node's value (the runbook's
+`LD_LIBRARY_PATH=/app/rjprefix/lib:$LD_LIBRARY_PATH`), while `\\`, `"` and backquotes stay
+literal. Every command is bounded: a local process group is ended at its deadline, and on the
+far side the command runs under coreutils `timeout`, so a dropped ssh connection does not leave
+remote work behind.
 """
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 import threading
 import time
+from typing import Protocol, Sequence
 
 from .procs import REGISTRY, kill_group
 from .result import CommandTimeout, Result, TransportError
@@ -20,23 +27,62 @@ from .result import CommandTimeout, Result, TransportError
 KILL_AFTER_S = 5
 
 
-def _bounded(cmd: str, timeout: float) -> str:
-    return f"timeout -k {KILL_AFTER_S} {max(1, int(timeout + 0.999))} sh -c {shlex.quote(cmd)}"
+class Runner(Protocol):
+    node: str
+    kind: str
+
+    def argv(self, cmd: Sequence[str], timeout: float | None = None) -> list[str]:
+        """The local argv that runs `cmd` (an argv on the node), bounded on the node by timeout."""
+
+    def run(self, cmd: Sequence[str], timeout: float, stdin: str | None = None) -> Result: ...
 
 
-def _timed_out_remotely(res: Result, cmd: str, timeout: float) -> Result:
+def as_argv(cmd: str | Sequence[str]) -> list[str]:
+    """A command as argv. A str is accepted only as an explicit shell command (`sh -c`)."""
+    return ["sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+
+
+def shown(cmd: str | Sequence[str]) -> str:
+    """A command as a person reads it in evidence: `sh -c SCRIPT` shows the script."""
+    cmd = as_argv(cmd)
+    if len(cmd) == 3 and cmd[:2] == ["sh", "-c"]:
+        return cmd[2]
+    return shlex.join(cmd)
+
+
+def dq(value: str) -> str:
+    """A double-quoted shell word: `$VAR` expands where the shell runs; \\ " ` stay literal."""
+    return '"' + "".join("\\" + c if c in '\\"`' else c for c in value) + '"'
+
+
+def with_env(cmd: Sequence[str], env: dict[str, str] | None) -> list[str]:
+    """`cmd` with `env` exported by a shell on the node (the one quoting rule for env values)."""
+    if not env:
+        return as_argv(cmd)
+    exports = "".join(f"export {k}={dq(v)}; " for k, v in env.items())
+    return ["sh", "-c", exports + 'exec "$@"', "sh", *cmd]
+
+
+def bounded(cmd: Sequence[str], timeout: float | None) -> list[str]:
+    """`cmd` under coreutils `timeout` on the node (TERM at the bound, KILL KILL_AFTER_S later)."""
+    if timeout is None:
+        return as_argv(cmd)
+    return ["timeout", "-k", str(KILL_AFTER_S), str(max(1, int(timeout + 0.999))), *as_argv(cmd)]
+
+
+def _timed_out_remotely(res: Result, timeout: float) -> Result:
     """coreutils `timeout` on the far side exits 124 (TERM) or 137 (KILL) at the bound."""
     if res.rc in (124, 137) and res.duration >= timeout * 0.9:
-        raise CommandTimeout(res.node, cmd, timeout, res.stdout, res.stderr)
+        raise CommandTimeout(res.node, res.command, timeout, res.stdout, res.stderr)
     return res
 
 
-def _run_process(node: str, argv: list[str], shown: str, timeout: float, env: dict | None,
-                 stdin: str | None) -> Result:
+def run_process(node: str, argv: list[str], shown_as: str, timeout: float, stdin: str | None) -> Result:
+    """Run a local process in its own group; at the deadline the whole group is ended."""
     t0 = time.monotonic()
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True, text=True, errors="replace")
     except OSError as e:
         raise TransportError(node, f"cannot start {argv[0]}: {e.strerror}") from None
@@ -46,24 +92,26 @@ def _run_process(node: str, argv: list[str], shown: str, timeout: float, env: di
     except subprocess.TimeoutExpired:
         kill_group(proc, grace=1.0)
         out, err = proc.communicate()
-        raise CommandTimeout(node, shown, timeout, out or "", err or "") from None
+        raise CommandTimeout(node, shown_as, timeout, out or "", err or "") from None
     finally:
         REGISTRY.drop_local(proc)
-    return Result(node, shown, proc.returncode, out, err, time.monotonic() - t0)
+    return Result(node, shown_as, proc.returncode, out, err, time.monotonic() - t0)
 
 
 class LocalRunner:
-    """This machine. `env` adds to (and may reference, as $VAR) the suite's own environment."""
+    """This machine. `env` adds to the suite's own environment (expanded by the node's shell)."""
 
     kind = "local"
 
     def __init__(self, node: str, env: dict[str, str] | None = None):
-        self.node = node
-        self.env = {**os.environ, **{k: os.path.expandvars(v) for k, v in (env or {}).items()}}
+        self.node, self.env = node, dict(env or {})
 
-    def run(self, cmd: str, timeout: float, stdin: str | None = None) -> Result:
-        res = _run_process(self.node, ["sh", "-c", cmd], cmd, timeout, self.env, stdin)
-        return res
+    def argv(self, cmd: Sequence[str], timeout: float | None = None) -> list[str]:
+        # The local deadline ends the process group; no `timeout` wrapper is needed here.
+        return with_env(cmd, self.env)
+
+    def run(self, cmd: Sequence[str], timeout: float, stdin: str | None = None) -> Result:
+        return run_process(self.node, self.argv(cmd, timeout), shown(cmd), timeout, stdin)
 
 
 class SshRunner:
@@ -76,11 +124,11 @@ class SshRunner:
 
     kind = "ssh"
 
-    def __init__(self, node: str, target: str, connect_timeout_s: int = 10, options: list[str] = (),
+    def __init__(self, node: str, target: str, connect_timeout_s: int = 10, options: Sequence[str] = (),
                  control_dir: str | None = None, control_persist_s: int = 60, env: dict[str, str] | None = None):
         self.node, self.target = node, target
-        # sshd drops the client's environment (no AcceptEnv by default): export on the far side.
-        self.exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in (env or {}).items())
+        # sshd drops the client's environment (no AcceptEnv by default): exported on the far side.
+        self.env = dict(env or {})
         self.control_dir, self.control_persist_s, self.connect_timeout_s = control_dir, control_persist_s, connect_timeout_s
         self._master_lock = threading.Lock()
         self._master_tried = False
@@ -112,15 +160,17 @@ class SshRunner:
                 pass
             REGISTRY.add_spawned(self)
 
-    def run(self, cmd: str, timeout: float, stdin: str | None = None) -> Result:
+    def argv(self, cmd: Sequence[str], timeout: float | None = None) -> list[str]:
         self._ensure_master()
-        remote = _bounded(self.exports + cmd, timeout)
-        argv = ["ssh", *self.opts, self.target, remote]
-        res = _run_process(self.node, argv, cmd, timeout + KILL_AFTER_S + 15, None, stdin)
+        # ssh hands the far side one string for its login shell: the argv, quoted once.
+        return ["ssh", *self.opts, self.target, shlex.join(bounded(with_env(cmd, self.env), timeout))]
+
+    def run(self, cmd: Sequence[str], timeout: float, stdin: str | None = None) -> Result:
+        res = run_process(self.node, self.argv(cmd, timeout), shown(cmd), timeout + KILL_AFTER_S + 15, stdin)
         if res.rc == 255:
             why = (res.stderr.strip().splitlines() or ["ssh exited 255"])[-1]
             raise TransportError(self.node, f"unreachable over ssh ({self.target}): {why}")
-        return _timed_out_remotely(res, cmd, timeout)
+        return _timed_out_remotely(res, timeout)
 
     def stop(self) -> None:
         """Ask the control master to exit (it would anyway after ControlPersist)."""
@@ -131,21 +181,45 @@ class SshRunner:
             REGISTRY.drop_spawned(self)
 
 
+_NO_CONTAINER = ("No such container", "is not running", "Cannot connect to the Docker daemon")
+
+
 class ContainerRunner:
     """`docker exec` inside a named container, layered on the runner below (local or ssh)."""
 
     kind = "container"
 
-    def __init__(self, below, container: str, env: dict[str, str] | None = None):
-        self.below, self.container, self.env = below, container, env or {}
+    def __init__(self, below: Runner, container: str, env: dict[str, str] | None = None):
+        if not container:
+            raise ValueError("ContainerRunner needs a container name (container = \"\" runs on the node)")
+        self.below, self.container, self.env = below, container, dict(env or {})
         self.node = below.node
 
-    def run(self, cmd: str, timeout: float, stdin: str | None = None) -> Result:
-        envs = " ".join(f"-e {shlex.quote(f'{k}={v}')}" for k, v in self.env.items())
-        wrapped = f"docker exec -i {envs} {shlex.quote(self.container)} {_bounded(cmd, timeout)}"
-        res = self.below.run(wrapped, timeout + KILL_AFTER_S + 5, stdin)
-        if res.rc != 0 and ("No such container" in res.stderr or "is not running" in res.stderr
-                            or "Cannot connect to the Docker daemon" in res.stderr):
+    def _inner(self, cmd: Sequence[str], timeout: float | None) -> list[str]:
+        return ["docker", "exec", "-i", self.container, *bounded(with_env(cmd, self.env), timeout)]
+
+    def argv(self, cmd: Sequence[str], timeout: float | None = None) -> list[str]:
+        return self.below.argv(self._inner(cmd, timeout), None if timeout is None else timeout + KILL_AFTER_S + 5)
+
+    def run(self, cmd: Sequence[str], timeout: float, stdin: str | None = None) -> Result:
+        res = self.below.run(self._inner(cmd, timeout), timeout + KILL_AFTER_S + 5, stdin)
+        if res.rc != 0 and any(s in res.stderr for s in _NO_CONTAINER):
             why = res.stderr.strip().splitlines()[-1]
             raise TransportError(self.node, f"container {self.container}: {why}")
-        return _timed_out_remotely(Result(res.node, cmd, res.rc, res.stdout, res.stderr, res.duration), cmd, timeout)
+        return _timed_out_remotely(Result(res.node, shown(cmd), res.rc, res.stdout, res.stderr, res.duration),
+                                   timeout)
+
+
+class EnvRunner:
+    """The runner below with more environment (a container-less engine's launch env)."""
+
+    def __init__(self, below: Runner, env: dict[str, str] | None = None):
+        self.below, self.env = below, dict(env or {})
+        self.node, self.kind = below.node, below.kind
+
+    def argv(self, cmd: Sequence[str], timeout: float | None = None) -> list[str]:
+        return self.below.argv(with_env(cmd, self.env), timeout)
+
+    def run(self, cmd: Sequence[str], timeout: float, stdin: str | None = None) -> Result:
+        res = self.below.run(with_env(cmd, self.env), timeout, stdin)
+        return Result(res.node, shown(cmd), res.rc, res.stdout, res.stderr, res.duration)
