@@ -8,17 +8,12 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from ..report.verdict import CouldNotObserve
+from ..errors import CouldNotObserve
 from ..transport import Host
 
 _MISSING = "__rackgate_missing__"
 # The last line of a Python traceback: "AttributeError: module 'x' has no attribute 'y'"
 _EXC = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): ?(.*)$")
-
-
-def _strip(host: Host, path: str) -> str:
-    n = len(host.sysroot)
-    return path[n:] if host.sysroot and path.startswith(host.sysroot + "/") else path
 
 
 def parse_sizes(text: str) -> dict[str, int | None]:
@@ -40,11 +35,11 @@ def _stat_script(host: Host, paths: list[str]) -> str:
 
 
 def _sizes_from(host: Host, paths: list[str], text: str, stderr: str) -> tuple[dict[str, int | None], str]:
-    got = {_strip(host, k): v for k, v in parse_sizes(text).items()}
+    got = {host.node_path(k): v for k, v in parse_sizes(text).items()}
     missing = [p for p in paths if p not in got]
     if missing:
         raise CouldNotObserve(f"{host.name}: stat printed nothing for {', '.join(missing)}: {stderr.strip()[:200]}")
-    return got, (text.replace(host.sysroot + "/", "/") if host.sysroot else text)
+    return got, host.node_text(text)
 
 
 def sizes(host: Host, paths: list[str]) -> tuple[dict[str, int | None], str]:
@@ -167,9 +162,9 @@ def which(host: Host, tool: str) -> str | None:
     """The tool's path on the container's PATH, or None."""
     res = host.run(f"command -v {shlex.quote(tool)}", timeout=30)
     path = res.stdout.strip().splitlines()[-1] if res.ok and res.stdout.strip() else None
-    return _strip(host, path) if path else None
+    return host.node_path(path) if path else None
 
 
 def node_path(host: Host, path: str) -> str:
-    """A path a command printed, as a container path (the simulated rack prefixes a sysroot)."""
-    return _strip(host, path)
+    """A path a command printed, as a container path."""
+    return host.node_path(path)

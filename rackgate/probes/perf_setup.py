@@ -13,7 +13,6 @@ A tray is tuned for this boot only if the newest report is newer than `uptime -s
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 
 from ..report.verdict import CouldNotObserve
@@ -102,16 +101,12 @@ def boot(host: Host) -> Boot:
 
 def tuning(host: Host, report_glob: str, tail_lines: int = 64) -> TuningFacts:
     b = boot(host)
-    pattern = host.path(report_glob)
-    res = host.run(f'for f in {pattern}; do [ -f "$f" ] && stat -c "%Y %n" "$f"; done; true', timeout=30)
-    files = parse_stat_lines(res.stdout)
+    stamped = host.stat(host.glob(report_glob), "%Y")
+    files = parse_stat_lines("".join(f"{v} {p}\n" for p, v in stamped.items() if v))
     if not files:
         return TuningFacts(b, None, None, "")
     newest = files[0]
-    tail = host.run(f"tail -n {tail_lines} {shlex.quote(newest.path)}", timeout=30)
+    tail = host.run(["tail", "-n", str(tail_lines), host.path(newest.path)], timeout=30)
     if not tail.ok:
         raise CouldNotObserve(f"{host.name}: cannot read {newest.path}: {tail.stderr.strip()[:200]}")
-    n = len(host.sysroot)
-    shown = ReportFile(newest.path[n:] if host.sysroot and newest.path.startswith(host.sysroot) else newest.path,
-                       newest.mtime)
-    return TuningFacts(b, shown, parse_report(tail.stdout), tail.stdout)
+    return TuningFacts(b, newest, parse_report(tail.stdout), tail.stdout)

@@ -84,6 +84,10 @@ class Host:
             return p[len(self.sysroot):] or "/"
         return p
 
+    def node_text(self, text: str) -> str:
+        """Command output with every sysrooted path shown as a node path (for evidence)."""
+        return text.replace(self.sysroot + "/", "/") if self.sysroot else text
+
     def qpath(self, p: str) -> str:
         return shlex.quote(self.path(p))
 

@@ -194,7 +194,7 @@ def test_stat_sizes_and_shm():
     text = "7499 /app/ATOM/atom/model_ops/mla_unfused_gather.py\n__rackgate_missing__ /app/ATOM/atom/x.py\n0 /a b.py\n"
     assert container.parse_sizes(text) == {"/app/ATOM/atom/model_ops/mla_unfused_gather.py": 7499,
                                            "/app/ATOM/atom/x.py": None, "/a b.py": 0}
-    segs = shm.parse_stat("9637888 1790581234 /r/dev/shm/nccl-Qx81Vd\n", sysroot="/r")
+    segs = shm.parse_stat("9637888 1790581234 /dev/shm/nccl-Qx81Vd\n")
     assert segs == [shm.Segment("/dev/shm/nccl-Qx81Vd", 9637888, 1790581234)]
 
 

@@ -54,20 +54,19 @@ def bench_run(serving, rack):
         pytest.skip(f"{DEAD_RANK} (dp{', dp'.join(map(str, sorted(server.dead_ranks)))} does not answer)")
     cmd = _command(rack, server)
     head = server.node_logs()[rack.head.name].host
-    start = head.run("date +%s", timeout=30).stdout.strip()
+    start = head.now()
     res = head.run(cmd, timeout=rack.serving.bench.timeout_s)
     path = rack.bench.result_path
     text, fresh = None, None
     if path:
         parsed = probe.command(cmd)
         if parsed.tool == "aiperf" and not path.endswith(".json"):
-            found = head.run(f"find {head.qpath(path)} -name profile_export_aiperf.json -newermt @{start} "
-                             f"2>/dev/null | head -n 1", timeout=30).stdout.strip()
-            path = found[len(head.sysroot):] if found and head.sysroot else found or path
-        mtime = head.run(f"stat -c %Y {head.qpath(path)} 2>/dev/null", timeout=30).stdout.strip()
-        if mtime.isdigit():
+            found = head.find(path, "profile_export_aiperf.json", newer_than=start) if start else []
+            path = found[0] if found else path
+        mtime = head.mtime(path)
+        if mtime is not None:
             text = head.read(path)
-            fresh = start.isdigit() and int(mtime) >= int(start)
+            fresh = start is not None and mtime >= start
         else:
             fresh = False
     return cmd, res, text, fresh
