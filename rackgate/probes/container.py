@@ -158,6 +158,14 @@ def sizes_and_count(host: Host, paths: list[str], pattern: str, grep_path: str) 
     return got, count, shown
 
 
+def environment(host: Host) -> dict[str, str]:
+    """The environment a process started on the host gets (`env -0`)."""
+    res = host.run(["env", "-0"], timeout=30)
+    if not res.ok:
+        raise CouldNotObserve(f"{host.name}: `env -0` failed (rc={res.rc}): {res.stderr.strip()[:200]}")
+    return dict(kv.partition("=")[::2] for kv in res.stdout.split("\0") if "=" in kv)
+
+
 def which(host: Host, tool: str) -> str | None:
     """The tool's path on the container's PATH, or None."""
     res = host.run(f"command -v {shlex.quote(tool)}", timeout=30)

@@ -17,10 +17,14 @@ def test_translation_prefix(node, rack, evidence):
     hook, translator = f"{root}/{cfg.hook}", f"{root}/{cfg.translator}"
     sizes, raw = container.sizes(ch, [hook, translator])
     store = container.count_entries(ch, f"{root}/{cfg.store}")
-    info, _ = docker.inspect(node.host, rack.container)
-    if info is None:
-        raise CouldNotObserve(f"{node.name}: no container {rack.container} to read the environment of")
-    env = judge.effective_env(info.env_dict(), rack.launch.env)
+    if rack.container:
+        info, _ = docker.inspect(node.host, rack.container)
+        if info is None:
+            raise CouldNotObserve(f"{node.name}: no container {rack.container} to read the environment of")
+        base = info.env_dict()
+    else:  # container = "": the engine starts from the node's own environment
+        base = container.environment(ch)
+    env = judge.effective_env(base, rack.launch.env)
     keys = ("HSA_TOOLS_LIB", "LD_LIBRARY_PATH", "HOTSWAP")
     evidence.attach("prefix", raw + f"{root}/{cfg.store}: {store} entries\n"
                     + "\n".join(f"{k}={env.get(k, '(unset)')}" for k in keys))

@@ -251,6 +251,8 @@ def exec_(args: list[str]) -> None:
     if not args:
         _die('"docker exec" requires at least 2 arguments.')
     cname, cmd = args[0], args[1:]
+    if not cname:
+        _die("invalid container name or ID: value is empty")
     cs = _containers(name, node, st)
     c = cs.get(cname)
     if st.get("container") and c is None:

@@ -1,0 +1,19 @@
+"""container = "" in the rack file: the engine runs on the node itself. Every path honours it --
+the server is launched, watched and asked on the node (never `docker exec ''`), and the checks
+about a container say they do not apply."""
+from .harness import REPO, run_suite
+
+SLICE = ["tests/serving/test_server.py::test_models_lists_served_name",
+         "tests/serving/test_server.py::test_sanity", "tests/platform/test_container.py::test_container_config"]
+
+
+def test_engine_on_the_node_is_a_rack_file_choice(tmp_path):
+    base = (REPO / "racks" / "sim.toml").read_text()
+    assert '\ncontainer = "atom"\n' in base
+    rack = tmp_path / "no-container.toml"
+    rack.write_text(base.replace('\ncontainer = "atom"\n', '\ncontainer = ""\n'))
+    run = run_suite(tmp_path, "--rack", str(rack), *SLICE, timeout=600)
+    assert "value is empty" not in run.stdout, run.stdout[-3000:]
+    assert run.ids("passed") == {SLICE[0], SLICE[1]}, run.stdout[-3000:]
+    skipped = [k for k in run.ids("skipped") if "test_container_config" in k]
+    assert skipped and not run.ids("failed") and not run.ids("error"), run.stdout[-3000:]
