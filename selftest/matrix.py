@@ -18,7 +18,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from rackgate.catalogue import Row
+from rackgate.catalogue import Row, case_problems
 
 from .harness import SuiteRun, run_suite
 
@@ -95,8 +95,6 @@ class Runs:
 
 # --- judgment ------------------------------------------------------------------------------
 
-CASE_KEYS = {"fault", "row", "select", "paths", "fail", "also_fail", "baseline", "output", "id", "source"}
-
 
 def validate(cases: list[dict], rows: dict, faults: dict) -> list[str]:
     """Matrix data errors: unknown keys, unknown rows or faults, a case whose row is not its
@@ -104,9 +102,7 @@ def validate(cases: list[dict], rows: dict, faults: dict) -> list[str]:
     problems, seen = [], set()
     for c in cases:
         where = f"{c.get('source')}: case {c.get('fault')!r}"
-        bad = set(c) - CASE_KEYS
-        if bad:
-            problems.append(f"{where}: unknown key(s) {sorted(bad)} (known: {sorted(CASE_KEYS - {'source'})})")
+        problems += case_problems(c)  # the shape: rackgate.catalogue.MatrixCase (extra="forbid")
         if "fault" not in c or "row" not in c:
             problems.append(f"{where}: needs 'fault' and 'row'")
             continue

@@ -6,33 +6,63 @@ its row by id; the report, the fault matrix and the diagnosis text all come from
 from __future__ import annotations
 
 import functools
+import re
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 HERE = Path(__file__).parent
 RUNBOOK_URL = "https://github.com/ROCm/ATOM/blob/main/recipes/Kimi-K3-455-wideEP.md"
 AREAS = {"PLAT": "platform", "FAB": "fabric", "SRV": "serving", "BENCH": "serving", "ACC": "accuracy",
          "REG": "regression"}
 ROW_FILES = ("plat", "fab", "srv", "bench", "acc", "reg")
-_FIELDS = {"id", "title", "markers", "scope", "observe", "healthy", "signatures", "meaning",
-           "action", "anchor", "severity"}
 
 
-@dataclass(frozen=True)
-class Row:
+class _Data(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Pattern(_Data):
+    """A signature as a regex over one line of the real output, with the real lines it must
+    match (the catalogue self-test runs every example)."""
+    name: str                       # what a person calls it (shown in the failure)
+    regex: str
+    examples: tuple[str, ...] = Field(min_length=1)
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, v: str) -> str:
+        try:
+            re.compile(v)
+        except re.error as e:
+            raise ValueError(f"not a regex: {e}") from None
+        return v
+
+    def search(self, text: str) -> bool:
+        return re.search(self.regex, text) is not None
+
+
+class Row(_Data):
     id: str
     title: str
     markers: tuple[str, ...]
     scope: str
     observe: str
     healthy: str
-    signatures: tuple[str, ...]
+    signatures: tuple[str, ...]     # as a person reads them in the runbook
     meaning: str
     action: str
     anchor: str
     severity: str = "normal"
-    family: str = field(default="")
+    family: str = ""
+    pattern: tuple[Pattern, ...] = ()   # machine-read signatures ([[row.pattern]] in the TOML)
+    # Fields other helpers add (kept optional so their rows load): what PASSED rests on, and
+    # the order checks run in.
+    passes_on: str = ""
+    after: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()
+    order: int | None = None
 
     @property
     def area(self) -> str:
@@ -42,6 +72,37 @@ class Row:
     @property
     def runbook_link(self) -> str:
         return f"{RUNBOOK_URL}#{self.anchor}"
+
+    @property
+    def patterns(self) -> tuple[Pattern, ...]:
+        return self.pattern
+
+
+class MatrixCase(_Data):
+    """One fault-matrix case (matrix/<area>.toml; see the header of those files)."""
+    fault: str
+    row: str
+    select: str = ""                # the pytest marker expression for the run
+    paths: list[str] = Field(default_factory=list)     # test files that narrow the run
+    fail: list[str] = Field(default_factory=list)      # test ids that must fail (only those)
+    also_fail: list[str] = Field(default_factory=list)
+    baseline: list[str] = Field(default_factory=list)  # a recording run's pytest arguments
+    output: list[str] = Field(default_factory=list)    # text the run's output must contain
+    id: str | None = None
+    source: str = ""
+
+
+def _one_line(e: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, err['loc'])) or 'row'}: {err['msg']}" for err in e.errors())
+
+
+def case_problems(case: dict) -> list[str]:
+    """What is wrong with a matrix case's shape (unknown keys, wrong types), one line each."""
+    try:
+        MatrixCase(**case)
+    except ValidationError as e:
+        return [f"{case.get('source')}: case {case.get('fault')!r}: {_one_line(e)}"]
+    return []
 
 
 def matrix() -> list[dict]:
@@ -63,14 +124,13 @@ def rows() -> dict[str, Row]:
     out: dict[str, Row] = {}
     for path in (HERE / f"{name}.toml" for name in ROW_FILES):
         for raw in tomllib.loads(path.read_text())["row"]:
-            bad = set(raw) - _FIELDS
-            if bad:
-                raise ValueError(f"{path.name}: row {raw.get('id')}: unknown field(s) {sorted(bad)}")
-            if raw["id"] in out:
-                raise ValueError(f"{path.name}: duplicate catalogue id {raw['id']}")
-            family = raw["id"].split("-", 1)[0]
-            out[raw["id"]] = Row(**{**raw, "markers": tuple(raw["markers"]),
-                                    "signatures": tuple(raw["signatures"])}, family=family)
+            try:
+                r = Row(**raw, family=raw.get("id", "").split("-", 1)[0])
+            except ValidationError as e:
+                raise ValueError(f"{path.name}: row {raw.get('id')}: {_one_line(e)}") from None
+            if r.id in out:
+                raise ValueError(f"{path.name}: duplicate catalogue id {r.id}")
+            out[r.id] = r
     return out
 
 

@@ -8,19 +8,11 @@ from __future__ import annotations
 
 import re
 
-from ..probes.dmesg import Hit, Pattern
+from ..catalogue import Pattern, row
+from ..probes.dmesg import Hit
 
-# FAB-DMESG. Kernel formats as the runbook quotes them (amdgpu, importer side), and RCCL's
-# warning (its own log, but the same family when it lands in a captured output).
-FAB_DMESG: tuple[Pattern, ...] = (
-    Pattern("NPA-RSP timeout", r"IMPORT: NPA-RSP timeout from remote AccId:\s*\d+"),
-    Pattern("LSDMA PIO error", r"LSDMA PIO error status bits 0x[0-9a-fA-F]+"),
-    Pattern("LSDMA PIO copy failed", r"LSDMA PIO failed to copy memory!"),
-    Pattern("HELLO send failed", r"HELLO: Send failed to remote AccId:\s*\d+"),
-    Pattern("IMPORT connection setup failed", r"IMPORT: connection setup failed with remote AccId:\s*\d+"),
-    Pattern("XA import failed", r"IMPORT: XA import failed for handle:"),
-    Pattern("RCCL HIP failure", r"NCCL WARN HIP failure 'invalid argument'"),
-)
+# FAB-DMESG: the catalogue row's signatures (rackgate/catalogue/fab.toml [[row.pattern]]).
+FAB_DMESG: tuple[Pattern, ...] = row("FAB-DMESG").patterns
 ACCID_RE = re.compile(r"AccId:\s*(\d+)")
 
 

@@ -9,14 +9,16 @@ take `cursor(host)` (the newest line's timestamp) before the work, then
 `read_dmesg(host, since_monotonic=cursor)` returns only what the kernel logged after it. No
 wall clock is involved, so a skewed or NTP-stepped node clock cannot shift the window.
 
-Pattern lists are data: PLAT_DMESG and PLAT_WEDGED here; other areas (FAB-DMESG) define their
-own and use the same `match`.
+Pattern lists are catalogue data (Row.patterns): PLAT_DMESG and PLAT_WEDGED here; other areas
+(FAB-DMESG) read their own row and use the same `match`.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from ..catalogue import Pattern
+from ..catalogue import row as catalogue_row
 from ..report.verdict import CouldNotObserve
 from ..transport import Host
 
@@ -44,45 +46,17 @@ class KmsgLine:
 
 
 @dataclass(frozen=True)
-class Pattern:
-    name: str   # what a person calls it (shown in the failure)
-    regex: str
-
-    def search(self, text: str) -> bool:
-        return re.search(self.regex, text) is not None
-
-
-@dataclass(frozen=True)
 class Hit:
     line: KmsgLine
     patterns: tuple[str, ...]  # names of every pattern the line matched
 
 
-# PLAT-DMESG: a node that is not healthy even at 0% VRAM. Kernel formats (amdgpu):
-#   "[gfxhub] no-retry page fault (src_id:0 ring:24 vmid:3 pasid:32772)"  (gmc)
-#   "\t Faulty UTCL2 client ID: TCP (0x8)"                                  (gfxhub *_print_l2_protection_fault_status)
-#   "MES ring buffer is full."                                              (mes_v1x)
-#   "ring sdma0 timeout, signaled seq=1201, emitted seq=1203"               (amdgpu_job_timedout)
-#   "Fence fallback timer expired on ring sdma0"                            (amdgpu_fence)
-#   "GPU reset begin!" / "GPU reset(2) succeeded!" / "GPU reset(2) failed"  (amdgpu_device)
-# ("MES might be in unrecoverable state, issue a GPU reset" asks for a reset that gpu_recovery=0
-#  never performs: that node is PLAT-WEDGED's, not a reset.)
-PLAT_DMESG: tuple[Pattern, ...] = (
-    Pattern("no-retry page fault", r"no-retry page fault"),
-    Pattern("Faulty UTCL2 client ID", r"Faulty UTCL2 client ID"),
-    Pattern("MES ring buffer is full", r"MES ring buffer is full"),
-    Pattern("SDMA fence timeout", r"ring sdma\S* timeout|Fence fallback timer expired on ring sdma"),
-    Pattern("ring timeout", r"ring \S+ timeout"),
-    Pattern("GPU reset", r"GPU reset(\(\d+\))? ?(begin|succeeded|failed|end)"),
-)
-
-# PLAT-WEDGED: MES stopped answering. With halt_if_hws_hang=1 the submitting thread then spins
-# in the kernel, so this line is followed by D-state workers and a kfd list that never drains.
-# Formats across MES versions: "MES failed to respond to msg=%s", "MES(%d) ...", "MES(%d, %d) ..."
-# (mes_v12_1: xcc, pipe), and the older "MES failed to response msg=%d".
-PLAT_WEDGED: tuple[Pattern, ...] = (
-    Pattern("MES failed to respond", r"MES(\(\d+(,\s*\d+)?\))? failed to respon(d to|se) msg="),
-)
+# The signatures are catalogue data (rackgate/catalogue/plat.toml [[row.pattern]], each with the
+# real kernel lines it must match): PLAT-DMESG, a node not healthy even at 0% VRAM; PLAT-WEDGED,
+# MES stopped answering (with halt_if_hws_hang=1 the submitting thread then spins in the kernel,
+# so that line is followed by D-state workers and a kfd list that never drains).
+PLAT_DMESG: tuple[Pattern, ...] = catalogue_row("PLAT-DMESG").patterns
+PLAT_WEDGED: tuple[Pattern, ...] = catalogue_row("PLAT-WEDGED").patterns
 
 
 def parse(text: str) -> list[KmsgLine]:
