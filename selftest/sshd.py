@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from rackgate.transport.ports import free_port
+
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 
 
@@ -32,9 +34,7 @@ class Sshd:
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_port()
 
 
 @contextlib.contextmanager

@@ -20,12 +20,11 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..transport.procs import REGISTRY, kill_group
+from ..transport.procs import Overran, run_bounded
 from .data import check_dir, split_path
 from .task import FLEXIBLE, STRICT, TASK, yaml_path
 
@@ -143,34 +142,19 @@ def execute(p: Plan, timeout_s: float, progress: Callable[[str], None] | None = 
             progress_every_s: float = 10.0) -> RunLog:
     """Run lm_eval to completion or to the deadline (then its process group is ended)."""
     log_path = p.out_dir / "lm_eval.log"
-    t0 = time.monotonic()
+    def tick(pid: int, elapsed: float) -> None:
+        pr = progress_of(_tail_bytes(log_path, 8192))
+        where = f"{pr[0]}/{pr[1]} answered" if pr else "building requests"
+        progress(f"ACC-GSM8K lm_eval (pid {pid}) {elapsed:.0f}s: {where}")
+
     with open(log_path, "w") as log:
-        proc = subprocess.Popen(p.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env={**os.environ, **p.env}, cwd=p.out_dir, start_new_session=True)
-        REGISTRY.add_local(proc)
         try:
-            last = t0
-            while True:
-                try:
-                    proc.wait(timeout=1.0)
-                    break
-                except subprocess.TimeoutExpired:
-                    pass
-                now = time.monotonic()
-                if now - t0 > timeout_s:
-                    kill_group(proc)
-                    raise LmEvalError(f"lm_eval (pid {proc.pid}) did not finish within accuracy.full_timeout_s "
-                                      f"({timeout_s:g}s): ended it; its log: {log_path}")
-                if progress and now - last >= progress_every_s:
-                    last = now
-                    pr = progress_of(_tail_bytes(log_path, 8192))
-                    where = f"{pr[0]}/{pr[1]} answered" if pr else "building requests"
-                    progress(f"ACC-GSM8K lm_eval (pid {proc.pid}) {now - t0:.0f}s: {where}")
-        finally:
-            if proc.poll() is None:
-                kill_group(proc)
-            REGISTRY.drop_local(proc)
-    return RunLog(proc.returncode, time.monotonic() - t0, log_path)
+            done = run_bounded(p.argv, timeout_s, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **p.env},
+                               cwd=p.out_dir, tick=tick if progress else None, tick_s=progress_every_s)
+        except Overran as e:
+            raise LmEvalError(f"lm_eval (pid {e.pid}) did not finish within accuracy.full_timeout_s "
+                              f"({timeout_s:g}s): ended it; its log: {log_path}") from None
+    return RunLog(done.rc, done.duration, log_path)
 
 
 # --- its results -------------------------------------------------------------------------------

@@ -13,12 +13,12 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from ..transport.procs import Overran, run_bounded
 from .allure_files import CATEGORIES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,17 +49,13 @@ def render(results: Path = RESULTS, out: Path = OUT, name: str = "rackgate", tim
         rc = Path(d) / "allurerc.json"
         rc.write_text(json.dumps(config(name)))
         cmd = [str(exe), "generate", str(results), "-o", str(out), "--config", str(rc)]
-        proc = subprocess.Popen(cmd, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                start_new_session=True)
         try:
-            log, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
+            done = run_bounded(cmd, timeout, stderr=subprocess.STDOUT, cwd=d)
+        except Overran:
             raise RenderError(f"allure generate did not finish within {timeout:g}s") from None
-    if proc.returncode != 0 or not (out / "index.html").exists():
-        tail = "\n".join(log.strip().splitlines()[-10:])
-        raise RenderError(f"allure generate failed (rc {proc.returncode}):\n{tail}")
+    if done.rc != 0 or not (out / "index.html").exists():
+        tail = "\n".join(done.stdout.strip().splitlines()[-10:])
+        raise RenderError(f"allure generate failed (rc {done.rc}):\n{tail}")
     return out
 
 

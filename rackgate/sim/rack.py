@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import sys
 import tempfile
 from pathlib import Path
 
 from ..config import Rack
 from ..config.model import Launch, Node
-from ..transport import Host, LocalRunner, Spawned
+from ..transport import Host, LocalRunner, Spawned, ports
 from . import faults as sim_faults
 from . import state as sim_state
 from .render import node_env, node_root, render_node
@@ -42,9 +41,7 @@ SIM_BENCH = (
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+    return ports.free_port(host)
 
 
 def override(model, dotted: str, value):

@@ -12,7 +12,11 @@ import os
 import signal
 import subprocess
 import threading
-from typing import Protocol
+import time
+from dataclasses import dataclass
+from typing import IO, Callable, Protocol
+
+from .deadline import Deadline
 
 
 class Stoppable(Protocol):
@@ -79,6 +83,60 @@ def kill_group(proc: subprocess.Popen, grace: float = 2.0) -> None:
 
 REGISTRY = Registry()
 atexit.register(REGISTRY.stop_all)
+
+
+@dataclass(frozen=True)
+class Finished:
+    pid: int
+    rc: int
+    stdout: str
+    stderr: str
+    duration: float
+
+
+class Overran(Exception):
+    """The process outlived its bound; its group was ended. The partial output is kept."""
+
+    def __init__(self, pid: int, timeout: float, stdout: str = "", stderr: str = ""):
+        super().__init__(f"pid {pid} did not finish within {timeout:g}s")
+        self.pid, self.timeout, self.stdout, self.stderr = pid, timeout, stdout, stderr
+
+
+Sink = int | IO | None
+
+
+def run_bounded(argv: list[str], timeout: float, *, stdin: str | None = None,
+                stdout: Sink = subprocess.PIPE, stderr: Sink = subprocess.PIPE,
+                env: dict[str, str] | None = None, cwd=None,
+                tick: Callable[[int, float], None] | None = None, tick_s: float = 10.0) -> Finished:
+    """The one start-wait-kill: start argv in a process group of its own (recorded in REGISTRY),
+    wait at most `timeout`, calling tick(pid, elapsed) every tick_s while it runs; at the bound
+    end the whole group (TERM, then KILL) and raise Overran. OSError (cannot start) propagates."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                            stdout=stdout, stderr=stderr, env=env, cwd=cwd, start_new_session=True,
+                            text=True, errors="replace")
+    REGISTRY.add_local(proc)
+    deadline = Deadline(timeout)
+    try:
+        while True:
+            wait = min(tick_s, deadline.left()) if tick else deadline.left()
+            try:
+                out, err = proc.communicate(stdin, timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                stdin = None  # already handed over; communicate() resumes
+                if deadline.passed():
+                    kill_group(proc, grace=1.0)
+                    out, err = proc.communicate()
+                    raise Overran(proc.pid, timeout, out or "", err or "") from None
+                if tick:
+                    tick(proc.pid, time.monotonic() - t0)
+    finally:
+        if proc.poll() is None:
+            kill_group(proc, grace=1.0)
+        REGISTRY.drop_local(proc)
+    return Finished(proc.pid, proc.returncode, out or "", err or "", time.monotonic() - t0)
 
 
 def _on_signal(signum, frame):  # pragma: no cover - exercised by the interrupt selftest

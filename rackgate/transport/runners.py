@@ -18,10 +18,9 @@ from __future__ import annotations
 import shlex
 import subprocess
 import threading
-import time
 from typing import Protocol, Sequence
 
-from .procs import REGISTRY, kill_group
+from .procs import REGISTRY, Overran, run_bounded
 from .result import CommandTimeout, Result, TransportError
 
 KILL_AFTER_S = 5
@@ -79,23 +78,13 @@ def _timed_out_remotely(res: Result, timeout: float) -> Result:
 
 def run_process(node: str, argv: list[str], shown_as: str, timeout: float, stdin: str | None) -> Result:
     """Run a local process in its own group; at the deadline the whole group is ended."""
-    t0 = time.monotonic()
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True, text=True, errors="replace")
+        done = run_bounded(argv, timeout, stdin=stdin)
     except OSError as e:
         raise TransportError(node, f"cannot start {argv[0]}: {e.strerror}") from None
-    REGISTRY.add_local(proc)
-    try:
-        out, err = proc.communicate(stdin, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_group(proc, grace=1.0)
-        out, err = proc.communicate()
-        raise CommandTimeout(node, shown_as, timeout, out or "", err or "") from None
-    finally:
-        REGISTRY.drop_local(proc)
-    return Result(node, shown_as, proc.returncode, out, err, time.monotonic() - t0)
+    except Overran as e:
+        raise CommandTimeout(node, shown_as, timeout, e.stdout, e.stderr) from None
+    return Result(node, shown_as, done.rc, done.stdout, done.stderr, done.duration)
 
 
 class LocalRunner:

@@ -3,7 +3,6 @@ as the suite feeds it inside a container. A healthy world gives w(w+1)/2; a coll
 never completes is cut off at the probe's own bound and leaves no process behind."""
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from rackgate.probes import collective
+from rackgate.transport import ports
 
 pytest.importorskip("torch", reason="CPU torch is installed by scripts/selftest.sh (torch==2.13.0+cpu)")
 
@@ -21,25 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def free_port(span: int = 5) -> int:
     """A base port whose next `span` ports are free too (world w listens on base+w)."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            base = s.getsockname()[1]
-        if base + span > 65535:
-            continue
-        try:
-            socks = []
-            for p in range(base, base + span):
-                so = socket.socket()
-                socks.append(so)
-                so.bind(("0.0.0.0", p))
-            return base
-        except OSError:
-            continue
-        finally:
-            for so in socks:
-                so.close()
-    raise RuntimeError("no free port range")
+    return ports.free_port("0.0.0.0", span=span)
 
 
 def run_probe(args: list[str], env: dict, timeout: float = 240):

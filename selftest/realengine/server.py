@@ -17,13 +17,14 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+from rackgate.transport import ports
 
 
 class ServerFailed(Exception):
@@ -38,9 +39,7 @@ class Reply:
 
 
 def free_loopback_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return ports.free_port()
 
 
 def _no_proxy_opener() -> urllib.request.OpenerDirector:

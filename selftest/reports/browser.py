@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import functools
 import html
-import os
 import shutil
-import signal
 import subprocess
 import threading
 from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from rackgate.transport.procs import Overran, run_bounded
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
@@ -47,12 +47,8 @@ def dump_dom(url: str, budget_ms: int = 15000, timeout_s: float = 90, profile: P
     args = [exe, *CHROMIUM_FLAGS, f"--virtual-time-budget={budget_ms}", "--dump-dom", url]
     if profile is not None:
         args.insert(1, f"--user-data-dir={profile}")
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            start_new_session=True)
     try:
-        out, _ = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+        done = run_bounded(args, timeout_s, stderr=subprocess.DEVNULL)
+    except Overran:
         raise RuntimeError(f"chromium did not render {url} within {timeout_s:g}s") from None
-    return html.unescape(out)
+    return html.unescape(done.stdout)

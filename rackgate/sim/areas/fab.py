@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import fcntl
 import json
-import random
-import socket
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from ...transport.ports import free_port
 from .. import state as sim_state
 from ..render import node_root
 
@@ -46,24 +45,8 @@ def healthy(state: dict, gpus: int) -> None:
 
 
 def free_port_range(span: int) -> int:
-    """A base port with base-1 .. base+span free right now (random start: sims built at the same
-    moment do not pick the same range)."""
-    rnd = random.Random()
-    for _ in range(200):
-        base = rnd.randrange(20000, 60000 - span)
-        socks = []
-        try:
-            for p in range(base - 1, base + span):
-                so = socket.socket()
-                socks.append(so)
-                so.bind(("0.0.0.0", p))
-            return base
-        except OSError:
-            continue
-        finally:
-            for so in socks:
-                so.close()
-    raise RuntimeError("no free port range for the sim's collectives")
+    """A base port with base-1 .. base+span free right now."""
+    return free_port("0.0.0.0", span=span, below=1)
 
 
 def render(rack_dir: Path, name: str, node: dict) -> None:
