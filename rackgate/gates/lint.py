@@ -4,23 +4,26 @@ rule is one Finding with its reason, so a launch that breaks three rules prints 
 """
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
+
+from ..config.serving import LintExpect
+from ..probes import argv
 
 ATOM_DEFAULT_BATCHED_TOKENS = 16384  # arg_utils.py default for --max-num-batched-tokens
 SOCKET_IFNAMES = ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "MORI_SOCKET_IFNAME")
+_RACK = LintExpect()  # the rack file's defaults are the one place they are written
 
 
 @dataclass(frozen=True)
 class Facts:
     """What the rules need to know about the rack, beyond the command and environment."""
     hbm_gib: float | None = None
-    data_plane_nic: str = ""
-    accuracy_run: bool = True
-    unfused_gather_patch: bool = True
+    data_plane_nic: str = _RACK.data_plane_nic
+    accuracy_run: bool = _RACK.accuracy_run
+    unfused_gather_patch: bool = _RACK.unfused_gather_patch
     profile_dir: str = ""
-    batched_tokens_limit_small_hbm: int = 16384
-    small_hbm_gib: float = 288.0
+    batched_tokens_limit_small_hbm: int = _RACK.batched_tokens_limit_small_hbm
+    small_hbm_gib: float = _RACK.small_hbm_gib
 
 
 @dataclass(frozen=True)
@@ -36,22 +39,10 @@ def flags(command: str) -> dict[str, str | None]:
     """--flag value / --flag=value / bare --flag -> {flag: value or None}. Dashes and
     underscores are the same to ATOM's parser (--kv_cache_dtype, --kv-cache-dtype)."""
     try:
-        argv = shlex.split(command.replace("\\\n", " "))
+        words = argv.split(command)
     except ValueError:
-        argv = command.split()
-    out: dict[str, str | None] = {}
-    for i, a in enumerate(argv):
-        if not a.startswith("--"):
-            continue
-        name, eq, val = a.partition("=")
-        name = name[2:].replace("_", "-")
-        if eq:
-            out[name] = val
-        elif i + 1 < len(argv) and not argv[i + 1].startswith("-"):
-            out[name] = argv[i + 1]
-        else:
-            out[name] = None
-    return out
+        words = command.split()
+    return argv.flags(words)
 
 
 def _on(env: dict[str, str], key: str) -> bool:

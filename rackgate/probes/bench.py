@@ -15,12 +15,12 @@ aiperf (profile_export_aiperf.json, console). Pure parsers; the formats are the 
 """
 from __future__ import annotations
 
-from ..errors import UnrecognisedOutput
-
 import json
 import re
-import shlex
 from dataclasses import dataclass, field
+
+from ..errors import UnrecognisedOutput
+from . import argv as cmdline
 
 ALL_FAILED = "All requests failed"
 COVERAGE_ERROR = "ProfileMetricCoverageError"
@@ -161,17 +161,11 @@ def command(cmd: str) -> BenchCommand:
     """What a benchmark command will put on the wire: benchmark_serving sends
     --served-model-name (else --model, a path); aiperf sends --model (-m)."""
     try:
-        argv = shlex.split(cmd.replace("\\\n", " "))
+        words = cmdline.split(cmd)
     except ValueError as e:
         raise BenchParseError(f"bench.command does not parse as a shell command: {e}") from None
-    flags: dict = {}
-    for i, a in enumerate(argv):
-        if a.startswith("-"):
-            name, eq, val = a.partition("=")
-            if not eq:
-                val = argv[i + 1] if i + 1 < len(argv) and not argv[i + 1].startswith("-") else ""
-            flags[name.lstrip("-").replace("_", "-")] = val
-    text = " ".join(argv)
+    flags: dict = cmdline.flags(words)
+    text = " ".join(words)
     if "benchmark_serving" in text:
         wire = flags.get("served-model-name") or flags.get("model") or ""
         return BenchCommand("benchmark_serving", wire, flags.get("tokenizer"), flags)
