@@ -4,8 +4,6 @@
   "Memory budget: total_gpu={:.2f}GB, free={:.2f}GB, utilization={}, budget={:.2f}GB,
    peak_torch={:.2f}GB, non_torch={:.2f}GB, cudagraph_est={:.2f}GB, safety={:.2f}GB,
    available_for_kv={:.2f}GB, block_bytes={}, num_kvcache_blocks={}"
-  "Per-request cache tensor ({:.2f}GB for {} slots) exceeds available KV budget ({:.2f}GB) at
-   --gpu-memory-utilization {:.2f}." (a RuntimeError)
 - arg_utils.py _get_engine_kwargs(): "Engine kwargs: {kwargs}" -- a dict repr whose values may be
   objects (CompilationConfig(...), <CUDAGraphMode.FULL: 2>) that are not Python literals.
 - engine_core.py _sync_dp_state(): "{label}: _sync_dp_state failed: {e}"
@@ -21,9 +19,6 @@ from dataclasses import dataclass
 
 MEMORY_BUDGET = re.compile(r"Memory budget: (?P<body>.*)$")
 _KV_FIELD = re.compile(r"(\w+)=(-?[\d.]+)(GB)?")
-KV_ERROR = re.compile(r"Per-request cache tensor \((?P<req>-?[\d.]+)GB for (?P<slots>\d+) slots\) exceeds "
-                      r"available KV budget \((?P<avail>-?[\d.]+)GB\)(?: at --gpu-memory-utilization "
-                      r"(?P<util>\d+(?:\.\d+)?))?")
 EXPERTS = re.compile(r"\bexperts=(\d+)\b")
 ENGINE_KWARGS = "Engine kwargs: "
 SYNC_DP_FAILED = re.compile(r"(?P<label>[\w ]+): _sync_dp_state failed: (?P<err>.*)$")
@@ -55,22 +50,6 @@ def memory_budget(message: str) -> MemoryBudget | None:
     return MemoryBudget(f.get("total_gpu"), f.get("utilization"), f.get("budget"), f.get("peak_torch"),
                         f.get("cudagraph_est"), f["available_for_kv"],
                         int(blocks) if blocks is not None else None, message.strip())
-
-
-@dataclass(frozen=True)
-class KvError:
-    reserved_gb: float
-    slots: int
-    available_gb: float
-    utilization: float | None
-
-
-def kv_error(message: str) -> KvError | None:
-    m = KV_ERROR.search(message)
-    if not m:
-        return None
-    return KvError(float(m["req"]), int(m["slots"]), float(m["avail"]),
-                   float(m["util"]) if m["util"] else None)
 
 
 def experts(message: str) -> int | None:

@@ -31,9 +31,6 @@ def accel_id(where: str, expected: int, link: Link, smi: amdsmi.FabricGpu | None
 
 
 # --- FAB-TRAINING ---------------------------------------------------------------------------
-TRAINING_FACTS = ("ualink.local_accels", "ualink.station_lane_en_bitmap")
-
-
 def training_values(link: Link) -> dict[str, str | None]:
     return {"ualink.local_accels": link.local_accels, "ualink.station_lane_en_bitmap": link.station_lane_en_bitmap}
 

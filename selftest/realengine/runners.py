@@ -13,7 +13,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-GSM8K_DIR = Path(os.environ.get("RACKGATE_GSM8K_DIR", "/work/shared/data/gsm8k"))
+from rackgate.sim.gsm8k import SHARED as SHARED_GSM8K
+
+# The GSM8K JSONL: RACKGATE_GSM8K_DIR, else the shared copy beside the repository (as the sim reads it).
+GSM8K_DIR = Path(os.environ.get("RACKGATE_GSM8K_DIR") or SHARED_GSM8K)
 
 # `docker exec [-i] [-e K=V]... CONTAINER CMD...` run on this machine: the suite runs the rack's
 # benchmark command "inside the container" (ContainerRunner); the engine here has none.

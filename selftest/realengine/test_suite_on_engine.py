@@ -130,7 +130,7 @@ def test_quick_gate_verdicts_equal_lm_eval_per_question(healthy, engine_bin, tmp
     The gate is driven through rackgate.gsm8k.quick.ask, not a suite run: the gate asks
     questions in a seeded random order (accuracy.quick_seed), so a suite run's questions are
     not the first N that a --limit run scores."""
-    pytest.importorskip("lm_eval", reason="the quick gate needs lm-eval in the suite's Python (pip install -e .[accuracy])")
+    pytest.importorskip("lm_eval", reason="the quick gate needs lm-eval in the suite's Python (pip install -e .)")
     from rackgate.atom.client import Client
     from rackgate.gsm8k import quick
     from rackgate.gsm8k.task import Gsm8kTask

@@ -51,12 +51,6 @@ def test_memory_budget_figures():
     assert logfacts.memory_budget("Memory budget: nothing here") is None
 
 
-def test_kv_error_from_the_runbook():
-    e = logfacts.kv_error("RuntimeError: Per-request cache tensor (3.35GB for 8 slots) exceeds available KV budget "
-                          "(-17.63GB) at --gpu-memory-utilization 0.94. Set --gpu-memory-utilization >= 0.99 ...")
-    assert (e.reserved_gb, e.slots, e.available_gb, e.utilization) == (3.35, 8, -17.63, 0.94)
-
-
 def test_experts():
     assert logfacts.experts("Created MegaMoE ... experts=56 ... dispatch=mori wire=fp4") == 56
 
