@@ -18,6 +18,16 @@ def test_redact_masks_registered_values():
     assert HF_TOKEN not in str(err) and secrets.MASK in str(err)
 
 
+def test_every_name_the_readme_lists_is_a_secret():
+    # README: env values named *TOKEN*, *SECRET*, *PASSWORD*, *KEY* (any KEY, not only API_KEY).
+    env = {"NGC_TOKEN": "v-token-1", "AWS_SECRET_ACCESS_KEY": "v-secret-2", "DB_PASSWORD": "v-password-3",
+           "WANDB_KEY": "v-key-4", "ssh_key_passphrase": "v-key-5", "GCP_CREDENTIALS": "v-cred-6",
+           "HIP_VISIBLE_DEVICES": "0,1,2,3"}
+    secrets.register_env(env)
+    shown = secrets.redact(" ".join(env.values()))
+    assert shown == " ".join([secrets.MASK] * 6 + ["0,1,2,3"])
+
+
 def test_no_secret_leaves_a_run(tmp_path):
     base = (REPO / "racks" / "sim.toml").read_text()
     rack = tmp_path / "secret.toml"

@@ -1,14 +1,14 @@
 """Secrets from the rack file never reach output, logs or reports.
 
 The rack loader registers every secret value (api keys, and launch env values whose names say
-TOKEN / SECRET / PASSWORD / KEY); redact() replaces them wherever text leaves the suite.
+TOKEN / SECRET / PASSWORD / KEY / CREDENTIAL); redact() replaces them wherever text leaves the suite.
 """
 from __future__ import annotations
 
 import re
 import threading
 
-SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|API_?KEY|CREDENTIAL", re.I)
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|KEY|CREDENTIAL", re.I)  # as the README states
 MASK = "********"
 _lock = threading.Lock()
 _values: set[str] = set()
