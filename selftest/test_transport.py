@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from rackgate.transport import CommandTimeout, Host, LocalRunner, REGISTRY, SshRunner, TransportError
+from rackgate.transport import REGISTRY, CommandTimeout, Host, LocalRunner, SshRunner, TransportError
 
 
 def alive(pid: int) -> bool:

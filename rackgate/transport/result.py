@@ -1,9 +1,9 @@
 """What a command on a node gives back, and the errors that mean 'could not observe'."""
 from __future__ import annotations
 
-from ..errors import CouldNotObserve
-
 from dataclasses import dataclass
+
+from ..errors import CouldNotObserve
 
 
 @dataclass(frozen=True)
