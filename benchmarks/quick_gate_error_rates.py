@@ -21,9 +21,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rackgate.config import load  # noqa: E402
-from rackgate.gsm8k.sequential import Sprt  # noqa: E402
-from rackgate.gsm8k.setup import sprt_for  # noqa: E402
+from rackgate.config import load
+from rackgate.gsm8k.sequential import Sprt
+from rackgate.gsm8k.setup import sprt_for
 
 POPULATION = 1319
 

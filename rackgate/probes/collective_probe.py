@@ -132,8 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     # Import torch once, here, so no world's bound is spent importing it in every rank. This
     # does not initialise a GPU (that happens in the ranks, after the fork).
     try:
-        import torch  # noqa: F401
-        import torch.distributed  # noqa: F401
+        import torch
+        import torch.distributed
         tv = torch.__version__
     except ImportError as e:
         tv = f"missing ({e})"
