@@ -14,6 +14,7 @@ from .result import Result, TransportError
 from .runners import ContainerRunner, EnvRunner, as_argv, shown, with_env
 
 _MISSING = "__rackgate_missing__"
+_FAILED = "__rackgate_read_failed__"
 
 
 @dataclass(eq=False)
@@ -42,6 +43,7 @@ class Spawned:
             self._signal("TERM")
             if wait_for(lambda: not self.alive(), grace_s) is None:
                 self._signal("KILL")
+                wait_for(lambda: not self.alive(), grace_s)  # KILL is delivered, not awaited, by kill(1)
         finally:
             self.stopped = True
             REGISTRY.drop_spawned(self)
@@ -107,30 +109,29 @@ class Host:
 
     # --- files ----------------------------------------------------------------------------
     def read(self, p: str, privileged: bool = False) -> str | None:
-        """A file's text, or None when it does not exist."""
-        q = self.qpath(p)
-        res = self.run(f"if [ -e {q} ]; then {self._sudo(privileged)}cat {q}; else echo {_MISSING}; fi", timeout=30)
-        self._check_sudo(res, privileged)
-        if res.stdout.strip() == _MISSING:
-            return None
-        if not res.ok:
-            raise TransportError(self.name, f"cannot read {p}: {res.stderr.strip()}")
-        return res.stdout
+        """A file's text, or None when it does not exist; TransportError when it cannot be read."""
+        text, stderr = self._cat([p], privileged)
+        if text[0] is not None and text[0].endswith(_FAILED + "\n"):
+            raise TransportError(self.name, f"cannot read {p}: {stderr.strip()[:200]}")
+        return text[0]
 
     def read_many(self, paths: list[str], privileged: bool = False) -> dict[str, str | None]:
-        """Several small files in one round trip (sysfs attributes)."""
+        """Several small files in one round trip (sysfs attributes): {path: text, or None when
+        absent}. A file that exists but cannot be read gives what cat printed (sysfs: nothing)."""
         if not paths:
             return {}
+        text, _ = self._cat(paths, privileged)
+        return {p: t.removesuffix(_FAILED + "\n") if t is not None else None for p, t in zip(paths, text)}
+
+    def _cat(self, paths: list[str], privileged: bool) -> tuple[list[str | None], str]:
         sep = "__rackgate_sep__"
-        sudo = self._sudo(privileged)
-        script = "; ".join(
-            f"echo {sep}; if [ -e {self.qpath(p)} ]; then {sudo}cat {self.qpath(p)}; else echo {_MISSING}; fi"
-            for p in paths)
-        res = self._check_sudo(self.run(script, timeout=30), privileged)
+        script = (f'for f; do echo {sep}; if [ -e "$f" ]; then {self._sudo(privileged)}cat -- "$f" || echo {_FAILED}; '
+                  f'else echo {_MISSING}; fi; done')
+        res = self._check_sudo(self.run(["sh", "-c", script, "sh", *map(self.path, paths)], timeout=30), privileged)
         chunks = res.stdout.split(sep + "\n")[1:]
         if len(chunks) != len(paths):
             raise TransportError(self.name, f"truncated output reading {len(paths)} files: {res.stderr.strip()[:200]}")
-        return {p: (None if c.strip() == _MISSING else c) for p, c in zip(paths, chunks)}
+        return [None if c.strip() == _MISSING else c for c in chunks], res.stderr
 
     def exists(self, p: str) -> bool:
         return self.run(["test", "-e", self.path(p)], timeout=15).ok
