@@ -62,7 +62,7 @@ class Row(_Data):
     passes_on: str = ""
     after: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()
-    order: int | None = None
+    order: float | None = None
 
     @property
     def area(self) -> str:
