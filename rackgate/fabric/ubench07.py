@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from ..probes import dmesg, ubench
 from ..transport import Host, Spawned, TransportError, fanout
+from ..transport.deadline import wait_for
 from .pairs import Pair, pair_id, rounds
 
 LOG_DIR = "/tmp/rackgate/ubench"
@@ -150,16 +151,10 @@ class Runner:
             server = self._spawn(ha, scmd, slog)
             run.server.pid = server.pid
             ready = re.compile(self.cfg.ubench_ready_pattern)
-            deadline = time.monotonic() + self.cfg.ubench_ready_s
-            while True:
-                out = self._output(ha, slog)
-                if ready.search(out):
-                    run.server.ready = True
-                    break
-                if not server.alive() or time.monotonic() >= deadline:
-                    run.server.ready = False
-                    break
-                time.sleep(0.2)
+            # ready (True), or gave up on a server that exited ("exited"), or None at the bound
+            got = wait_for(lambda: True if ready.search(self._output(ha, slog))
+                           else (None if server.alive() else "exited"), self.cfg.ubench_ready_s)
+            run.server.ready = got is True
             client = None
             if server.alive():
                 client = self._spawn(hb, ccmd, clog)

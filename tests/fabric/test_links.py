@@ -9,20 +9,22 @@ from rackgate.fabric.accel import expected_accel_id
 from rackgate.probes import ualink
 from rackgate.report.verdict import CouldNotObserve, check
 from rackgate.transport import fanout
+from rackgate.transport.deadline import wait_for
 
 
 @pytest.mark.row("FAB-STATE")
 def test_accel_state(gpu, rack, evidence):
     """'unconfigured' is normal for tens of seconds after modprobe: wait (bounded) before judging."""
     f = rack.fabric
-    deadline = time.monotonic() + f.state_wait_s
-    seen = []
-    while True:
-        link = ualink.read_link(gpu.node.host, gpu.index)
-        seen.append(f"{time.strftime('%H:%M:%S')} {link.summary()}")
-        if link.accel_state in f.active_states or time.monotonic() >= deadline:
-            break
-        time.sleep(min(f.state_poll_s, max(0.0, deadline - time.monotonic())))
+    seen, polls = [], []
+
+    def active():
+        polls.append(ualink.read_link(gpu.node.host, gpu.index))
+        seen.append(f"{time.strftime('%H:%M:%S')} {polls[-1].summary()}")
+        return polls[-1].accel_state in f.active_states
+
+    wait_for(active, f.state_wait_s, poll=f.state_poll_s)
+    link = polls[-1]
     evidence.attach("accel_state polls", "\n".join(seen))
     check(link.accel_state in f.active_states, "FAB-STATE", gpu.where,
           f"{link.summary()} still after {f.state_wait_s:g}s (fabric.state_wait_s)")
