@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ..catalogue import Pattern
 from ..catalogue import row as catalogue_row
-from ..report.verdict import CouldNotObserve
+from ..errors import CouldNotObserve
 from ..transport import Host
 
 _LINE = re.compile(r"^\[\s*(\d+\.\d+)\]\s?(.*)$")

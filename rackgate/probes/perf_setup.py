@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..report.verdict import CouldNotObserve
+from ..errors import CouldNotObserve
 from ..transport import Host
 
 _STEPS = re.compile(r"Perf steps:\s*(\d+)\s+passed,\s*(\d+)\s+failed")
