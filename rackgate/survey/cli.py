@@ -46,8 +46,9 @@ def main(argv: list[str] | None = None) -> int:
         # the written rack file names the sim's node roots: keep them after the survey
         workdir = None
         if a.write_rack:
+            import os
             import tempfile
-            workdir = tempfile.mkdtemp(prefix="rackgate-survey-sim-")
+            workdir = os.environ.get("RACKGATE_SIM_WORKDIR") or tempfile.mkdtemp(prefix="rackgate-survey-sim-")
         try:
             sim = build(rack, a.sim_fault, workdir=workdir)
         except sim_faults.FaultError as e:
@@ -69,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
         print(rackmap.terminal_survey(reports, prop, rack.gpus_per_node))
         print()
         print(table.proposal(prop, reports))
+        if prop.chosen is not None:
+            from ..fabric import pairs
+            print()
+            print(pairs.describe_plan(pairs.plan(list(prop.chosen.nodes)), rack.fabric))
         if a.map:
             Path(a.map).write_bytes(rackmap.png_survey(reports, prop, rack.gpus_per_node, title=f"survey of {rack.name}"))
             print(f"rack map: {a.map}")
