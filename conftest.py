@@ -8,4 +8,5 @@ pytest_plugins = [
     "fixtures.regression",
     "fixtures.report",
     "fixtures.fabric",
+    "fixtures.rackmap",
 ]

@@ -4,6 +4,7 @@ import pytest
 
 from rackgate.errors import CouldNotObserve, NotRun
 from rackgate.report.verdict import check
+from rackgate.report import rackmap
 from rackgate.survey import table
 from rackgate.survey.model import FAIL, TITLE, UNOBSERVED
 
@@ -61,10 +62,12 @@ def test_accel_id(tray, survey, evidence):
 
 
 @pytest.mark.row("FAB-POD")
-def test_node_set(survey, proposal, pick_n, evidence):
+def test_node_set(survey, proposal, pick_n, rack, evidence):
     """A set of pick_n trays in one fabric domain (same PPOD_ID and VPOD_ID), every one usable."""
     reports = list(survey.values())
     text = table.table(reports) + "\n\n" + table.proposal(proposal, reports)
     evidence.attach("survey", text)
     print("\n" + text)
+    evidence.plot("rack map: the survey (trays x GPUs)",
+                  rackmap.png_survey(reports, proposal, rack.gpus_per_node, title=f"survey of {rack.name}"))
     check(proposal.chosen is not None, "FAB-POD", "rack", table.proposal(proposal, reports).replace("\n", " | "))
