@@ -8,7 +8,7 @@ from ..transport import Host, fanout, host_for
 from .model import FAIL, Cell, TrayReport
 from .tray import survey_tray
 
-DEFAULT_JOBS = 32
+DEFAULT_JOBS = 64  # the largest rack the sim builds; each in-flight tray is one ssh client at a time
 
 
 def hosts_for(rack) -> dict[str, Host]:
