@@ -115,3 +115,23 @@ def test_written_rack_passes_fabric(tmp_path):
                      "--baseline", str(tmp_path / "baseline.json"), timeout=400)
     assert run_.rc == 0 and run_.outcomes and not run_.not_passed, run_.stdout[-3000:]
     assert any("test_accel_id[node6-card3]" in k for k in run_.outcomes)
+
+
+def test_a_missing_tool_is_could_not_observe_never_a_fault(tmp_path):
+    """docker gone from one tray: its 'free' cell is could-not-observe naming docker, the tray is
+    excluded for that, and no other tray is touched."""
+    rack = config.load(RACK18)
+    from rackgate.sim.rack import override
+    sim = build(override(override(rack, "sim.nodes", 2), "sim.faults", []), workdir=str(tmp_path / "sim"))
+    try:
+        # what the shell says for a command that is not installed (this machine may have a docker)
+        (sim.dir / "node2" / "bin" / "docker").write_text('#!/bin/sh\necho "sh: 1: docker: not found" >&2\nexit 127\n')
+        reports = run.survey(sim.rack)
+        r1, r2 = reports
+        assert r1.usable
+        assert r2.cells["free"].status == UNOBSERVED and "docker is not installed" in r2.cells["free"].seen
+        assert all(c.ok for k, c in r2.cells.items() if k != "free")
+        p = pick.propose(reports, 1)
+        assert p.excluded["node2"].startswith("could not observe (free): node2: docker is not installed")
+    finally:
+        sim.stop()
