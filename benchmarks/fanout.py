@@ -25,9 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rackgate import config  # noqa: E402
-from rackgate.sim.rack import build, override  # noqa: E402
-from rackgate.survey import run  # noqa: E402
+from rackgate import config
+from rackgate.sim.rack import build, override
+from rackgate.survey import run
 
 RACK = Path(__file__).resolve().parent.parent / "racks" / "sim18.toml"
 

@@ -3,8 +3,8 @@ each tray is its own item (the same cells as `rackgate survey`). could-not-obser
 import pytest
 
 from rackgate.errors import CouldNotObserve, NotRun
-from rackgate.report.verdict import check
 from rackgate.report import rackmap
+from rackgate.report.verdict import check
 from rackgate.survey import table
 from rackgate.survey.model import FAIL, TITLE, UNOBSERVED
 
