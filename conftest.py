@@ -9,4 +9,5 @@ pytest_plugins = [
     "fixtures.report",
     "fixtures.fabric",
     "fixtures.rackmap",
+    "fixtures.ubench_plan",
 ]
