@@ -8,4 +8,6 @@ pytest_plugins = [
     "fixtures.regression",
     "fixtures.report",
     "fixtures.fabric",
+    "fixtures.rackmap",
+    "fixtures.ubench_plan",
 ]

@@ -36,7 +36,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rackgate: the suite's tests are not next to the package ({project}); "
               "install it from a checkout with pip install -e .", file=sys.stderr)
         return 2
-    args = normalize(list(sys.argv[1:] if argv is None else argv), Path.cwd())
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["survey"]:  # which trays can be used now (rackgate/survey)
+        from .survey.cli import main as survey_main
+        return survey_main(argv[1:])
+    args = normalize(argv, Path.cwd())
     os.chdir(project)
     return int(pytest.main(args))
 

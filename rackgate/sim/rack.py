@@ -81,7 +81,9 @@ def build(rack: Rack, extra_faults: list[str] = (), workdir: str | None = None) 
     nodes = []
     for name, n in st["nodes"].items():
         render_node(rack_dir, name, n)
-        nodes.append(Node(name=name, transport=rack.sim.transport, ssh=rack.sim.ssh_target,
+        reach = n.get("reach", {})  # a tray the suite cannot reach (rackgate/sim/faults/survey.py)
+        nodes.append(Node(name=name, transport=reach.get("transport", rack.sim.transport),
+                          ssh=reach.get("ssh", rack.sim.ssh_target),
                           data_ip=n["data_ip"], tray=n["tray"],
                           sysroot=str(node_root(rack_dir, name)), env=node_env(rack_dir, name),
                           container_sysroot=str(rack_dir / name / "container")))

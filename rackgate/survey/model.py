@@ -1,0 +1,57 @@
+"""What the survey saw on a tray: one cell per check, each pass, fail or could not observe."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+PASS, FAIL, UNOBSERVED = "pass", "fail", "could not observe"
+
+# (cell key, catalogue row, column title); the order of the table's columns.
+CHECKS: tuple[tuple[str, str, str], ...] = (
+    ("reach", "", "reachable"),
+    ("free", "PLAT-FREE", "free"),
+    ("tuned", "PLAT-TUNED", "tuned this boot"),
+    ("params", "PLAT-PARAMS", "driver params"),
+    ("links", "FAB-STATE", "links active"),
+    ("accel", "FAB-ACCEL-ID", "accel_id"),
+    ("pod", "FAB-POD", "PPOD/VPOD"),
+)
+ROW = {k: r for k, r, _ in CHECKS}
+TITLE = {k: t for k, _, t in CHECKS}
+
+
+@dataclass(frozen=True)
+class Cell:
+    status: str   # PASS / FAIL / UNOBSERVED
+    seen: str     # what was read (or why it could not be), one line
+
+    @property
+    def ok(self) -> bool:
+        return self.status == PASS
+
+
+@dataclass
+class TrayReport:
+    node: str
+    tray: int
+    cells: dict[str, Cell] = field(default_factory=dict)
+    # the tray's fabric domain (ppod_id, vpod_id) when its links agree and are trained
+    domain: tuple[str, str] | None = None
+    # per GPU: card -> PASS / FAIL / UNOBSERVED (for the rack map)
+    gpus: dict[int, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    links: list = field(default_factory=list)  # ualink.Link per card, as read
+
+    @property
+    def usable(self) -> bool:
+        return all(c.ok for c in self.cells.values()) and self.domain is not None
+
+    def problems(self) -> list[str]:
+        """Each cell that is not a pass, as 'title: seen' (could-not-observe said as such)."""
+        out = []
+        for key, _, title in CHECKS:
+            c = self.cells.get(key)
+            if c is None or c.ok:
+                continue
+            tag = "could not observe" if c.status == UNOBSERVED else title
+            out.append(f"{tag} ({TITLE[key]}): {c.seen}" if c.status == UNOBSERVED else f"{tag}: {c.seen}")
+        return out
