@@ -28,6 +28,10 @@ def normalize(argv: list[str], cwd: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["compare"]:  # `rackgate compare OLD.json NEW.json` (rackgate/baseline/cli.py)
+        from .baseline.cli import main as compare
+        return compare(argv[1:])
     import pytest
 
     import rackgate
@@ -36,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rackgate: the suite's tests are not next to the package ({project}); "
               "install it from a checkout with pip install -e .", file=sys.stderr)
         return 2
-    args = normalize(list(sys.argv[1:] if argv is None else argv), Path.cwd())
+    args = normalize(argv, Path.cwd())
     os.chdir(project)
     return int(pytest.main(args))
 

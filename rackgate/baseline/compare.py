@@ -109,18 +109,19 @@ def verdict(moves: list[Move]) -> str:
     return f"{bad} of {len(moves)} facts beyond tolerance" if bad else f"all {len(moves)} facts within tolerance"
 
 
-def _fmt(v) -> str:
+def _fmt(v, width: int = 0) -> str:
     if v is None:
         return "-"
     if isinstance(v, float):
         return f"{v:.4g}"
-    return str(v)
+    s = str(v)
+    return s[:width - 3] + "..." if width and len(s) > width else s
 
 
 def table(moves: list[Move]) -> str:
     """The old -> new table, aligned for a terminal and an attachment."""
     head = ("fact", "where", "old -> new", "change", "tolerance", "verdict")
-    lines = [(m.name, m.where or "-", f"{_fmt(m.old)} -> {_fmt(m.new)}" + (f" {m.unit}" if m.unit else ""),
+    lines = [(m.name, m.where or "-", f"{_fmt(m.old, 40)} -> {_fmt(m.new, 40)}" + (f" {m.unit}" if m.unit else ""),
               m.change, m.tolerance, "ok" if m.ok else "REGRESSED") for m in moves]
     widths = [max(len(str(r[i])) for r in [head, *lines]) for i in range(len(head))]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)

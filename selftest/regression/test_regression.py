@@ -161,3 +161,47 @@ def test_header_names_old_and_new_image():
     first = text.splitlines()[0]
     assert first.startswith("image:") and "img:1 -> img:2" in first
     assert "r -> r   (same)" in text and "abc -> ?" in text
+
+
+def _cli(*args, cwd=None):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([sys.executable, "-m", "rackgate.cli", "compare", *map(str, args)], capture_output=True,
+                          text=True, timeout=120, cwd=cwd or root, env=env)
+
+
+def test_compare_two_recorded_runs(tmp_path):
+    """`rackgate compare OLD NEW`: header, table, verdict, exit 1 on a regression, 0 without;
+    one JUnit testcase and one Allure result (with its picture) per fact name."""
+    from rackgate.report import junit
+    prov = {"rack": "r", "image": "img:1", "image_id": "sha256:1", "atom_commit": "abc"}
+    kv = [bl.Fact("serving.kv.available_gb", 159.4, f"n1/dp{r}", "GB", source="t::kv") for r in range(2)]
+    kw = bl.Fact("serving.engine.kwarg", "fp8", "kv_cache_dtype", source="t::kw")
+    old, _ = bl.write(tmp_path / "old.json", [*kv, kw], prov)
+    new, _ = bl.write(tmp_path / "new.json", [kv[0], bl.Fact("serving.kv.available_gb", 140.0, "n1/dp1", "GB"), kw,
+                                              bl.Fact("bench.tpot_ms", 9.0, "rack", "ms")],
+                      {**prov, "image": "img:2", "image_id": "sha256:2"})
+    run = _cli(old, new, "--junitxml", tmp_path / "j.xml", "--alluredir", tmp_path / "allure")
+    assert run.returncode == 1, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    assert any(x.startswith("image:") and "img:1 -> img:2" in x for x in lines), run.stdout
+    assert "159.4 -> 140 GB" in run.stdout and "REGRESSED" in run.stdout and "1 of 4 facts" in run.stdout
+    assert "- -> 9 ms" in run.stdout and "new" in run.stdout  # one side only: listed, not dropped
+    got = junit.read(tmp_path / "j.xml")
+    item = "tests/regression/test_regression.py::test_facts_within_tolerance"
+    assert {k: v.status for k, v in got.items()} == {f"{item}[serving.kv.available_gb]": "failed",
+                                                     f"{item}[serving.engine.kwarg]": "passed",
+                                                     f"{item}[bench.tpot_ms]": "passed"}
+    assert "n1/dp1" in got[f"{item}[serving.kv.available_gb]"].message
+    results = [json.loads(p.read_text()) for p in (tmp_path / "allure").glob("*-result.json")]
+    kvres = next(r for r in results if r["name"].endswith("[serving.kv.available_gb]"))
+    assert kvres["status"] == "failed" and any(a["type"] == "image/png" for a in kvres["attachments"])
+    assert _cli(old, old).returncode == 0
+    (tmp_path / "bad.json").write_text("{")
+    bad = _cli(old, tmp_path / "bad.json")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not a rackgate baseline" in bad.stderr
+    assert _cli(old, tmp_path / "none.json").returncode == 2
