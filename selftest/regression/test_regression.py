@@ -205,3 +205,54 @@ def test_compare_two_recorded_runs(tmp_path):
     bad = _cli(old, tmp_path / "bad.json")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not a rackgate baseline" in bad.stderr
     assert _cli(old, tmp_path / "none.json").returncode == 2
+
+
+def test_the_sim_never_writes_its_shipped_baseline():
+    """Recording on the sim goes to reports/ unless another path is given, also when the path
+    given is the shipped (tracked) racks/sim-baseline.json."""
+    from types import SimpleNamespace as NS
+
+    from fixtures.baseline import _path
+    sim, real = NS(sim=object(), baseline="racks/sim-baseline.json"), NS(sim=None, baseline="racks/b.json")
+
+    def cfg(given):
+        return NS(option=NS(baseline=given))
+    assert _path(cfg(None), sim, for_writing=True) == "reports/sim-baseline.json"
+    assert _path(cfg("racks/sim-baseline.json"), sim, for_writing=True) == "reports/sim-baseline.json"
+    assert _path(cfg("/tmp/x.json"), sim, for_writing=True) == "/tmp/x.json"
+    assert _path(cfg("racks/sim-baseline.json"), sim) == "racks/sim-baseline.json"  # reading it is fine
+    assert _path(cfg(None), real, for_writing=True) == "racks/b.json"
+
+
+# Every fact kind the healthy sim can record cheaply (GSM8K, ~2 min of lm-eval start-up per run,
+# is covered by the lower-accuracy matrix case).
+CHEAP = ["-k", "test_gpu_count_and_hbm or test_container_config or test_patch_sizes or test_bandwidth or "
+         "test_kv_budget or test_engine_kwargs or test_translation or test_boot or test_per_gpu_throughput"]
+KINDS = {"platform.gpu.hbm_gib", "platform.image.tag", "platform.image.id", "platform.patch.size_bytes",
+         "fabric.ubench07.read_gbps", "serving.kv.available_gb", "serving.kv.blocks", "serving.engine.kwarg",
+         "serving.translation.translated", "serving.cold_start_s", "bench.tok_s_per_gpu", "bench.ttft_ms",
+         "bench.tpot_ms"}
+
+
+@pytest.fixture(scope="module")
+def healthy_baseline(tmp_path_factory):
+    d = tmp_path_factory.mktemp("healthy")
+    run = run_suite(d, *CHEAP, "--record-baseline", "--baseline", str(d / "baseline.json"), timeout=600)
+    assert run.rc == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    return d / "baseline.json"
+
+
+def test_healthy_sim_against_its_own_baseline_passes_also_under_xdist(healthy_baseline, tmp_path):
+    """Done-when of the regression issue: the healthy sim, compared with a baseline it recorded,
+    passes every fact; under `-n 2` (facts spread over two workers) the verdicts are the serial ones."""
+    base = bl.load(healthy_baseline)
+    assert KINDS <= {f.name for f in base.facts.values()}, sorted({f.name for f in base.facts.values()})
+    assert base.provenance["image"] and base.provenance["image_id"], base.provenance
+    serial = run_suite(tmp_path / "serial", "-m", "regression", "--baseline", str(healthy_baseline), timeout=600)
+    compared = {k: o.status for k, o in serial.outcomes.items() if k.startswith(COMPARE)}
+    assert len(compared) >= len(KINDS) and set(compared.values()) == {"passed"}, serial.stdout[-4000:]
+    assert "image:" in serial.stdout and "all " in serial.stdout and "facts within tolerance" in serial.stdout
+    spread = run_suite(tmp_path / "xdist", "-m", "regression", "-n", "2", "--baseline", str(healthy_baseline),
+                       timeout=600)
+    assert {k: o.status for k, o in spread.outcomes.items()} == {k: o.status for k, o in serial.outcomes.items()}, \
+        spread.stdout[-4000:]
