@@ -252,6 +252,10 @@ def test_healthy_sim_against_its_own_baseline_passes_also_under_xdist(healthy_ba
     compared = {k: o.status for k, o in serial.outcomes.items() if k.startswith(COMPARE)}
     assert len(compared) >= len(KINDS) and set(compared.values()) == {"passed"}, serial.stdout[-4000:]
     assert "image:" in serial.stdout and "all " in serial.stdout and "facts within tolerance" in serial.stdout
+    # the picture per fact (old vs new with the band) is attached to the comparison's Allure result
+    results = [json.loads(p.read_text()) for p in (tmp_path / "serial" / "allure").glob("*-result.json")]
+    kv = next(r for r in results if r["name"].endswith("[serving.kv.available_gb]"))
+    assert any(a["type"] == "image/png" and "baseline vs this run" in a["name"] for a in kv["attachments"]), kv
     spread = run_suite(tmp_path / "xdist", "-m", "regression", "-n", "2", "--baseline", str(healthy_baseline),
                        timeout=600)
     assert {k: o.status for k, o in spread.outcomes.items()} == {k: o.status for k, o in serial.outcomes.items()}, \
