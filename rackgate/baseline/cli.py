@@ -70,21 +70,21 @@ def write_allure(results: str | Path, groups: dict[str, list[cmp.Move]], head: s
     out = Path(results)
     out.mkdir(parents=True, exist_ok=True)
     now = int(time.time() * 1000)
-    for name, ms in groups.items():
-        atts = []
+    def attach(atts: list, title: str, body: bytes, mime: str, ext: str) -> None:
+        src = f"{uuid.uuid4()}-attachment.{ext}"
+        (out / src).write_bytes(body)
+        atts.append({"name": title, "source": src, "type": mime})
 
-        def attach(title: str, body: bytes, mime: str, ext: str) -> None:
-            src = f"{uuid.uuid4()}-attachment.{ext}"
-            (out / src).write_bytes(body)
-            atts.append({"name": title, "source": src, "type": mime})
-        attach(f"{name}: old -> new", (head + "\n\n" + cmp.table(ms)).encode(), "text/plain", "txt")
-        attach(f"{name}.csv", cmp.csv(ms).encode(), "text/csv", "csv")
+    for name, ms in groups.items():
+        atts: list = []
+        attach(atts, f"{name}: old -> new", (head + "\n\n" + cmp.table(ms)).encode(), "text/plain", "txt")
+        attach(atts, f"{name}.csv", cmp.csv(ms).encode(), "text/csv", "csv")
         try:
             png = plots.fact_moves(name, ms)
         except plots.PlotError:
             png = None
         if png:
-            attach(f"{name}: baseline vs this run", png, "image/png", "png")
+            attach(atts, f"{name}: baseline vs this run", png, "image/png", "png")
         failed = any(not m.ok for m in ms)
         full = f"tests/regression/test_regression.py::{ITEM}[{name}]"
         result = {"uuid": str(uuid.uuid4()), "historyId": hashlib.md5(full.encode()).hexdigest(),
