@@ -11,6 +11,11 @@ import sys
 from pathlib import Path
 
 PATH_OPTIONS = ("--rack", "--baseline", "--junitxml", "--alluredir")
+# `rackgate NAME ...`: subcommands other than a suite run, each a module with main(argv) -> int.
+SUBCOMMANDS = {
+    "compare": (".baseline.cli", "rackgate compare OLD.json NEW.json: the regression table from two recorded runs"),
+    "survey": (".survey.cli", "rackgate survey --rack RACK.toml [--pick N]: which trays can be used now"),
+}
 
 
 def normalize(argv: list[str], cwd: Path) -> list[str]:
@@ -28,6 +33,12 @@ def normalize(argv: list[str], cwd: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    sub = SUBCOMMANDS.get(argv[0]) if argv else None
+    if sub is not None:
+        module, _ = sub
+        import importlib
+        return importlib.import_module(module, __package__).main(argv[1:])
     import pytest
 
     import rackgate
@@ -36,10 +47,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rackgate: the suite's tests are not next to the package ({project}); "
               "install it from a checkout with pip install -e .", file=sys.stderr)
         return 2
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["survey"]:  # which trays can be used now (rackgate/survey)
-        from .survey.cli import main as survey_main
-        return survey_main(argv[1:])
     args = normalize(argv, Path.cwd())
     os.chdir(project)
     return int(pytest.main(args))

@@ -1,18 +1,25 @@
 """Facts a run observed, recorded as a baseline and compared after an image change.
 
 A check records what it saw with facts.record(name, value, where=..., unit=..., row=...):
-the KV budget per rank, GB/s per pair, a link's lane bitmap, the GSM8K score. --record-baseline
-writes them with provenance (rack, image, time); later runs read them back (FAB-TRAINING
-compares link training with the healthy boot; `pytest -m regression` compares everything).
+the KV budget per rank, GB/s per pair, a link's lane bitmap, the GSM8K score. Names follow
+`area.thing[.unit]` (rackgate.baseline.names, with the old names older baselines carry).
+--record-baseline writes them with provenance (rack, image tag and id, ATOM commit, time);
+recording again into the same file (same rack and image) merges: each numeric fact keeps
+every run's sample, its value is their median, and the tolerance widens with their spread.
+Later runs read them back (FAB-TRAINING compares link training with the healthy boot;
+`pytest -m regression` and `rackgate compare` compare everything).
 """
 from __future__ import annotations
 
 import json
 import os
+import statistics
 import threading
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
+
+from .names import canonical
 
 
 @dataclass(frozen=True)
@@ -24,6 +31,8 @@ class Fact:
     row: str = ""
     # The test that recorded it (pytest node id): `-m regression` runs these tests again.
     source: str = ""
+    # Every recorded run's value when the baseline was recorded more than once (value: median).
+    samples: list = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -32,7 +41,36 @@ class Fact:
     @classmethod
     def from_dict(cls, raw: dict) -> "Fact":
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in raw.items() if k in known})
+        got = {k: v for k, v in raw.items() if k in known}
+        got["name"], got["where"] = canonical(str(got.get("name", "")), str(got.get("where", "") or ""))
+        if not isinstance(got.get("samples", []), list):
+            raise TypeError(f"fact {got['name']}: samples is not a list")
+        return cls(**got)
+
+    @property
+    def spread(self) -> float | None:
+        """Robust standard deviation of the recorded samples (1.4826 x median absolute
+        deviation; half the range for two); None with fewer than two numeric samples."""
+        xs = [x for x in self.samples if _num(x)]
+        if len(xs) < 2:
+            return None
+        if len(xs) == 2:
+            return abs(xs[0] - xs[1]) / 2
+        med = statistics.median(xs)
+        return 1.4826 * statistics.median(abs(x - med) for x in xs)
+
+
+def _num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def merge_samples(old: Fact, new: Fact) -> Fact:
+    """The same fact recorded again into a baseline: numbers keep every sample and take
+    their median; anything else takes the newer value."""
+    if not (_num(old.value) and _num(new.value)):
+        return new
+    samples = [*(old.samples or [old.value]), new.value]
+    return replace(new, value=statistics.median(samples), samples=samples)
 
 
 class Facts:
@@ -78,19 +116,51 @@ class Baseline:
 
     def describe(self) -> str:
         p = self.provenance
-        return f"{self.path} (rack {p.get('rack')}, image {p.get('image')}, recorded {p.get('time')})"
+        runs = p.get("runs", 1)
+        return (f"{self.path} (rack {p.get('rack')}, image {p.get('image')}, recorded {p.get('time')}"
+                + (f", median of {runs} runs" if runs and runs > 1 else "") + ")")
 
 
-def write(path: str | Path, facts: list[Fact], provenance: dict) -> Path:
+# Provenance that must agree for a second recording to merge into the first (else it replaces it).
+SAME_BASELINE = ("rack", "image", "image_id")
+
+
+def write(path: str | Path, facts: list[Fact], provenance: dict, merge: bool = False) -> tuple[Path, str]:
+    """Write the baseline; with merge, an existing baseline of the same rack and image takes
+    these facts as one more run of samples. Returns (path, what was done, in words)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    body = {"provenance": {**provenance, "time": provenance.get("time") or time.strftime("%Y-%m-%dT%H:%M:%S%z")},
-            "facts": [asdict(f) for f in sorted(facts, key=lambda f: f.key)]}
+    prov = {**provenance, "time": provenance.get("time") or time.strftime("%Y-%m-%dT%H:%M:%S%z"), "runs": 1}
+    by_key = {f.key: f for f in facts}
+    how = "new baseline"
+    old = load(p) if merge and p.exists() else None
+    if old is not None:
+        differ = [k for k in SAME_BASELINE if old.provenance.get(k) != provenance.get(k)]
+        if differ:
+            how = (f"replaced the baseline of another {'/'.join(differ)} "
+                   f"({', '.join(f'{old.provenance.get(k)} -> {provenance.get(k)}' for k in differ)})")
+        else:
+            runs = int(old.provenance.get("runs", 1)) + 1
+            merged = dict(old.facts)
+            for k, f in by_key.items():
+                merged[k] = merge_samples(old.facts[k], f) if k in old.facts else f
+            by_key = merged
+            prov["runs"] = runs
+            prov["first_time"] = old.provenance.get("first_time", old.provenance.get("time"))
+            how = f"merged as run {runs} (value: median of the runs)"
+    body = {"provenance": prov, "facts": [_stored(f) for f in sorted(by_key.values(), key=lambda f: f.key)]}
     # Atomic: a reader (or a crash) never sees half a baseline.
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(body, indent=1) + "\n")
     tmp.replace(p)
-    return p
+    return p, how
+
+
+def _stored(f: Fact) -> dict:
+    d = asdict(f)
+    if not d["samples"]:
+        del d["samples"]
+    return d
 
 
 class BaselineError(Exception):
@@ -106,5 +176,5 @@ def load(path: str | Path) -> Baseline | None:
         body = json.loads(p.read_text())
         facts = {f.key: f for f in (Fact.from_dict(raw) for raw in body["facts"])}
         return Baseline(str(p), body.get("provenance", {}), facts)
-    except (ValueError, KeyError, TypeError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise BaselineError(f"baseline {p}: not a rackgate baseline ({e})") from None

@@ -1,9 +1,10 @@
 """This run's facts against the recorded baseline: one Move per fact, judged by its tolerance.
 
 Pure functions over Fact values; the rack file's [regression] table (rackgate.config.regression)
-gives each fact name its direction and allowance. A fact in the baseline that this run did not
-record is a regression too ("missing"): a check that stopped measuring must not read as "no
-change".
+gives each fact name its direction and allowance (widened by the spread of the baseline's
+repeated samples). A fact in the baseline that this run did not record is a regression too
+("missing"): a check that stopped measuring must not read as "no change". A fact new in this
+run is listed, never dropped. `header()` puts old image -> new image above the table.
 """
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ class Move:
     tolerance: str
     ok: bool
     why: str = ""
+    # The band this run's value had to stay in (numeric facts judged by direction): (lo, hi),
+    # None for an open side.
+    band: tuple | None = None
 
     @property
     def key(self) -> str:
@@ -44,21 +48,23 @@ def _num(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def judge(name: str, old, new, tol) -> tuple[bool, str]:
+def band(old, tol, spread: float | None = None) -> tuple | None:
+    """(lo, hi) the new value may take; None for facts judged by equality or not at all."""
+    if not _num(old) or tol.direction in ("equal", "report"):
+        return None
+    a = tol.allowance(old, spread)
+    return (None if tol.direction == "lower" else old - a, None if tol.direction == "higher" else old + a)
+
+
+def judge(name: str, old, new, tol, spread: float | None = None) -> tuple[bool, str]:
     """(ok, why) for one fact moving from old to new under a Tolerance."""
     if tol.direction == "report":
         return True, ""
     if not (_num(old) and _num(new)) or tol.direction == "equal":
         return (old == new, "" if old == new else f"{old!r} -> {new!r}, must be equal")
-    d = new - old
-    allowed = max(tol.rel * abs(old), tol.abs)
-    if tol.direction == "drop":
-        bad = -d > allowed
-    elif tol.direction == "rise":
-        bad = d > allowed
-    else:
-        bad = abs(d) > allowed
-    return (not bad, f"{old:g} -> {new:g} ({d:+.4g}), {tol.describe()}" if bad else "")
+    lo, hi = band(old, tol, spread)
+    bad = (lo is not None and new < lo) or (hi is not None and new > hi)
+    return (not bad, f"{old:g} -> {new:g} ({new - old:+.4g}), {tol.describe(spread)}" if bad else "")
 
 
 def compare(old: dict[str, Fact], new: dict[str, Fact], expect) -> list[Move]:
@@ -67,8 +73,9 @@ def compare(old: dict[str, Fact], new: dict[str, Fact], expect) -> list[Move]:
     for key in sorted(set(old) | set(new)):
         o, n = old.get(key), new.get(key)
         ref = o or n
-        pattern, tol = expect.for_fact(ref.name)
-        tdesc = tol.describe() + (f" [{pattern}]" if pattern else " [default]")
+        named, tol = expect.for_fact(ref.name)
+        spread = o.spread if o is not None else None
+        tdesc = tol.describe(spread) + ("" if named else " [default]")
         unit = (n or o).unit
         if o is None:
             out.append(Move(ref.name, ref.where, unit, None, n.value, tdesc, True, "new in this run"))
@@ -78,23 +85,43 @@ def compare(old: dict[str, Fact], new: dict[str, Fact], expect) -> list[Move]:
             out.append(Move(ref.name, ref.where, unit, o.value, None, tdesc, False,
                             f"recorded in the baseline (by {o.source or 'an unnamed check'}), missing now"))
         else:
-            ok, why = judge(ref.name, o.value, n.value, tol)
-            out.append(Move(ref.name, ref.where, unit, o.value, n.value, tdesc, ok, why))
+            ok, why = judge(ref.name, o.value, n.value, tol, spread)
+            out.append(Move(ref.name, ref.where, unit, o.value, n.value, tdesc, ok, why,
+                            band(o.value, tol, spread)))
     return out
 
 
-def _fmt(v) -> str:
+PROVENANCE = (("image", "image"), ("image_id", "image id"), ("atom_commit", "ATOM commit"), ("rack", "rack"),
+              ("time", "date"))
+
+
+def header(old_prov: dict, new_prov: dict) -> str:
+    """Old -> new provenance, image first: what changed between the two runs."""
+    rows = []
+    for key, label in PROVENANCE:
+        a, b = old_prov.get(key) or "?", new_prov.get(key) or "?"
+        rows.append(f"{label + ':':<13}{a} -> {b}" + ("" if a != b or key == "time" else "   (same)"))
+    return "\n".join(rows)
+
+
+def verdict(moves: list[Move]) -> str:
+    bad = sum(1 for m in moves if not m.ok)
+    return f"{bad} of {len(moves)} facts beyond tolerance" if bad else f"all {len(moves)} facts within tolerance"
+
+
+def _fmt(v, width: int = 0) -> str:
     if v is None:
         return "-"
     if isinstance(v, float):
         return f"{v:.4g}"
-    return str(v)
+    s = str(v)
+    return s[:width - 3] + "..." if width and len(s) > width else s
 
 
 def table(moves: list[Move]) -> str:
     """The old -> new table, aligned for a terminal and an attachment."""
     head = ("fact", "where", "old -> new", "change", "tolerance", "verdict")
-    lines = [(m.name, m.where or "-", f"{_fmt(m.old)} -> {_fmt(m.new)}" + (f" {m.unit}" if m.unit else ""),
+    lines = [(m.name, m.where or "-", f"{_fmt(m.old, 40)} -> {_fmt(m.new, 40)}" + (f" {m.unit}" if m.unit else ""),
               m.change, m.tolerance, "ok" if m.ok else "REGRESSED") for m in moves]
     widths = [max(len(str(r[i])) for r in [head, *lines]) for i in range(len(head))]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)

@@ -1,81 +1,119 @@
-"""Expectations for `pytest -m regression`: how far each recorded fact may move from the baseline.
+"""Expectations for `pytest -m regression` and `rackgate compare`: how far each recorded fact
+may move from the baseline.
 
-A fact is matched by name against the patterns of [regression.facts] (shell-style, e.g.
-"fabric.bw.*"); the longest matching pattern wins, else [regression.default]. A numeric fact
-fails when it moves in the checked direction by more than BOTH its relative and its absolute
-allowance (either left out counts as 0, i.e. no allowance); any other fact must be equal.
+Tolerances are keyed by the EXACT fact name (rackgate.baseline.names: `area.thing[.unit]`;
+an old name in a rack file is read as its current one). Each has a direction:
+  higher  higher is better: a drop beyond the allowance is a regression (bandwidth, KV, accuracy)
+  lower   lower is better: a rise beyond the allowance is a regression (latency, cold start)
+  both    either move beyond the allowance is a regression
+  equal   must not change at all (configuration: engine kwargs, inventory, patch sizes, ids)
+  report  shown, never judged (the image tag and id: an image change changes them by definition)
+("drop" and "rise", the older spellings, mean higher and lower.)
+The allowance of a numeric fact is the largest of: `rel` x the baseline value, `abs` (in the
+fact's unit), and `noise` x the spread of the baseline's repeated samples (when the baseline
+was recorded more than once: rackgate.baseline.Fact.spread). A fact no entry names: numbers may
+move 5% either way, anything else must be equal ([regression.default]).
 """
 from __future__ import annotations
 
-import fnmatch
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from ..baseline.names import canonical
 from .base import Section
+
+_SYNONYMS = {"drop": "higher", "rise": "lower"}
 
 
 class Tolerance(Section):
-    # Which move is a regression: "drop" (bandwidth, KV, accuracy), "rise" (latency, cold start),
-    # "both" (either way), "equal" (must not change at all), "report" (shown, never a failure:
-    # the image tag, which an image change changes by definition).
-    direction: Literal["drop", "rise", "both", "equal", "report"] = "both"
+    direction: Literal["higher", "lower", "both", "equal", "report", "drop", "rise"] = "both"
     # Allowed move relative to the baseline value (0.10 = 10%).
     rel: float = Field(default=0.0, ge=0)
     # Allowed move in the fact's own unit (0.01 = one point of accuracy as a fraction).
     abs: float = Field(default=0.0, ge=0)
+    # Allowed move in robust standard deviations of the baseline's repeated samples (0: none).
+    noise: float = Field(default=0.0, ge=0)
 
-    def describe(self) -> str:
+    @field_validator("direction", mode="before")
+    @classmethod
+    def _spelling(cls, v):
+        return _SYNONYMS.get(v, v)
+
+    def allowance(self, old: float, spread: float | None) -> float:
+        return max(self.rel * abs(old), self.abs, self.noise * spread if spread else 0.0)
+
+    def describe(self, spread: float | None = None) -> str:
         if self.direction == "equal":
             return "must be equal"
         if self.direction == "report":
             return "reported only"
-        parts = [f"{self.rel:.0%}" if self.rel else "", f"±{self.abs:g}" if self.abs else ""]
+        parts = [f"{self.rel:.0%}" if self.rel else "", f"±{self.abs:g}" if self.abs else "",
+                 f"{self.noise:g}σ={self.noise * spread:.3g}" if self.noise and spread else ""]
         allow = " / ".join(p for p in parts if p) or "no change"
-        return {"drop": f"may drop {allow}", "rise": f"may rise {allow}", "both": f"may move {allow}"}[self.direction]
+        return {"higher": f"may drop {allow}", "lower": f"may rise {allow}", "both": f"may move {allow}"}[self.direction]
+
+
+def _t(direction: str, rel: float = 0.0, abs: float = 0.0, noise: float = 0.0) -> Tolerance:
+    return Tolerance(direction=direction, rel=rel, abs=abs, noise=noise)
 
 
 def _defaults() -> dict[str, Tolerance]:
     return {
-        # FAB-BW: ubench07 GB/s per pair and direction; run-to-run noise is a few percent.
-        "fabric.bw.*": Tolerance(direction="drop", rel=0.10),
-        # SRV-KV: available_for_kv per rank is arithmetic on the image's memory use: any real drop
-        # means fewer concurrent sequences.
-        "*available_for_kv*": Tolerance(direction="drop", rel=0.02),
-        # ACC: GSM8K strict-match; the validated 0.9621 has a standard error of 0.0053.
-        "*gsm8k*": Tolerance(direction="drop", abs=0.015),
-        # Latency-like facts may not grow by more than 15%; a cold start (under 6 min) by 25%.
-        "*ttft*": Tolerance(direction="rise", rel=0.15),
-        "*tpot*": Tolerance(direction="rise", rel=0.15),
-        "*cold_start*": Tolerance(direction="rise", rel=0.25),
-        # What the image is: it changes with the image by definition; shown, never judged.
-        "image": Tolerance(direction="report"),
-        "image_id": Tolerance(direction="report"),
-        # Hardware inventory and patch sizes must not move at all.
-        "hbm_gib": Tolerance(direction="equal"),
-        "gpu_count": Tolerance(direction="equal"),
-        "patch_bytes": Tolerance(direction="equal"),
+        # What the image is: changes with the image by definition; shown, never judged.
+        "platform.image.tag": _t("report"),
+        "platform.image.id": _t("report"),
+        # Inventory, patch sizes, link identity and training: configuration, must be equal.
+        "platform.gpu.count": _t("equal"),
+        "platform.gpu.hbm_gib": _t("equal"),
+        "platform.patch.size_bytes": _t("equal"),
+        "ualink.accel_id": _t("equal"),
+        "ualink.local_accels": _t("equal"),
+        "ualink.station_lane_en_bitmap": _t("equal"),
+        # The engine kwargs the server really ran with (one fact per kwarg) and the code-object
+        # translation counts on A0: what the image configures, not what it measures.
+        "serving.engine.kwarg": _t("equal"),
+        "serving.translation.installed": _t("equal"),
+        "serving.translation.translated": _t("equal"),
+        "serving.translation.reused": _t("equal"),
+        # available_for_kv per rank and its block count: arithmetic on the image's memory use,
+        # reproducible to the MB; any real drop means fewer concurrent sequences.
+        "serving.kv.available_gb": _t("higher", rel=0.02),
+        "serving.kv.blocks": _t("higher", rel=0.02),
+        # Cold start to ready: ~6 min on the rack, tens of seconds of jitter (weights from disk).
+        "serving.cold_start_s": _t("lower", rel=0.25, abs=30.0, noise=3.0),
+        # Measured under load: relative band, widened by the baseline's own spread.
+        "fabric.ubench07.read_gbps": _t("higher", rel=0.10, noise=3.0),
+        "fabric.ubench07.write_gbps": _t("higher", rel=0.10, noise=3.0),
+        "fabric.ubench07.bidir_gbps": _t("higher", rel=0.10, noise=3.0),
+        "bench.tok_s_per_gpu": _t("higher", rel=0.15, noise=3.0),
+        "bench.ttft_ms": _t("lower", rel=0.25, noise=3.0),
+        "bench.tpot_ms": _t("lower", rel=0.25, noise=3.0),
+        # GSM8K strict-match: the full 1319 questions have a standard error of ~0.0053 at 0.96;
+        # the quick gate stops after ~100-300 questions (standard error ~0.01-0.02).
+        "accuracy.gsm8k.full": _t("higher", abs=0.015, noise=3.0),
+        "accuracy.gsm8k.quick": _t("higher", abs=0.03, noise=3.0),
     }
 
 
 class RegressionExpect(Section):
-    # Per fact-name pattern tolerances; the rack file's entries are added to (and override) these.
+    # Per fact-name tolerances; the rack file's entries are added to (and override) these.
     facts: dict[str, Tolerance] = Field(default_factory=_defaults)
-    # Facts no pattern matches: numbers may move 5% either way, anything else must be equal.
+    # Facts no entry names: numbers may move 5% either way, anything else must be equal.
     default: Tolerance = Field(default_factory=lambda: Tolerance(direction="both", rel=0.05))
 
     @model_validator(mode="before")
     @classmethod
     def _merge_defaults(cls, data):
-        # A rack file that tunes one pattern keeps the secure defaults for the others.
+        # A rack file that tunes one fact keeps the defaults for the others; old names still work.
         if isinstance(data, dict) and isinstance(data.get("facts"), dict):
-            data = {**data, "facts": {**{k: v.model_dump() for k, v in _defaults().items()}, **data["facts"]}}
+            mine = {canonical(k)[0]: v for k, v in data["facts"].items()}
+            data = {**data, "facts": {**{k: v.model_dump() for k, v in _defaults().items()}, **mine}}
         return data
 
     def for_fact(self, name: str) -> tuple[str, Tolerance]:
-        """(pattern, tolerance) for a fact name; pattern "" means the default."""
-        hits = [p for p in self.facts if fnmatch.fnmatchcase(name, p)]
-        if not hits:
-            return "", self.default
-        best = max(hits, key=len)
-        return best, self.facts[best]
+        """(name, tolerance) for a fact name; "" means the default."""
+        name = canonical(name)[0]
+        if name in self.facts:
+            return name, self.facts[name]
+        return "", self.default

@@ -41,6 +41,8 @@ class BenchFacts:
     output_tokens: int | None = None
     total_token_throughput: float | None = None
     output_throughput: float | None = None
+    mean_ttft_ms: float | None = None        # time to first token
+    mean_tpot_ms: float | None = None        # time per output token (after the first)
     zero_token_requests: int | None = None   # completed requests that generated nothing
     per_gpu: dict[str, float] = field(default_factory=dict)   # per-GPU figures the result reports
     warnings: list[str] = field(default_factory=list)
@@ -93,6 +95,8 @@ def serving_result(stdout: str, result_json: str | None) -> BenchFacts:
     f.output_tokens = _int(data.get("total_output_tokens"), table.get("Total generated tokens"))
     f.total_token_throughput = _float(data.get("total_token_throughput"), table.get("Total Token throughput (tok/s)"))
     f.output_throughput = _float(data.get("output_throughput"), table.get("Output token throughput (tok/s)"))
+    f.mean_ttft_ms = _float(data.get("mean_ttft_ms"), table.get("Mean TTFT (ms)"))
+    f.mean_tpot_ms = _float(data.get("mean_tpot_ms"), table.get("Mean TPOT (ms)"))
     lens = data.get("output_lens")
     errors = data.get("errors")
     if isinstance(lens, list):  # --save-detailed: a failed request has an error and length 0
@@ -132,6 +136,8 @@ def aiperf_result(export_json: str, console: str = "") -> BenchFacts:
     f.output_tokens = int(out_tokens) if out_tokens is not None else None
     f.total_token_throughput = _metric(data, "total_token_throughput")
     f.output_throughput = _metric(data, "output_token_throughput")
+    f.mean_ttft_ms = _metric(data, "time_to_first_token")
+    f.mean_tpot_ms = _metric(data, "inter_token_latency")
     osl_min = (data.get("output_sequence_length") or (data.get("records") or {}).get("output_sequence_length") or {})
     if isinstance(osl_min, dict) and osl_min.get("min") == 0:
         f.zero_token_requests = 1  # at least one; the export keeps no per-request count here

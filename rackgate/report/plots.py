@@ -117,3 +117,45 @@ def running(title: str, values: Sequence[float], lo: Sequence[float] | None = No
     ax.set_title(title, fontsize=10)
     _ylabel(ax, unit)
     return _png(fig)
+
+
+def compare_band(title: str, labels: Sequence[str], old: Sequence[float], new: Sequence[float],
+                 lo: Sequence[float | None], hi: Sequence[float | None], bad: Sequence[bool],
+                 unit: str = "") -> bytes:
+    """Baseline against this run per label, with the band this run had to stay in (a None
+    side is open: a higher-is-better fact has no upper bound). Bars out of the band are red."""
+    _check(title, labels, old, new)
+    if not (len(lo) == len(hi) == len(bad) == len(labels)):
+        raise PlotError(f"plot {title!r}: {len(labels)} labels but {len(lo)}/{len(hi)}/{len(bad)} band entries")
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, HEIGHT_IN))
+    xs = range(len(labels))
+    ax.bar([x - 0.2 for x in xs], old, width=0.4, color=REF, label="baseline")
+    ax.bar([x + 0.2 for x in xs], new, width=0.4, color=[BAD if b else OK for b in bad], label="this run")
+    top = max([*old, *new, *(h for h in hi if h is not None)]) * 1.05 or 1.0
+    for x, a, b in zip(xs, lo, hi):
+        if a is None and b is None:
+            continue
+        ax.fill_between([x - 0.45, x + 0.45], a if a is not None else 0.0, b if b is not None else top,
+                        color=BAND, alpha=0.35, linewidth=0)
+    ax.fill_between([], [], [], color=BAND, alpha=0.35, label="tolerance band")
+    ax.set_xticks(list(xs), labels, rotation=45 if len(labels) > 6 else 0, ha="right" if len(labels) > 6 else "center",
+                  fontsize=8)
+    ax.legend(loc="lower right", fontsize=8)
+    ax.set_title(title, fontsize=10)
+    _ylabel(ax, unit)
+    return _png(fig)
+
+
+def fact_moves(name: str, moves) -> bytes | None:
+    """The picture of one fact's regression moves (rackgate.baseline.compare.Move): numeric
+    facts on both sides only; None when there is nothing to draw (a configuration fact)."""
+    def num(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    ms = [m for m in moves if num(m.old) and num(m.new)]
+    if not ms:
+        return None
+    bands = [m.band or (None, None) for m in ms]
+    return compare_band(f"{name}: baseline vs this run", [m.where or m.name for m in ms], [m.old for m in ms],
+                        [m.new for m in ms], [b[0] for b in bands], [b[1] for b in bands], [not m.ok for m in ms],
+                        unit=ms[0].unit)

@@ -78,6 +78,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--max-num-batched-tokens", "--max_num_batched_tokens", type=int, default=16384)
     ap.add_argument("--max-num-seqs", "--max_num_seqs", type=int, default=512)
     ap.add_argument("--gpu-memory-utilization", type=float, default=0.9)
+    ap.add_argument("--kv-cache-dtype", "--kv_cache_dtype", default=None)
     ap.add_argument("--torch-profiler-dir", default=None)
     ap.add_argument("--fake-eplb", action="store_true")
     ap.add_argument("--enable-expert-parallel", action="store_true")
@@ -187,6 +188,7 @@ class Rank:
         total = float(gpu["hbm_gib"])
         big_batch = a.max_num_batched_tokens >= 16384
         peak_torch, cudagraph = (236.08, 9.40) if big_batch else (194.67, 1.18)
+        peak_torch += float(self.server.get("image_extra_torch_gb", 0.0))  # an image that holds more
         non_torch, safety = 24.94, total * 0.02
         busy = self.fault("rack-busy")
         if busy:
@@ -265,7 +267,7 @@ class Rank:
                             "model_engine/scheduler.py:1502", "log_stats")
                 _touch(self.dir / "stuck", str(self.rank))
                 return None
-            time.sleep(float(req.get("delay_s", 0)))
+            time.sleep(float(req.get("delay_s", 0)) + float(req.get("decode_s", 0)) * int(req.get("max_tokens", 0)))
             return {"ok": True, "rank": self.rank}
         finally:
             with self.lock:
@@ -460,7 +462,7 @@ class SimServer:
         with self.lock:
             self.inflight[rank] = self.inflight.get(rank, 0) + 1
         reply = rank_call(rank, {"op": "forward", "prompt_tokens": prompt_tokens, "max_tokens": max_tokens,
-                                 "delay_s": self.delay_s})
+                                 "delay_s": self.delay_s, "decode_s": float(self.server.get("decode_s_per_token", 0))})
         with self.lock:
             self.inflight[rank] -= 1
         if reply is None:
@@ -517,7 +519,8 @@ def engine_kwargs(args: argparse.Namespace, env: dict) -> dict:
             "max_num_batched_tokens": args.max_num_batched_tokens, "max_num_seqs": args.max_num_seqs,
             "gpu_memory_utilization": args.gpu_memory_utilization, "torch_profiler_dir": args.torch_profiler_dir,
             "enable_expert_parallel": args.enable_expert_parallel, "fake_eplb": args.fake_eplb,
-            "kv_cache_block_size": 16, "compilation_config": CompilationConfig(3), "speculative_config": None}
+            "kv_cache_block_size": 16, "kv_cache_dtype": args.kv_cache_dtype,
+            "compilation_config": CompilationConfig(3), "speculative_config": None}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -526,6 +529,8 @@ def main(argv: list[str] | None = None) -> None:
     _, node, state = this_node()
     server = state["server"]
     env = dict(os.environ)
+    if args.kv_cache_dtype is None or server.get("ignores_kv_cache_dtype_flag"):
+        args.kv_cache_dtype = "auto"  # the engine's default (an image that no longer reads the flag)
     log = Log(env.get("ATOM_LOG_MORE", "0") not in ("", "0"))
     log(f"Engine kwargs: {engine_kwargs(args, env)}", where="model_engine/arg_utils.py:620", func="_get_engine_kwargs")
     children = []

@@ -101,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
                       stacklevel=1)
     lat = sorted(o["latency"] * 1000 for o in ok) or [0.0]
     ttft = sorted(o["ttft"] * 1000 for o in ok) or [0.0]
+    # TPOT as benchmark_serving defines it: (latency - ttft) / (output tokens - 1), per request
+    tpot = sorted((o["latency"] - o["ttft"]) * 1000 / (o["output_tokens"] - 1) for o in ok
+                  if o["output_tokens"] > 1) or [0.0]
     print("{s:{c}^{n}}".format(s=" Serving Benchmark Result ", n=50, c="="))
     print("{:<40} {:<10}".format("Successful requests:", len(ok)))
     failed = [o for o in outs if not o["success"]]
@@ -117,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     print("{s:{c}^{n}}".format(s="Time to First Token", n=50, c="-"))
     row("Mean TTFT (ms):", sum(ttft) / len(ttft))
     row("Median TTFT (ms):", ttft[len(ttft) // 2])
+    print("{s:{c}^{n}}".format(s="Time per Output Token (excl. 1st token)", n=50, c="-"))
+    row("Mean TPOT (ms):", sum(tpot) / len(tpot))
+    row("Median TPOT (ms):", tpot[len(tpot) // 2])
     print("{s:{c}^{n}}".format(s="End-to-end Latency", n=50, c="-"))
     row("Mean E2EL (ms):", sum(lat) / len(lat))
     row("Median E2EL (ms):", lat[len(lat) // 2])
@@ -131,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
                   "total_token_throughput": (total_in + total_out) / dur,
                   "concurrency": sum(o["latency"] for o in ok) / dur, "accept_length": None,
                   "acceptance_rate": None, "mean_ttft_ms": sum(ttft) / len(ttft),
-                  "median_ttft_ms": ttft[len(ttft) // 2], "mean_e2el_ms": sum(lat) / len(lat),
+                  "median_ttft_ms": ttft[len(ttft) // 2], "mean_tpot_ms": sum(tpot) / len(tpot),
+                  "median_tpot_ms": tpot[len(tpot) // 2], "mean_e2el_ms": sum(lat) / len(lat),
                   "median_e2el_ms": lat[len(lat) // 2]}
         if a.save_detailed:
             result.update({"output_lens": [o.get("output_tokens", 0) for o in outs],

@@ -34,7 +34,7 @@ def test_gsm8k_lm_eval(server, rack, evidence, facts, pytestconfig):
         raise CouldNotObserve(str(e)) from None
     evidence.attach("lm_eval results", f"{lmeval.describe(results)}\nresults: {results.path}\n"
                                        f"samples: {results.sample_path}")
-    facts.record("gsm8k_strict_match", results.strict.value, where=server.url, row="ACC-GSM8K")
+    facts.record("accuracy.gsm8k.full", results.strict.value, where="rack", row="ACC-GSM8K")
     why = lmeval.judge(results, cfg)
     rehearsal = f" (a --limit {cfg.full_limit} rehearsal, not the reportable number)" if cfg.full_limit else ""
     check(not why, "ACC-GSM8K", server.url, f"{lmeval.describe(results)}{rehearsal}: {'; '.join(why)}")

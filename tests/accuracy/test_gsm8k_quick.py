@@ -26,6 +26,6 @@ def test_gsm8k_quick(server, rack, evidence, facts, pytestconfig):
     evidence.attach("quick gate", result.summary() + "\n" + "\n".join(result.examples(10)))
     evidence.attach("per question: doc, strict-match outcome, extracted, finish_reason", "\n".join(
         f"{it.doc}\t{it.strict.outcome.value}\t{it.strict.extracted}\t{it.finish_reason}" for it in result.items))
-    facts.record("gsm8k_quick_accuracy", round(result.accuracy(), 4), where=server.url, row="ACC-QUICK")
+    facts.record("accuracy.gsm8k.quick", round(result.accuracy(), 4), where="rack", row="ACC-QUICK")
     check(result.decision.verdict == "pass", "ACC-QUICK", server.url,
           result.summary() + "; e.g. " + " | ".join(result.examples()))

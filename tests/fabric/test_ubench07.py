@@ -38,7 +38,7 @@ def test_bandwidth(pair, rack, ubench_runs, evidence, facts):
                       for k, f in ((k, judge.bw_figures(r)) for k, r in result.runs.items()))
     evidence.attach("GB/s of every pair this run", table)
     for d, v in (figures or {}).items():
-        facts.record(f"fabric.bw.{d}", v, where=pair.id, unit="GB/s", row="FAB-BW")
+        facts.record(f"fabric.ubench07.{d}_gbps", v, where=pair.id, unit="GB/s", row="FAB-BW")
     found = judge.bandwidth(run, result.runs, rack.fabric)
     check(not found, "FAB-BW", pair.where, "; ".join(found))
 

@@ -15,8 +15,8 @@ def test_container_config(node, rack, evidence, facts):
     info, raw = docker.inspect(node.host, rack.container)
     evidence.attach(f"docker inspect {rack.container}", raw, kind="json" if info else "text")
     if info is not None:
-        facts.record("image", info.image, where=node.name, row="PLAT-CONTAINER")
-        facts.record("image_id", info.image_id, where=node.name, row="PLAT-CONTAINER")
+        facts.record("platform.image.tag", info.image, where=node.name, row="PLAT-CONTAINER")
+        facts.record("platform.image.id", info.image_id, where=node.name, row="PLAT-CONTAINER")
     bad = judge.container(info, rack.container, rack.image, p.network_mode, p.devices)
     check(not bad, "PLAT-CONTAINER", node.name, "; ".join(bad))
 

@@ -29,7 +29,7 @@ def test_patch_sizes(node, rack, evidence, facts):
     got, count, raw = container.sizes_and_count(ch, list(want), p.patch_grep_pattern, grep_path)
     evidence.attach("stat -c '%s %n' (in the container)", raw + f"grep -c {p.patch_grep_pattern} {grep_path}: {count}")
     for path, size in got.items():
-        facts.record("patch_bytes", size, where=f"{node.name}:{path}", unit="B", row="PLAT-PATCH-SIZE")
+        facts.record("platform.patch.size_bytes", size, where=f"{node.name}:{path}", unit="B", row="PLAT-PATCH-SIZE")
     bad = judge.patch_sizes(got, want, (grep_path, count, p.patch_grep_count))
     check(not bad, "PLAT-PATCH-SIZE", node.name, "; ".join(bad))
 

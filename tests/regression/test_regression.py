@@ -10,16 +10,15 @@ from rackgate.report.verdict import check
 @pytest.mark.row("REG-FACTS")
 def test_facts_within_tolerance(regression_fact, regression, evidence):
     moves, not_selected = regression.compare(regression_fact)
-    evidence.attach(f"{regression_fact}: old -> new", cmp.table(moves)
+    head = regression.header()
+    evidence.attach(f"{regression_fact}: old -> new", head + "\n\n" + cmp.table(moves)
                     + (f"\nnot compared (their checks were not selected): {', '.join(not_selected)}"
                        if not_selected else ""))
     evidence.attach(f"{regression_fact}.csv", cmp.csv(moves), "csv")
-    numeric = [m for m in moves if isinstance(m.old, (int, float)) and isinstance(m.new, (int, float))]
-    if numeric:
-        evidence.plot(f"{regression_fact}: baseline vs this run", plots.compare(
-            f"{regression_fact}: baseline vs this run", [m.where or m.name for m in numeric],
-            [m.old for m in numeric], [m.new for m in numeric], unit=numeric[0].unit))
+    picture = plots.fact_moves(regression_fact, moves)
+    if picture:
+        evidence.plot(f"{regression_fact}: baseline vs this run", picture)
     bad = [m for m in moves if not m.ok]
     check(not bad, "REG-FACTS", regression_fact,
           f"{len(bad)} of {len(moves)} {regression_fact} figures moved beyond tolerance since the baseline "
-          f"{regression.state.baseline.describe()}:\n" + cmp.table(bad))
+          f"{regression.state.baseline.describe()}:\n" + head + "\n" + cmp.table(bad))

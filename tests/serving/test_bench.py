@@ -109,7 +109,10 @@ def test_per_gpu_throughput(server, bench_run, rack, facts, evidence):
     ours, findings = gate.aggregate(f, rack.gpu_count, rack.serving.bench.per_gpu_tolerance)
     if ours is None:
         raise CouldNotObserve(f"{f.tool}: {findings[0]}")
-    facts.record("total_tok_s_per_gpu", round(ours, 2), where="rack", unit="tok/s/GPU", row="BENCH-AGGREGATE")
+    facts.record("bench.tok_s_per_gpu", round(ours, 2), where="rack", unit="tok/s/GPU", row="BENCH-AGGREGATE")
+    for name, v in (("bench.ttft_ms", f.mean_ttft_ms), ("bench.tpot_ms", f.mean_tpot_ms)):
+        if v is not None:
+            facts.record(name, round(v, 3), where="rack", unit="ms", row="BENCH-AGGREGATE")
     evidence.attach("per-GPU throughput", f"total {f.total_token_throughput:.2f} tok/s / {rack.gpu_count} GPUs = "
                     f"{ours:.2f} tok/s/GPU; reported per-GPU fields: {f.per_gpu or 'none'}")
     check(not findings, "BENCH-AGGREGATE", rack.head.name, "; ".join(findings))

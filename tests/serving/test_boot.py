@@ -38,7 +38,7 @@ def test_boot(atom_server, facts, evidence):
     if b.excerpt:
         evidence.attach(f"log around the deciding line ({b.who or b.node})", b.excerpt)
     if b.kind == "ready":
-        facts.record("cold_start_s", round(b.seconds, 1), where="rack", unit="s", row="SRV-BOOT")
+        facts.record("serving.cold_start_s", round(b.seconds, 1), where="rack", unit="s", row="SRV-BOOT")
         return
     if b.kind == "fatal":
         fail("SRV-BOOT", b.who or b.node,

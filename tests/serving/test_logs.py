@@ -42,13 +42,15 @@ def test_kv_budget(dp_rank, rack, atom_server, server_logs, kv_records, facts, e
     cfg = rack.serving
     findings = serverlogs.kv(budgets, experts, cfg.min_available_kv_gb, cfg.experts_per_rank)
     if budgets:
-        facts.record("available_for_kv_gb", budgets[-1].available_for_kv, where=f"{node}/dp{dp_rank}", unit="GB",
+        facts.record("serving.kv.available_gb", budgets[-1].available_for_kv, where=f"{node}/dp{dp_rank}", unit="GB",
                      row="SRV-KV")
+        if budgets[-1].num_kvcache_blocks is not None:
+            facts.record("serving.kv.blocks", budgets[-1].num_kvcache_blocks, where=f"{node}/dp{dp_rank}", row="SRV-KV")
     check(not findings, "SRV-KV", f"{node}/dp{dp_rank}", "; ".join(findings))
 
 
 @pytest.mark.row("SRV-ENGINE-ARGS")
-def test_engine_kwargs(rack, server_logs, evidence):
+def test_engine_kwargs(rack, server_logs, evidence, facts):
     head = server_logs[rack.head.name]
     recs = read_logs(head.grep, logfacts.ENGINE_KWARGS)
     if not recs:
@@ -58,12 +60,14 @@ def test_engine_kwargs(rack, server_logs, evidence):
         kwargs = logfacts.engine_kwargs(recs[-1].text)
     except logfacts.KwargsError as e:
         raise CouldNotObserve(f"{rack.head.name}: line {recs[-1].lineno}: {e}") from None
+    for k, v in kwargs.items():
+        facts.record("serving.engine.kwarg", v if isinstance(v, (int, float, str)) else repr(v), where=k, row="SRV-ENGINE-ARGS")
     findings = serverlogs.engine_args(kwargs, rack.serving.profile_dir)
     check(not findings, "SRV-ENGINE-ARGS", rack.head.name, "; ".join(findings))
 
 
 @pytest.mark.row("SRV-TRANSLATION")
-def test_translation(rack, server_logs, evidence):
+def test_translation(rack, server_logs, evidence, facts):
     per_node = {}
     for n, log in server_logs.items():
         c = logfacts.HotswapCounts()
@@ -71,6 +75,8 @@ def test_translation(rack, server_logs, evidence):
                              "translation_status="):
             c.add(rec.raw)
         per_node[n] = vars(c)
+        for k in ("installed", "translated", "reused"):
+            facts.record(f"serving.translation.{k}", per_node[n][k], where=n, row="SRV-TRANSLATION")
     evidence.attach("hotswap counts per node", "\n".join(f"{n}: {c}" for n, c in per_node.items()))
     cfg = rack.serving
     findings = serverlogs.translation(rack.silicon, per_node, rack.gpus_per_node, cfg.min_translated, cfg.min_reused)
