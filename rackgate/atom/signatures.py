@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..catalogue import row
+from ..lines import clean
 
 HINTS: dict[str, str] = {
     "exceeds available KV budget":
@@ -43,7 +44,8 @@ def signatures() -> tuple[str, ...]:
 
 
 def match(text: str) -> Fatal | None:
-    """The first fatal signature a log line carries, or None."""
+    """The first fatal signature a log line carries (ANSI colour and CRs removed first), or None."""
+    text = clean(text)
     for sig in signatures():
         if sig in text:
             return Fatal(sig, HINTS.get(sig, ""))

@@ -1,0 +1,40 @@
+"""Terminal noise, removed in one place before any line is matched.
+
+Every line matcher (the boot watcher's fatal signatures, the ATOM log parser, the amd-smi, ubench07
+and benchmark parsers) calls `clean` (one line) or `clean_text` (a whole output) first: ANSI escape
+sequences (colour, cursor movement, OSC titles) are dropped and a carriage return ends a line as
+`tr '\\r' '\\n'` would make it (tqdm redraws its bar with bare CRs; CRLF files end lines with one).
+Imports nothing from the package.
+"""
+from __future__ import annotations
+
+import re
+
+# CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ESC \), and two-byte escapes (ESC x).
+ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
+
+
+def strip_ansi(text: str) -> str:
+    return ANSI.sub("", text) if ("\x1b" in text or "\x9b" in text) else text
+
+
+def clean_text(text: str) -> str:
+    """A whole output: ANSI removed, CRLF and bare CR turned into LF."""
+    text = strip_ansi(text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def clean(line: str) -> str:
+    """One line (no newline in it expected): ANSI removed and trailing CR/LF dropped. A CR inside
+    the line keeps only what came after the last one (what a terminal shows)."""
+    line = strip_ansi(line).rstrip("\r\n")
+    if "\r" in line:
+        line = line.rsplit("\r", 1)[-1]
+    return line
+
+
+def split_lines(text: str) -> list[str]:
+    """clean_text, then lines."""
+    return clean_text(text).split("\n")
