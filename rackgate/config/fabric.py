@@ -5,8 +5,12 @@ from .base import Section
 
 
 class FabricExpect(Section):
-    # FAB-STATE: states that count as trained (firmware says ACTIVE where older docs say READY).
-    active_states: list[str] = Field(default_factory=lambda: ["active", "ACTIVE", "READY"])
+    # FAB-STATE: the amdgpu ualink accel_state names are unconfigured, configured (ppod_/vpod_
+    # configured on some drivers), ready, active, error. These count as trained (firmware says
+    # active where older docs say ready; upper case as some tools print them) ...
+    active_states: list[str] = Field(default_factory=lambda: ["active", "ready", "ACTIVE", "READY"])
+    # ... and these fail at once, without the training wait.
+    error_states: list[str] = Field(default_factory=lambda: ["error", "ERROR"])
     # FAB-STATE: how long training may take before 'unconfigured' means stuck, and the poll step.
     state_wait_s: float = Field(default=60.0, gt=0)
     state_poll_s: float = Field(default=2.0, gt=0)

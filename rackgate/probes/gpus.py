@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..report.verdict import CouldNotObserve
 from ..transport import Host
+from . import amdsmi
 
 AMD_VENDOR = "0x1002"
 _UNIT_MIB = {"B": 1 / 2**20, "KB": 1 / 1024, "KIB": 1 / 1024, "MB": 1, "MIB": 1, "GB": 1024, "GIB": 1024,
@@ -77,12 +78,7 @@ def parse_amdsmi_static(text: str) -> list[Gpu]:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise GpuListError(f"amd-smi printed no JSON ({e.msg} at char {e.pos}): {text.strip()[:120]!r}") from None
-    if isinstance(data, dict):
-        if "gpu_data" not in data:
-            raise GpuListError(f"amd-smi JSON has no 'gpu_data' (keys: {', '.join(sorted(data)) or 'none'})")
-        data = data["gpu_data"]
-    if not isinstance(data, list):
-        raise GpuListError(f"amd-smi JSON is a {type(data).__name__}, not a list of GPUs")
+    data = amdsmi.gpu_list(data, GpuListError)
     gpus = []
     for pos, entry in enumerate(data):
         if not isinstance(entry, dict):
