@@ -16,6 +16,7 @@ aiperf (profile_export_aiperf.json, console). Pure parsers; the formats are the 
 from __future__ import annotations
 
 from ..errors import UnrecognisedOutput
+from ..lines import split_lines
 
 import json
 import re
@@ -23,6 +24,10 @@ import shlex
 from dataclasses import dataclass, field
 
 ALL_FAILED = "All requests failed"
+# A printed table without these was cut off (the run died while printing, or the output was
+# truncated): not a result. Used when there is no --save-result JSON to read them from.
+TABLE_REQUIRED = ("Successful requests", "Benchmark duration (s)", "Total generated tokens",
+                  "Output token throughput (tok/s)")
 COVERAGE_ERROR = "ProfileMetricCoverageError"
 _ROW = re.compile(r"^(?P<label>[A-Za-z][^:]*?:)\s+(?P<value>-?[\d.]+|inf|nan)\s*$")
 
@@ -53,7 +58,7 @@ def serving_table(stdout: str) -> dict[str, float]:
     """The printed result table: {label without colon: value}."""
     out: dict[str, float] = {}
     in_table = False
-    for line in stdout.splitlines():
+    for line in split_lines(stdout):
         if "Serving Benchmark Result" in line:
             in_table = True
             continue
@@ -61,14 +66,17 @@ def serving_table(stdout: str) -> dict[str, float]:
             continue
         m = _ROW.match(line.rstrip())
         if m:
-            out[m["label"][:-1].strip()] = float(m["value"])
+            try:
+                out[m["label"][:-1].strip()] = float(m["value"])
+            except ValueError:
+                raise BenchParseError(f"benchmark_serving table row {line.strip()[:80]!r}: not a number") from None
     return out
 
 
 def serving_result(stdout: str, result_json: str | None) -> BenchFacts:
     f = BenchFacts("benchmark_serving")
     table = serving_table(stdout)
-    for line in stdout.splitlines():
+    for line in split_lines(stdout):
         if ALL_FAILED in line:
             f.warnings.append(line.strip())
     data = {}
@@ -81,6 +89,11 @@ def serving_result(stdout: str, result_json: str | None) -> BenchFacts:
             raise BenchParseError("benchmark_serving result file is not a JSON object")
     if not table and not data:
         raise BenchParseError("no 'Serving Benchmark Result' table in the output and no result file")
+    if not data:
+        missing = [k for k in TABLE_REQUIRED if k not in table]
+        if missing and not f.warnings:
+            raise BenchParseError(f"the 'Serving Benchmark Result' table is cut off: no {', '.join(missing)} "
+                                  f"(last row read: {list(table)[-1] if table else 'none'})")
     f.completed = _int(data.get("completed"), table.get("Successful requests"))
     f.sent = _int(data.get("num_prompts"))
     if "FAILED requests" in table:
@@ -135,11 +148,17 @@ def aiperf_result(export_json: str, console: str = "") -> BenchFacts:
     osl_min = (data.get("output_sequence_length") or (data.get("records") or {}).get("output_sequence_length") or {})
     if isinstance(osl_min, dict) and osl_min.get("min") == 0:
         f.zero_token_requests = 1  # at least one; the export keeps no per-request count here
-    for e in data.get("error_summary") or []:
-        det = e.get("error_details") or {}
+    summary = data.get("error_summary") or []
+    for e in summary if isinstance(summary, list) else [summary]:
+        if not isinstance(e, dict):  # some releases write the message itself
+            f.error_summary.append(str(e)[:160])
+            continue
+        det = e.get("error_details")
+        det = det if isinstance(det, dict) else {"message": det} if det else {}
         f.error_summary.append(f"{e.get('count', '?')} x {det.get('type', '?')} {det.get('code', '')}: "
                                f"{str(det.get('message', ''))[:120]}")
     invalid = data.get("runtime_submission_invalid_reasons") or []
+    invalid = invalid if isinstance(invalid, list) else [invalid]
     if "insufficient_profile_metric_coverage" in invalid or COVERAGE_ERROR in console:
         f.fatal_errors.append(COVERAGE_ERROR)
     if data.get("was_cancelled"):
