@@ -27,11 +27,12 @@ def clean_text(text: str) -> str:
 
 
 def clean(line: str) -> str:
-    """One line (no newline in it expected): ANSI removed and trailing CR/LF dropped. A CR inside
-    the line keeps only what came after the last one (what a terminal shows)."""
+    """One physical line: ANSI removed, the trailing CR/LF dropped, and a CR inside the line (a
+    tqdm redraw) turned into a space, so no text is lost and the line keeps its number (as grep -n
+    and sed -n count lines)."""
     line = strip_ansi(line).rstrip("\r\n")
     if "\r" in line:
-        line = line.rsplit("\r", 1)[-1]
+        line = " ".join(p for p in line.split("\r") if p)
     return line
 
 

@@ -27,7 +27,7 @@ def prompt(words: int, seed: int) -> str:
 class LoadOutcome:
     sent: int
     problems: list[str] = field(default_factory=list)   # one line per request that answered non-200 or failed
-    pending: int = 0                                      # requests still unanswered when the wait ended
+    pending: int = 0                                      # requests with no answer: still out, or past their bound
     stopped_early: bool = False                           # `stop` said so before every request answered
     seconds: float = 0.0
 
@@ -46,16 +46,18 @@ def send_all(client, prompts: list[str], max_tokens: int, timeout: float, concur
     for i in range(len(prompts)):
         todo.put(i)
     lock = threading.Lock()
-    results: dict[int, str] = {}
+    results: dict[int, tuple[str, bool]] = {}
     done = threading.Event()
 
-    def one(i: int) -> str:
+    def one(i: int) -> tuple[str, bool]:
+        """(what went wrong, no answer at all within the bound)."""
         extra = {"data_parallel_rank": ranks[i]} if ranks else {}
         try:
             r = client.completion(prompts[i], max_tokens=max_tokens, timeout=timeout, **extra)
         except ServerError as e:
-            return f"dp{ranks[i]}: {e}" if ranks else str(e)
-        return "" if r.status == 200 else refusal(r)
+            msg = f"dp{ranks[i]}: {e}" if ranks else str(e)
+            return msg, "no answer within" in str(e)
+        return ("" if r.status == 200 else refusal(r)), False
 
     def worker() -> None:
         while True:
@@ -85,8 +87,9 @@ def send_all(client, prompts: list[str], max_tokens: int, timeout: float, concur
         if time.monotonic() >= deadline:
             break
     with lock:
-        problems = [x for _, x in sorted(results.items()) if x]
-        pending = len(prompts) - len(results)
+        got = dict(results)
+    problems = [msg for i, (msg, hung) in sorted(got.items()) if msg and not hung]
+    pending = len(prompts) - len(got) + sum(1 for msg, hung in got.values() if hung)
     return LoadOutcome(len(prompts), problems, pending, stopped, time.monotonic() - t0)
 
 
