@@ -121,7 +121,7 @@ def pid_ranks(ps_output: str) -> dict[int, int]:
     out = {}
     for line in ps_output.splitlines():
         parts = line.split(None, 1)
-        if len(parts) < 2 or not parts[0].isdigit():
+        if len(parts) < 2 or not parts[0].isdecimal():
             continue
         m = TITLE.search(parts[1])
         if m:

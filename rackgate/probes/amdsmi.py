@@ -204,7 +204,7 @@ def gpu_list(data, error: type[Exception] = None) -> list:
 
 def _gpu_index(raw, pos: int) -> int:
     text = str(raw).strip()
-    if isinstance(raw, bool) or not text.isdigit() or len(text) > 6:
+    if isinstance(raw, bool) or not text.isdecimal() or len(text) > 6:
         raise AmdSmiParseError(f"amd-smi JSON entry {pos}: 'gpu' is {str(raw)[:40]!r}, not a GPU index")
     return int(text)
 

@@ -97,7 +97,7 @@ def serving_result(stdout: str, result_json: str | None) -> BenchFacts:
     f.completed = _int(data.get("completed"), table.get("Successful requests"))
     f.sent = _int(data.get("num_prompts"))
     if "FAILED requests" in table:
-        f.failed = int(table["FAILED requests"])
+        f.failed = _int(table["FAILED requests"])
     elif f.sent is not None and f.completed is not None:
         f.failed = f.sent - f.completed
     if f.sent is None and f.completed is not None and f.failed is not None:
@@ -119,10 +119,12 @@ def serving_result(stdout: str, result_json: str | None) -> BenchFacts:
 def _metric(data: dict, tag: str) -> float | None:
     for where in (data, data.get("records") or {}):
         m = where.get(tag) if isinstance(where, dict) else None
-        if isinstance(m, dict) and isinstance(m.get("avg"), (int, float)):
-            return float(m["avg"])
-        if isinstance(m, (int, float)) and not isinstance(m, bool):
-            return float(m)
+        v = m.get("avg") if isinstance(m, dict) else m
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            try:
+                return float(v)
+            except OverflowError:
+                raise BenchParseError(f"aiperf metric {tag} = {str(v)[:40]}...: not a usable number") from None
     return None
 
 
@@ -200,15 +202,25 @@ def command(cmd: str) -> BenchCommand:
                         flags)
 
 
+def _finite(v) -> bool:
+    try:
+        f = float(v)
+    except OverflowError:
+        raise BenchParseError(f"a count or figure is {str(v)[:30]}... (too large to be one)") from None
+    if f != f or f in (float("inf"), float("-inf")):
+        raise BenchParseError(f"a count or figure is {v} (not a finite number)")
+    return True
+
+
 def _int(*vals) -> int | None:
     for v in vals:
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and _finite(v):
             return int(v)
     return None
 
 
 def _float(*vals) -> float | None:
     for v in vals:
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and _finite(v):
             return float(v)
     return None

@@ -87,7 +87,7 @@ def parse_amdsmi_static(text: str) -> list[Gpu]:
         vram = entry.get("vram") if isinstance(entry.get("vram"), dict) else {}
         bus = entry.get("bus") if isinstance(entry.get("bus"), dict) else {}
         asic = entry.get("asic") if isinstance(entry.get("asic"), dict) else {}
-        gpus.append(Gpu(int(idx) if str(idx).isdigit() else pos, _text(bus.get("bdf")),
+        gpus.append(Gpu(int(idx) if str(idx).isdecimal() else pos, _text(bus.get("bdf")),
                         _text(asic.get("market_name")), _mib(vram.get("size"))))
     return sorted(gpus, key=lambda g: g.index)
 
@@ -104,7 +104,7 @@ def parse_sysfs(cards: dict[int, dict[str, str | None]]) -> list[Gpu]:
         for line in (attrs.get("uevent") or "").splitlines():
             if line.startswith("PCI_SLOT_NAME="):
                 bdf = line.split("=", 1)[1].strip().lower()
-        gpus.append(Gpu(card, bdf, None, int(total) / 2**20 if total.isdigit() else None))
+        gpus.append(Gpu(card, bdf, None, int(total) / 2**20 if total.isdecimal() else None))
     return gpus
 
 

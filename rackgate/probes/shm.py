@@ -19,7 +19,7 @@ def parse_stat(text: str, sysroot: str = "") -> list[Segment]:
     out = []
     for line in text.splitlines():
         parts = line.strip().split(" ", 2)
-        if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit():
+        if len(parts) == 3 and parts[0].isdecimal() and parts[1].isdecimal():
             path = parts[2][len(sysroot):] if sysroot and parts[2].startswith(sysroot) else parts[2]
             out.append(Segment(path, int(parts[0]), int(parts[1])))
     return out

@@ -81,7 +81,7 @@ def parse_id_list(raw: str | None) -> list[int] | None:
     if raw is None:
         return None
     toks = raw.replace(",", " ").split()
-    if not all(t.isdigit() for t in toks):
+    if not all(t.isdecimal() for t in toks):
         return None
     return [int(t) for t in toks]
 

@@ -191,10 +191,10 @@ def parse_ps(text: str) -> list[UbenchProc]:
     out = []
     for line in text.splitlines():
         parts = line.split()
-        if len(parts) < 2 or not parts[0].isdigit():
+        if len(parts) < 2 or not parts[0].isdecimal():
             continue
         pgid = None
-        if len(parts) >= 3 and parts[1].isdigit():
+        if len(parts) >= 3 and parts[1].isdecimal():
             pgid, parts = int(parts[1]), [parts[0], *parts[2:]]
         exe = os.path.basename(parts[1])
         if exe in EXES:
