@@ -30,6 +30,8 @@ def clean(line: str) -> str:
     """One physical line: ANSI removed, the trailing CR/LF dropped, and a CR inside the line (a
     tqdm redraw) turned into a space, so no text is lost and the line keeps its number (as grep -n
     and sed -n count lines)."""
+    if "\x1b" not in line and "\r" not in line and "\x9b" not in line:
+        return line[:-1] if line.endswith("\n") else line
     line = strip_ansi(line).rstrip("\r\n")
     if "\r" in line:
         line = " ".join(p for p in line.split("\r") if p)

@@ -82,19 +82,24 @@ class Parser:
         line = clean(line)
         if not line:
             return None
-        m = HEADER.match(line)
+        m = HEADER.match(line) if line[0] == "[" else None
         if m:
             self.header = m
             return None
         if self.header is not None:
             h, self.header = self.header, None
             return Record(self.lineno, line, line, h["time"], h["proc"], int(h["pid"]), h["level"])
+        if line[0] not in _MAY_START:  # no ATOM prefix can start here: a raw line (the common case)
+            return Record(self.lineno, line, line)
         proc, pid, rest = _prefix(line)
         m = PLAIN.match(rest)
         if m:
             proc2, pid2, msg = _prefix(m["msg"])
             return Record(self.lineno, msg, line, m["time"], proc or proc2, pid if pid is not None else pid2)
         return Record(self.lineno, rest, line, "", proc, pid)
+
+
+_MAY_START = frozenset("[(EM")  # PLAIN / HEADER start with "[", PROC_PREFIX with "(", "[", "E", "M"
 
 
 def _prefix(text: str) -> tuple[str, int | None, str]:
