@@ -15,6 +15,17 @@ name, engine_core_mgr.launch_engine_core) and "ModelRunner<i>/<n>" for a runner,
 to its rank through its process title "ATOM::DP<r>TP<t>" (async_proc.py set_process_title).
 Lines written outside the logger (RCCL, the hotswap hook, tracebacks on stderr) carry no
 prefix at all.
+
+Other forms recognised (docs/formats.md lists each with its source):
+- the runbook's quoted lines drop the logger name: "[13:38:47] Engine Core: _sync_dp_state failed: ..."
+  and "[13:08:38] Engine 011: prompt throughput: ..., KV usage: 98.6%" (a message naming its rank);
+- the engine core logs f"{self.label}: ..." with label "Engine Core" (no rank in it);
+- a process name as a line prefix, before or after the timestamp: "EngineCore-DP3 ...",
+  "(EngineCore_DP3 pid=4242) ...", "EngineCore-DP3:4242: ...";
+- "[MORI-V2] Created MegaMoE: ep_rank=%d ep_size=%d ..." names its EP rank, which is the DP rank at
+  -tp 1 (as the suite launches);
+- one log per rank (attach mode): every line of it is that rank's (NodeLog.rank).
+ANSI colour and carriage returns are removed first (rackgate.lines), as for every matcher.
 """
 from __future__ import annotations
 
@@ -22,8 +33,13 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-# "[atom 13:38:47] message"
-PLAIN = re.compile(r"^\[(?P<name>[\w.]+) (?P<time>\d{2}:\d{2}:\d{2})\] (?P<msg>.*)$")
+from ..lines import clean, clean_text
+
+# "[atom 13:38:47] message", and the runbook's "[13:38:47] message"
+PLAIN = re.compile(r"^\[(?:(?P<name>[\w.]+) )?(?P<time>\d{2}:\d{2}:\d{2})(?:[.,]\d+)?\] ?(?P<msg>.*)$")
+# A process name as a line prefix: "EngineCore-DP3 ...", "(EngineCore_DP3 pid=4242) ...", "EngineCore-DP3:4242: ..."
+PROC_PREFIX = re.compile(r"^[(\[]?(?P<proc>EngineCore[-_]DP\d+|ModelRunner\d+/\d+)(?:(?::| pid=)(?P<pid>\d+))?"
+                         r"[)\]]?:?(?:\s+(?P<rest>.*))?$")
 # "[atom INFO] 2026-09-24 13:38:47.1 - EngineCore-DP11:4242 - /app/ATOM/atom/x.py:711 - fn"
 HEADER = re.compile(r"^\[(?P<name>[\w.]+) (?P<level>[A-Z]+)\] (?P<date>\d{4}-\d{2}-\d{2}) "
                     r"(?P<time>\d{2}:\d{2}:\d{2})\.\d+ - (?P<proc>.+?):(?P<pid>\d+) - "
@@ -32,7 +48,9 @@ ENGINE_PROC = re.compile(r"EngineCore[-_]DP(\d+)")
 TITLE = re.compile(r"ATOM::(?:DP(\d+)TP\d+|EngineCore_DP(\d+))")
 # Messages that name their rank themselves ("Engine 011: prompt throughput ..." on the
 # runbook's image; "... DP rank 5 ..." from the core manager).
-MSG_RANK = (re.compile(r"^Engine (\d{3}):"), re.compile(r"\bDP rank (\d+)\b"), re.compile(r"\(DP (\d+)\)"))
+# "[MORI-V2] Created MegaMoE: ep_rank=5 ep_size=16 ..." (EP rank = DP rank at -tp 1).
+MSG_RANK = (re.compile(r"(?:^|\] |: )Engine (\d{1,4}):"), re.compile(r"\bDP rank (\d+)\b"), re.compile(r"\(DP (\d+)\)"),
+            re.compile(r"\bCreated MegaMoE: ep_rank=(\d+)\b"))
 
 
 @dataclass(frozen=True)
@@ -61,20 +79,35 @@ class Parser:
 
     def feed(self, line: str) -> Record | None:
         self.lineno += 1
-        line = line.rstrip("\r\n")
+        line = clean(line)
         if not line:
             return None
-        m = HEADER.match(line)
+        m = HEADER.match(line) if line[0] == "[" else None
         if m:
             self.header = m
             return None
         if self.header is not None:
             h, self.header = self.header, None
             return Record(self.lineno, line, line, h["time"], h["proc"], int(h["pid"]), h["level"])
-        m = PLAIN.match(line)
+        if line[0] not in _MAY_START:  # no ATOM prefix can start here: a raw line (the common case)
+            return Record(self.lineno, line, line)
+        proc, pid, rest = _prefix(line)
+        m = PLAIN.match(rest)
         if m:
-            return Record(self.lineno, m["msg"], line, m["time"])
-        return Record(self.lineno, line, line)
+            proc2, pid2, msg = _prefix(m["msg"])
+            return Record(self.lineno, msg, line, m["time"], proc or proc2, pid if pid is not None else pid2)
+        return Record(self.lineno, rest, line, "", proc, pid)
+
+
+_MAY_START = frozenset("[(EM")  # PLAIN / HEADER start with "[", PROC_PREFIX with "(", "[", "E", "M"
+
+
+def _prefix(text: str) -> tuple[str, int | None, str]:
+    """(process name, pid, the rest) of a line that starts with a process name; ("", None, text) else."""
+    m = PROC_PREFIX.match(text)
+    if not m:
+        return "", None, text
+    return m["proc"], (int(m["pid"]) if m["pid"] else None), m["rest"] or ""
 
 
 def records(lines: Iterable[str], start: int = 1) -> Iterator[Record]:
@@ -82,7 +115,7 @@ def records(lines: Iterable[str], start: int = 1) -> Iterator[Record]:
     tqdm's carriage returns are line breaks here, as `tr '\\r' '\\n'` would make them."""
     p = Parser(start)
     for chunk in lines:
-        for line in chunk.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        for line in clean_text(chunk).split("\n"):
             rec = p.feed(line)
             if rec is not None:
                 yield rec
@@ -93,7 +126,7 @@ def pid_ranks(ps_output: str) -> dict[int, int]:
     out = {}
     for line in ps_output.splitlines():
         parts = line.split(None, 1)
-        if len(parts) < 2 or not parts[0].isdigit():
+        if len(parts) < 2 or not parts[0].isdecimal():
             continue
         m = TITLE.search(parts[1])
         if m:

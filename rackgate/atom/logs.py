@@ -30,6 +30,7 @@ class NodeLog:
     host: Host                # inside the container, where the log is
     path: str                 # node path of the log
     ranks: range              # the DP ranks this node runs
+    rank: int | None = None   # set when this log is one rank's own (attach mode, one log per rank)
     _pids: dict[int, int] | None = field(default=None, repr=False)
 
     def exists(self) -> bool:
@@ -94,6 +95,8 @@ class NodeLog:
 
     def rank_of(self, rec: Record) -> int | None:
         r = logformat.rank_of(rec)
+        if r is None and self.rank is not None:
+            return self.rank
         if r is None and rec.pid is not None:
             r = self.pids().get(rec.pid)
             if r is None:
@@ -105,6 +108,12 @@ class NodeLog:
         if r is not None:
             return f"{self.node}/dp{r}"
         return f"{self.node} (pid {rec.pid})" if rec.pid else self.node
+
+
+def per_rank(node: str, host: Host, path: str, ranks: range) -> list[NodeLog]:
+    """One NodeLog per rank when each rank writes its own log: `path` holds {rank}
+    (launch.log_path = "/var/log/atom/{node}-dp{rank}.log" in attach mode)."""
+    return [NodeLog(node, host, path.replace("{rank}", str(r)), range(r, r + 1), r) for r in ranks]
 
 
 def rank_table(rack) -> dict[int, str]:

@@ -5,9 +5,12 @@ per signature, the cause the runbook names for it. selftest/serving checks the t
 """
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass
 
 from ..catalogue import row
+from ..lines import clean
 
 HINTS: dict[str, str] = {
     "exceeds available KV budget":
@@ -42,8 +45,18 @@ def signatures() -> tuple[str, ...]:
     return row("SRV-BOOT").signatures
 
 
+@functools.lru_cache(maxsize=1)
+def _any() -> re.Pattern:
+    """One scan of the line for every signature (the watcher runs this on every line it reads)."""
+    return re.compile("|".join(re.escape(s) for s in signatures()))
+
+
 def match(text: str) -> Fatal | None:
-    """The first fatal signature a log line carries, or None."""
+    """The first fatal signature a log line carries (ANSI colour and CRs removed first), or None."""
+    if "\x1b" in text or "\r" in text or "\x9b" in text:
+        text = clean(text)
+    if _any().search(text) is None:
+        return None
     for sig in signatures():
         if sig in text:
             return Fatal(sig, HINTS.get(sig, ""))

@@ -83,8 +83,8 @@ class _Follower:
                 self.out.put((self.log.node, None, time.monotonic()))
                 return
             if line:
-                for part in line.split("\r"):
-                    self.out.put((self.log.node, part, time.monotonic()))
+                # one physical line, one line number (CRs inside it are cleaned by the parser)
+                self.out.put((self.log.node, line, time.monotonic()))
 
     def close(self) -> None:
         self.stop.set()

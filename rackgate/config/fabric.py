@@ -5,8 +5,12 @@ from .base import Section
 
 
 class FabricExpect(Section):
-    # FAB-STATE: states that count as trained (firmware says ACTIVE where older docs say READY).
-    active_states: list[str] = Field(default_factory=lambda: ["active", "ACTIVE", "READY"])
+    # FAB-STATE: the amdgpu ualink accel_state names are unconfigured, configured (ppod_/vpod_
+    # configured on some drivers), ready, active, error. These count as trained (firmware says
+    # active where older docs say ready; upper case as some tools print them) ...
+    active_states: list[str] = Field(default_factory=lambda: ["active", "ready", "ACTIVE", "READY"])
+    # ... and these fail at once, without the training wait.
+    error_states: list[str] = Field(default_factory=lambda: ["error", "ERROR"])
     # FAB-STATE: how long training may take before 'unconfigured' means stuck, and the poll step.
     state_wait_s: float = Field(default=60.0, gt=0)
     state_poll_s: float = Field(default=2.0, gt=0)
@@ -27,6 +31,11 @@ class FabricExpect(Section):
     bw_run_s: float = Field(default=300.0, gt=0)
     # A line of the exporter/listener output that means "waiting for the peer" (a regex).
     ubench_ready_pattern: str = r"(?i)listening|waiting|export(ed|ing)|port\s*=?\s*\d+"
+    # FAB-BW: ualoe_bw's table layout is not public. When the built-in layouts (a header naming
+    # read/write/bidir over numeric rows; `read 2029.4` rows or a `Read:` heading over `size GB/s`
+    # rows; `Read BW (GB/s): 2029.4`) do not fit this build's output, name the figures here:
+    # direction (read, write, bidir) -> a regex whose first group is GB/s; the last match counts.
+    bw_patterns: dict[str, str] = Field(default_factory=dict)
     # FAB-BW: absolute floors, 4-pair aggregate GB/s (under the runbook's first table,
     # 2029 / 3192 / 3986; a later build measured 5772 / 6219 / 10942).
     bw_floor_gbps: dict[str, float] = Field(default_factory=lambda: {"read": 1800.0, "write": 2800.0,

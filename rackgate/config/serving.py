@@ -78,8 +78,14 @@ class ServingExpect(Section):
     consistency_positions: int = Field(default=4, ge=1)
     # SRV-KV: available_for_kv must exceed this on every rank (GB as ATOM prints it).
     min_available_kv_gb: float = 0.0
-    # SRV-KV: experts per rank at this EP size (K3: 896 experts / EP16 = 56). 0: not checked.
-    experts_per_rank: int = Field(default=56, ge=0)
+    # SRV-KV: the model's routed experts (Kimi-K3: 896) and the EP size (0: the DP size, nodes x
+    # gpus_per_node, as launched with --enable-expert-parallel -tp 1). `[MORI-V2] Created MegaMoE:
+    # ... experts=N` is accepted as the global count (current ATOM) or model_experts / ep_size
+    # (the runbook's image: 56 at EP16). model_experts 0: not checked.
+    model_experts: int = Field(default=896, ge=0)
+    ep_size: int = Field(default=0, ge=0)
+    # An extra per-rank figure to accept (0: only the two derived above).
+    experts_per_rank: int = Field(default=0, ge=0)
     # SRV-ENGINE-ARGS / SRV-PROFILE: the profiler directory given with --torch-profiler-dir
     # (inside the container). Empty: profiling not asked for, SRV-PROFILE does not apply.
     profile_dir: str = ""

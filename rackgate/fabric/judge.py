@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..errors import UnrecognisedOutput
 from ..probes import amdsmi, collective, dmesg, ubench
 from ..probes.ualink import Link
 from . import accel
@@ -135,21 +136,26 @@ def _tail(text: str, n: int = 2) -> str:
 # --- FAB-BW ---------------------------------------------------------------------------------
 
 
-def bw_figures(run: PairRun) -> dict[str, float] | None:
+def bw_figures(run: PairRun, patterns: dict[str, str] | None = None) -> dict[str, float] | None:
     if run.client is None:
         return None
-    return ubench.parse_bw(run.client.output).final
+    return ubench.parse_bw(run.client.output, patterns).final
 
 
 def bandwidth(run: PairRun, all_runs: dict[str, PairRun], cfg) -> list[str]:
     if run.error:
         return []
-    mine = bw_figures(run)
+    pats = getattr(cfg, "bw_patterns", None)
+    mine = bw_figures(run, pats)
     if mine is None:
         side = run.client or run.server
         fatal = ubench.parse_bw(side.output).fatal
+        if not fatal and not side.ended_by_suite and side.output.strip():
+            raise UnrecognisedOutput(f"{side.node} ({side.role}): ualoe_bw printed no read/write/bidirectional "
+                                     "figures in a layout the suite knows; name them with fabric.bw_patterns in the "
+                                     f"rack file (direction -> regex). Last output: {_tail(side.output)}")
         how = fatal or ("the tool sat with no table and was ended by the suite at its bound"
-                        if side.ended_by_suite else "no table in its output")
+                        if side.ended_by_suite else "no output at all")
         return [f"{side.node} ({side.role}): no read/write/bidirectional table: {how} "
                 "(a leftover listener on either node makes the next round fail this silently: see FAB-LEFTOVER)"]
     out = []
@@ -160,7 +166,7 @@ def bandwidth(run: PairRun, all_runs: dict[str, PairRun], cfg) -> list[str]:
     floor = [f"{d} {mine[d]:.1f} < floor {f:g}" for d, f in cfg.bw_floor_gbps.items() if d in mine and mine[d] < f]
     if floor and not tcp:
         out.append(f"below the rack file's floor (fabric.bw_floor_gbps): {', '.join(floor)} GB/s")
-    others = {k: bw_figures(r) for k, r in all_runs.items()}
+    others = {k: bw_figures(r, pats) for k, r in all_runs.items()}
     good = {k: v for k, v in others.items() if v is not None}
     if len(good) > 1:
         best_id = max(good, key=lambda k: good[k].get("bidir", 0))

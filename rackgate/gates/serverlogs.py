@@ -1,22 +1,48 @@
 """Judgments over the server's log facts: SRV-KV, SRV-ENGINE-ARGS, SRV-DEADLOCK, SRV-TRANSLATION."""
 from __future__ import annotations
 
-from ..atom.logfacts import MemoryBudget, Unparsed
+from ..atom.logfacts import KvError, MemoryBudget, Unparsed
 
 
-def kv(budgets: list[MemoryBudget], experts: list[int], min_kv_gb: float, want_experts: int) -> list[str]:
-    """One rank's `Memory budget:` lines (the last one counts) and `experts=` figures."""
-    if not budgets:
-        return ["no `Memory budget:` line (the rank never reached the KV budget arithmetic, or died before it)"]
-    b = budgets[-1]
+def expert_counts(model_experts: int, ep_size: int, per_rank: int = 0) -> tuple[int, ...]:
+    """The `experts=` figures a healthy rank may log: the model's global count (current ATOM) or
+    its share per EP rank (the runbook's image); `per_rank` (serving.experts_per_rank) when the
+    rack file names it. Empty: not checked."""
     out = []
+    if model_experts:
+        out.append(model_experts)
+        if ep_size > 0 and model_experts % ep_size == 0:
+            out.append(model_experts // ep_size)
+    if per_rank and per_rank not in out:
+        out.append(per_rank)
+    return tuple(out)
+
+
+def kv(budgets: list[MemoryBudget], experts: list[int], min_kv_gb: float, want_experts,
+       errors: list[KvError] = ()) -> list[str]:
+    """One rank's `Memory budget:` lines (the last one counts), its `Per-request cache tensor ...
+    exceeds available KV budget` error (current ATOM raises it before the budget line) and its
+    `experts=` figures. want_experts: the accepted counts (expert_counts), or one int."""
+    allowed = (want_experts,) if isinstance(want_experts, int) else tuple(want_experts)
+    allowed = tuple(a for a in allowed if a)
+    out = []
+    if errors:
+        e = errors[-1]
+        out.append(f"the KV budget is {e.available_gb:.2f}GB, under the {e.reserved_gb:.2f}GB per-request cache for "
+                   f"{e.slots} slots" + (f" at --gpu-memory-utilization {e.utilization:.2f}" if e.utilization else "")
+                   + f": {e.line[:200]}")
+    if not budgets:
+        return out or ["no `Memory budget:` line and no KV budget error (the rank never reached the KV budget "
+                       "arithmetic, or died before it)"]
+    b = budgets[-1]
     if b.available_for_kv <= min_kv_gb:
         out.append(f"available_for_kv={b.available_for_kv:.2f}GB (total_gpu={b.total_gpu}GB, utilization="
                    f"{b.utilization}, budget={b.budget}GB, peak_torch={b.peak_torch}GB, cudagraph_est="
                    f"{b.cudagraph_est}GB)")
-    bad = sorted({e for e in experts if e != want_experts})
-    if want_experts and bad:
-        out.append(f"experts={','.join(map(str, bad))} where EP gives {want_experts} per rank")
+    bad = sorted({e for e in experts if e not in allowed})
+    if allowed and bad:
+        out.append(f"experts={','.join(map(str, bad))} where the model has {' or '.join(map(str, allowed))} "
+                   "(global, or per EP rank)")
     return out
 
 
@@ -36,19 +62,22 @@ def engine_args(kwargs: dict, profile_dir: str) -> list[str]:
     return out
 
 
-def deadlock(timed_out: dict[int, str], all_ranks: list[int], stalled: bool) -> list[str]:
-    """timed_out: rank -> its `_sync_dp_state failed` line. Healthy: nobody timed out and the
-    load completed."""
-    if timed_out:
-        silent = [r for r in all_ranks if r not in timed_out]
-        name = (f"dp{silent[0]}" if len(silent) == 1 else
-                ", ".join(f"dp{r}" for r in silent) if silent else "none (every rank timed out)")
-        return [f"{len(timed_out)} of {len(all_ranks)} ranks logged `_sync_dp_state failed` "
-                f"({next(iter(timed_out.values()))[:80]}); the rank that did not: {name}"]
-    if stalled:
-        return ["the load did not complete and no rank has logged `_sync_dp_state failed` yet: throughput is "
-                "not moving"]
-    return []
+def deadlock(timed_out: dict[int, str], all_ranks: list[int], kv_lines: dict[int, str] | None = None,
+             where: dict[int, str] | None = None) -> list[str]:
+    """SRV-DEADLOCK decides on log evidence only: timed_out is rank -> its `_sync_dp_state
+    failed` line. Some ranks timed out and some did not: the silent ones never joined the
+    collective (named, with their last `KV usage:` line when the log has one). Nobody timed out:
+    no deadlock, however slow the answers were (latency alone is never this verdict)."""
+    if not timed_out:
+        return []
+    kv_lines, where = kv_lines or {}, where or {}
+    silent = [r for r in all_ranks if r not in timed_out]
+    def name(r):
+        return f"{where[r]}/dp{r}" if r in where else f"dp{r}"
+    names = ", ".join(name(r) for r in silent) if silent else "none (every rank timed out)"
+    kv = "; ".join(f"{name(r)} last logged {kv_lines[r][:160]!r}" for r in silent if r in kv_lines)
+    return [f"{len(timed_out)} of {len(all_ranks)} ranks logged `_sync_dp_state failed` "
+            f"({next(iter(timed_out.values()))[:80]}); the rank(s) that did not: {names}" + (f"; {kv}" if kv else "")]
 
 
 def translation(silicon: str, per_node: dict[str, dict], ranks_per_node: int, min_translated: int,

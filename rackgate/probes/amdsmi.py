@@ -16,6 +16,11 @@ Shapes, as amd-smi's CLI prints them (amdsmi_cli, subcommands/fabric.py and amds
               ...
           FABRIC_TELEMETRY: N/A
 
+- other releases name the section `FABRIC:` and indent by other amounts: fields are found by key
+  (case-insensitive) inside the section named FABRIC or FABRIC_INFO, at any indentation deeper
+  than the section's own line. A GPU block without either section is a layout this parser does not
+  know: UnrecognisedOutput (could not observe), never "the id is N/A".
+
 - --json: a plain list of per-GPU objects, or (newer releases, other subcommands) an object
   {"gpu_data": [...]}; a measured value is {"value": 0, "unit": "Mb/s"}; anything the library
   could not read is the string "N/A" (a whole "fabric_info" too).
@@ -27,6 +32,7 @@ reads them as measurements (FAB-UNPOPULATED).
 from __future__ import annotations
 
 from ..errors import UnrecognisedOutput
+from ..lines import clean_text
 
 import json
 import math
@@ -69,6 +75,12 @@ class FabricGpu:
     vpod_id: str | None
     accel_state: str | None
     fields: dict[str, FieldReading] = field(default_factory=dict)
+
+    @property
+    def accelerator_id_known(self) -> bool:
+        """False when amd-smi printed N/A (or nothing) for ACCELERATOR_ID: it could not read the
+        driver, which says nothing about the rack."""
+        return self.accelerator_id_raw.strip().upper() not in ("", "N/A", "NA")
 
 
 # --- values ---------------------------------------------------------------------------------
@@ -118,6 +130,8 @@ def _accel_id(raw) -> tuple[int | None, str]:
 
 def _gpu_from(gpu: int, bdf: str, info: dict) -> FabricGpu:
     info = {str(k).lower(): v for k, v in info.items()}
+    if isinstance(info.get("accelerator_id"), dict):  # {"value": 5} in some releases
+        info["accelerator_id"] = info["accelerator_id"].get("value", "N/A")
     aid, aid_raw = _accel_id(info.get("accelerator_id", "N/A"))
     fields = {n: classify(n, info[n]) for n in UNPOPULATED_FIELDS if n in info}
     def s(k):
@@ -127,66 +141,96 @@ def _gpu_from(gpu: int, bdf: str, info: dict) -> FabricGpu:
 
 
 # --- human-readable text --------------------------------------------------------------------
+FABRIC_SECTIONS = ("fabric_info", "fabric")
+_KEY_LINE = re.compile(r"^(\s*)([A-Za-z][A-Za-z0-9_ ]*?)\s*:\s*(.*)$")
+_GPU_LINE = re.compile(r"^\s*GPU\s*:\s*(\d+)\s*$", re.IGNORECASE)
+
+
 def _parse_text(text: str) -> list[FabricGpu]:
+    """Key-based: per `GPU: N` block, BDF wherever it sits outside the fabric section, and every
+    `KEY: value` line indented under a FABRIC: / FABRIC_INFO: line."""
     blocks: list[tuple[int, dict]] = []
     cur: dict | None = None
-    section = ""
-    for line in text.splitlines():
+    fab_indent: int | None = None   # indentation of the open fabric section's own line
+    for line in text.split("\n"):
         if not line.strip():
             continue
-        m = re.match(r"^GPU:\s*(\d+)\s*$", line)
+        m = _GPU_LINE.match(line)
         if m:
-            cur = {"_top": {}, "fabric_info": {}}
+            cur = {"bdf": "", "fabric": None, "fabric_na": False}
             blocks.append((int(m.group(1)), cur))
-            section = ""
+            fab_indent = None
             continue
         if cur is None:
             continue
-        m = re.match(r"^(\s*)([A-Z0-9_]+):\s*(.*)$", line)
+        m = _KEY_LINE.match(line.expandtabs(4))
         if not m:
             continue  # a continuation line of a multi-line value (LOCAL_ACTIVE_ACCELERATORS)
-        indent, key, val = len(m.group(1)), m.group(2).lower(), m.group(3).strip()
-        if indent <= 4:
-            section = key if val == "" else ""
-            if val:
-                cur["_top"][key] = val
-        elif section == "fabric_info":
-            cur["fabric_info"][key] = val
+        indent, key, val = len(m.group(1)), m.group(2).strip().lower().replace(" ", "_"), m.group(3).strip()
+        if fab_indent is not None and indent > fab_indent:
+            cur["fabric"].setdefault(key, val)
+            continue
+        fab_indent = None
+        if key in FABRIC_SECTIONS and cur["fabric"] is None:
+            if val == "":
+                cur["fabric"], fab_indent = {}, indent
+            elif val.upper() in ("N/A", "NA"):
+                cur["fabric"], cur["fabric_na"] = {}, True
+            continue
+        if key == "bdf" and not cur["bdf"]:
+            cur["bdf"] = val
     out = []
     for gpu, b in blocks:
-        info = b["fabric_info"] or {}
-        if not info and b["_top"].get("fabric_info", "").upper() == "N/A":
-            info = {}
-        out.append(_gpu_from(gpu, b["_top"].get("bdf", ""), info))
+        if b["fabric"] is None:
+            raise AmdSmiParseError(f"amd-smi fabric: GPU {gpu} has no FABRIC_INFO: or FABRIC: section (a layout "
+                                   "this parser does not know)")
+        out.append(_gpu_from(gpu, b["bdf"], b["fabric"]))
     return out
 
 
 # --- JSON -----------------------------------------------------------------------------------
-def _parse_json(data) -> list[FabricGpu]:
+def gpu_list(data, error: type[Exception] = None) -> list:
+    """amd-smi --json output -> its per-GPU list: a plain list (older releases), or the list under
+    {"gpu_data": [...]} (7.x). `error`: the could-not-observe class to raise (AmdSmiParseError)."""
+    error = error or AmdSmiParseError
     if isinstance(data, dict):
         if "gpu_data" not in data:
-            raise AmdSmiParseError(f"amd-smi JSON object without 'gpu_data' (keys: {', '.join(list(data)[:6])})")
+            raise error(f"amd-smi JSON has no 'gpu_data' (keys: {', '.join(sorted(map(str, data))[:6]) or 'none'})")
         data = data["gpu_data"]
     if not isinstance(data, list):
-        raise AmdSmiParseError(f"amd-smi JSON is a {type(data).__name__}, not a list of GPUs")
+        raise error(f"amd-smi JSON is a {type(data).__name__}, not a list of GPUs")
+    return data
+
+
+def _gpu_index(raw, pos: int) -> int:
+    text = str(raw).strip()
+    if isinstance(raw, bool) or not text.isdecimal() or len(text) > 6:
+        raise AmdSmiParseError(f"amd-smi JSON entry {pos}: 'gpu' is {str(raw)[:40]!r}, not a GPU index")
+    return int(text)
+
+
+def _parse_json(data) -> list[FabricGpu]:
     out = []
-    for rec in data:
+    for pos, rec in enumerate(gpu_list(data)):
         if not isinstance(rec, dict) or "gpu" not in rec:
-            raise AmdSmiParseError("amd-smi JSON entry without a 'gpu' key")
-        info = rec.get("fabric_info")
-        out.append(_gpu_from(int(rec["gpu"]), str(rec.get("bdf", "")), info if isinstance(info, dict) else {}))
+            raise AmdSmiParseError(f"amd-smi JSON entry {pos} has no 'gpu' key")
+        info = rec.get("fabric_info", rec.get("fabric"))
+        if info is None:
+            raise AmdSmiParseError(f"amd-smi JSON entry {pos} has no 'fabric_info' (keys: "
+                                   f"{', '.join(sorted(map(str, rec))[:6])})")
+        out.append(_gpu_from(_gpu_index(rec["gpu"], pos), str(rec.get("bdf", "")), info if isinstance(info, dict) else {}))
     return out
 
 
 def parse_fabric(text: str) -> list[FabricGpu]:
     """`amd-smi fabric` output (text or --json) -> one FabricGpu per GPU block."""
-    stripped = text.strip()
+    stripped = clean_text(text).strip()
     if not stripped:
         raise AmdSmiParseError("amd-smi fabric printed nothing")
     if stripped[0] in "[{":
         try:
             data = json.loads(stripped)
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:
             raise AmdSmiParseError(f"amd-smi fabric --json is not valid JSON: {e}") from None
         gpus = _parse_json(data)
     else:
@@ -196,9 +240,15 @@ def parse_fabric(text: str) -> list[FabricGpu]:
     return gpus
 
 
+_NO_JSON = re.compile(r"unrecogni[sz]ed argument|invalid choice|no such option|unknown option", re.IGNORECASE)
+
+
 def fabric(host: Host, json_output: bool = True):
-    """Run `amd-smi fabric` on a node; returns (Result, [FabricGpu])."""
+    """Run `amd-smi fabric --json` on a node, or the text form when the installed amd-smi does not
+    take --json there; returns (Result, [FabricGpu])."""
     res = host.run("amd-smi fabric --json" if json_output else "amd-smi fabric", timeout=60)
+    if json_output and not res.ok and res.rc != 127 and _NO_JSON.search(res.stderr + res.stdout):
+        res = host.run("amd-smi fabric", timeout=60)
     return res, (parse_fabric(res.stdout) if res.ok else [])
 
 

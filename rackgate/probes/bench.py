@@ -20,9 +20,14 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import UnrecognisedOutput
+from ..lines import split_lines
 from . import argv as cmdline
 
 ALL_FAILED = "All requests failed"
+# A printed table without these was cut off (the run died while printing, or the output was
+# truncated): not a result. Used when there is no --save-result JSON to read them from.
+TABLE_REQUIRED = ("Successful requests", "Benchmark duration (s)", "Total generated tokens",
+                  "Output token throughput (tok/s)")
 COVERAGE_ERROR = "ProfileMetricCoverageError"
 _ROW = re.compile(r"^(?P<label>[A-Za-z][^:]*?:)\s+(?P<value>-?[\d.]+|inf|nan)\s*$")
 
@@ -55,7 +60,7 @@ def serving_table(stdout: str) -> dict[str, float]:
     """The printed result table: {label without colon: value}."""
     out: dict[str, float] = {}
     in_table = False
-    for line in stdout.splitlines():
+    for line in split_lines(stdout):
         if "Serving Benchmark Result" in line:
             in_table = True
             continue
@@ -63,14 +68,17 @@ def serving_table(stdout: str) -> dict[str, float]:
             continue
         m = _ROW.match(line.rstrip())
         if m:
-            out[m["label"][:-1].strip()] = float(m["value"])
+            try:
+                out[m["label"][:-1].strip()] = float(m["value"])
+            except ValueError:
+                raise BenchParseError(f"benchmark_serving table row {line.strip()[:80]!r}: not a number") from None
     return out
 
 
 def serving_result(stdout: str, result_json: str | None) -> BenchFacts:
     f = BenchFacts("benchmark_serving")
     table = serving_table(stdout)
-    for line in stdout.splitlines():
+    for line in split_lines(stdout):
         if ALL_FAILED in line:
             f.warnings.append(line.strip())
     data = {}
@@ -83,10 +91,15 @@ def serving_result(stdout: str, result_json: str | None) -> BenchFacts:
             raise BenchParseError("benchmark_serving result file is not a JSON object")
     if not table and not data:
         raise BenchParseError("no 'Serving Benchmark Result' table in the output and no result file")
+    if not data:
+        missing = [k for k in TABLE_REQUIRED if k not in table]
+        if missing and not f.warnings:
+            raise BenchParseError(f"the 'Serving Benchmark Result' table is cut off: no {', '.join(missing)} "
+                                  f"(last row read: {list(table)[-1] if table else 'none'})")
     f.completed = _int(data.get("completed"), table.get("Successful requests"))
     f.sent = _int(data.get("num_prompts"))
     if "FAILED requests" in table:
-        f.failed = int(table["FAILED requests"])
+        f.failed = _int(table["FAILED requests"])
     elif f.sent is not None and f.completed is not None:
         f.failed = f.sent - f.completed
     if f.sent is None and f.completed is not None and f.failed is not None:
@@ -110,10 +123,12 @@ def serving_result(stdout: str, result_json: str | None) -> BenchFacts:
 def _metric(data: dict, tag: str) -> float | None:
     for where in (data, data.get("records") or {}):
         m = where.get(tag) if isinstance(where, dict) else None
-        if isinstance(m, dict) and isinstance(m.get("avg"), (int, float)):
-            return float(m["avg"])
-        if isinstance(m, (int, float)) and not isinstance(m, bool):
-            return float(m)
+        v = m.get("avg") if isinstance(m, dict) else m
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            try:
+                return float(v)
+            except OverflowError:
+                raise BenchParseError(f"aiperf metric {tag} = {str(v)[:40]}...: not a usable number") from None
     return None
 
 
@@ -141,11 +156,17 @@ def aiperf_result(export_json: str, console: str = "") -> BenchFacts:
     osl_min = (data.get("output_sequence_length") or (data.get("records") or {}).get("output_sequence_length") or {})
     if isinstance(osl_min, dict) and osl_min.get("min") == 0:
         f.zero_token_requests = 1  # at least one; the export keeps no per-request count here
-    for e in data.get("error_summary") or []:
-        det = e.get("error_details") or {}
+    summary = data.get("error_summary") or []
+    for e in summary if isinstance(summary, list) else [summary]:
+        if not isinstance(e, dict):  # some releases write the message itself
+            f.error_summary.append(str(e)[:160])
+            continue
+        det = e.get("error_details")
+        det = det if isinstance(det, dict) else {"message": det} if det else {}
         f.error_summary.append(f"{e.get('count', '?')} x {det.get('type', '?')} {det.get('code', '')}: "
                                f"{str(det.get('message', ''))[:120]}")
     invalid = data.get("runtime_submission_invalid_reasons") or []
+    invalid = invalid if isinstance(invalid, list) else [invalid]
     if "insufficient_profile_metric_coverage" in invalid or COVERAGE_ERROR in console:
         f.fatal_errors.append(COVERAGE_ERROR)
     if data.get("was_cancelled"):
@@ -181,15 +202,25 @@ def command(cmd: str) -> BenchCommand:
                         flags)
 
 
+def _finite(v) -> bool:
+    try:
+        f = float(v)
+    except OverflowError:
+        raise BenchParseError(f"a count or figure is {str(v)[:30]}... (too large to be one)") from None
+    if f != f or f in (float("inf"), float("-inf")):
+        raise BenchParseError(f"a count or figure is {v} (not a finite number)")
+    return True
+
+
 def _int(*vals) -> int | None:
     for v in vals:
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and _finite(v):
             return int(v)
     return None
 
 
 def _float(*vals) -> float | None:
     for v in vals:
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and _finite(v):
             return float(v)
     return None

@@ -23,7 +23,7 @@ def parse_sizes(text: str) -> dict[str, int | None]:
         head, _, path = line.strip().partition(" ")
         if head == _MISSING and path:
             out[path] = None
-        elif head.isdigit() and path:
+        elif head.isdecimal() and path:
             out[path] = int(head)
     return out
 
@@ -55,7 +55,7 @@ def count_entries(host: Host, directory: str) -> int | None:
     out = res.stdout.strip()
     if out == _MISSING:
         return None
-    if res.ok and out.isdigit():
+    if res.ok and out.isdecimal():
         return int(out)
     raise CouldNotObserve(f"{host.name}: cannot list {directory}: {res.stderr.strip()[:200]}")
 
@@ -110,7 +110,7 @@ def split_runs(text: str) -> list[tuple[int, str]]:
     out, buf = [], []
     for line in text.splitlines(keepends=True):
         head, _, rc = line.strip().partition(" ")
-        if head == _RUN and rc.lstrip("-").isdigit():
+        if head == _RUN and rc.lstrip("-").isdecimal():
             out.append((int(rc), "".join(buf)))
             buf = []
         else:
@@ -151,7 +151,7 @@ def sizes_and_count(host: Host, paths: list[str], pattern: str, grep_path: str) 
     out = out.strip()
     if out == _MISSING:
         count = None
-    elif rc in (0, 1) and out.isdigit():
+    elif rc in (0, 1) and out.isdecimal():
         count = int(out)
     else:
         raise CouldNotObserve(f"{host.name}: grep -c on {grep_path} failed (rc={rc}): {out[:200]}")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..report.verdict import CouldNotObserve
 from ..transport import Host
+from . import amdsmi
 
 AMD_VENDOR = "0x1002"
 _UNIT_MIB = {"B": 1 / 2**20, "KB": 1 / 1024, "KIB": 1 / 1024, "MB": 1, "MIB": 1, "GB": 1024, "GIB": 1024,
@@ -77,12 +78,7 @@ def parse_amdsmi_static(text: str) -> list[Gpu]:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise GpuListError(f"amd-smi printed no JSON ({e.msg} at char {e.pos}): {text.strip()[:120]!r}") from None
-    if isinstance(data, dict):
-        if "gpu_data" not in data:
-            raise GpuListError(f"amd-smi JSON has no 'gpu_data' (keys: {', '.join(sorted(data)) or 'none'})")
-        data = data["gpu_data"]
-    if not isinstance(data, list):
-        raise GpuListError(f"amd-smi JSON is a {type(data).__name__}, not a list of GPUs")
+    data = amdsmi.gpu_list(data, GpuListError)
     gpus = []
     for pos, entry in enumerate(data):
         if not isinstance(entry, dict):
@@ -91,7 +87,7 @@ def parse_amdsmi_static(text: str) -> list[Gpu]:
         vram = entry.get("vram") if isinstance(entry.get("vram"), dict) else {}
         bus = entry.get("bus") if isinstance(entry.get("bus"), dict) else {}
         asic = entry.get("asic") if isinstance(entry.get("asic"), dict) else {}
-        gpus.append(Gpu(int(idx) if str(idx).isdigit() else pos, _text(bus.get("bdf")),
+        gpus.append(Gpu(int(idx) if str(idx).isdecimal() else pos, _text(bus.get("bdf")),
                         _text(asic.get("market_name")), _mib(vram.get("size"))))
     return sorted(gpus, key=lambda g: g.index)
 
@@ -108,7 +104,7 @@ def parse_sysfs(cards: dict[int, dict[str, str | None]]) -> list[Gpu]:
         for line in (attrs.get("uevent") or "").splitlines():
             if line.startswith("PCI_SLOT_NAME="):
                 bdf = line.split("=", 1)[1].strip().lower()
-        gpus.append(Gpu(card, bdf, None, int(total) / 2**20 if total.isdigit() else None))
+        gpus.append(Gpu(card, bdf, None, int(total) / 2**20 if total.isdecimal() else None))
     return gpus
 
 

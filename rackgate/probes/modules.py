@@ -13,7 +13,7 @@ def parse_lsmod(text: str) -> dict[str, int]:
     out = {}
     for line in text.splitlines():
         parts = line.split()
-        if len(parts) >= 2 and parts[0] != "Module" and parts[1].isdigit():
+        if len(parts) >= 2 and parts[0] != "Module" and parts[1].isdecimal():
             out[parts[0]] = int(parts[1])
     return out
 

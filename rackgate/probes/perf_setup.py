@@ -60,7 +60,7 @@ def parse_stat_lines(text: str) -> list[ReportFile]:
     out = []
     for line in text.splitlines():
         mtime, _, path = line.strip().partition(" ")
-        if mtime.isdigit() and path:
+        if mtime.isdecimal() and path:
             out.append(ReportFile(path, int(mtime)))
     return sorted(out, key=lambda f: f.mtime, reverse=True)
 
@@ -71,13 +71,17 @@ class Boot:
     epoch: int   # the same instant in seconds since the epoch, converted on the node
 
 
+class BootParseError(CouldNotObserve, ValueError):
+    """`uptime -s` / `date +%s` printed something else (could not observe)."""
+
+
 def parse_boot(text: str) -> Boot:
     """Two lines: `uptime -s`, then `date -d "$(uptime -s)" +%s` (converted on the node, so
     its own time zone and DST rules apply)."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    if len(lines) < 2 or not re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", lines[0]) \
-            or not lines[1].lstrip("-").isdigit():
-        raise ValueError(f"unexpected `uptime -s` output: {text.strip()[:120]!r}")
+    if len(lines) < 2 or not re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", lines[0], re.ASCII) \
+            or not re.fullmatch(r"-?\d{1,20}", lines[1], re.ASCII):
+        raise BootParseError(f"unexpected `uptime -s` output: {text.strip()[:120]!r}")
     return Boot(lines[0], int(lines[1]))
 
 

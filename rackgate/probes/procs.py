@@ -45,7 +45,7 @@ def parse_stat(text: str) -> dict[int, Proc]:
             continue
         pid = line[:lo].strip()
         rest = line[hi + 1:].split()
-        if not pid.isdigit() or len(rest) < 2 or not rest[1].lstrip("-").isdigit():
+        if not pid.isdecimal() or len(rest) < 2 or not rest[1].lstrip("-").isdecimal():
             continue
         out[int(pid)] = Proc(int(pid), line[lo + 1:hi], rest[0], int(rest[1]))
     return out
@@ -59,7 +59,7 @@ def container_id(cgroup_text: str | None) -> str | None:
 
 def parse_kfd_listing(paths: list[str]) -> list[int]:
     """Entries of /sys/class/kfd/kfd/proc -> pids."""
-    return sorted(int(p.rsplit("/", 1)[-1]) for p in paths if p.rsplit("/", 1)[-1].isdigit())
+    return sorted(int(p.rsplit("/", 1)[-1]) for p in paths if p.rsplit("/", 1)[-1].isdecimal())
 
 
 def processes(host: Host) -> dict[int, Proc]:

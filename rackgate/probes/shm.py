@@ -18,7 +18,7 @@ def parse_stat(text: str) -> list[Segment]:
     out = []
     for line in text.splitlines():
         parts = line.strip().split(" ", 2)
-        if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit():
+        if len(parts) == 3 and parts[0].isdecimal() and parts[1].isdecimal():
             out.append(Segment(parts[2], int(parts[0]), int(parts[1])))
     return out
 

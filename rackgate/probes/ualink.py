@@ -20,6 +20,23 @@ ATTRS = ("accel_state", "accel_id", "link_type", "ppod_id", "vpod_id", "local_ac
 # Older drivers: the same facts at other paths (attr -> path under ualink/).
 FALLBACK = {"station_lane_en_bitmap": "stations/lane_en_bitmap", "local_accels": "setup/local_accels"}
 UNSET_U32 = 4294967295  # UINT32_MAX: the driver's "not assigned yet"
+# accel_state names still on the way to trained (the training wait applies to these only).
+TRAINING_STATES = ("unconfigured", "configured", "ppod_configured", "vpod_configured")
+
+
+def state_kind(state: str | None, active: list[str], error: list[str]) -> str:
+    """'trained', 'error' (fail now), 'training' (wait), or 'unknown' (an attribute missing or a
+    name the driver does not print: could not observe, never a fabric verdict)."""
+    if state is None:
+        return "unknown"
+    s = state.strip()
+    if s in active:
+        return "trained"
+    if s in error:
+        return "error"
+    if s.lower() in TRAINING_STATES:
+        return "training"
+    return "unknown"
 
 
 @dataclass(frozen=True)
@@ -64,7 +81,7 @@ def parse_id_list(raw: str | None) -> list[int] | None:
     if raw is None:
         return None
     toks = raw.replace(",", " ").split()
-    if not all(t.isdigit() for t in toks):
+    if not all(t.isdecimal() for t in toks):
         return None
     return [int(t) for t in toks]
 

@@ -173,9 +173,14 @@ class Rank:
             self.fatal("RuntimeError: MEGA_WIRE was renamed to MEGA_DISPATCH_WIRE; update the launch script, "
                        "the old name is no longer read", "model_ops/fused_moe/mori_v2_prepare_finalize.py:88")
         self.kv_budget()
-        experts = 896 // a.data_parallel_size if a.enable_expert_parallel else 896
-        self.runner(f"Created MegaMoE: experts={experts} dispatch=mori wire={self.env.get('MEGA_DISPATCH_WIRE', 'bf16')}",
-                    "model_ops/fused_moe/mega_moe.py:211", "__init__")
+        # Current ATOM logs the model's global expert count; the runbook's image logged the
+        # per-rank share (server state "megamoe_experts": "per_rank").
+        ep = a.data_parallel_size if a.enable_expert_parallel else 1
+        experts = 896 // ep if self.server.get("megamoe_experts") == "per_rank" else 896
+        self.runner(f"[MORI-V2] Created MegaMoE: ep_rank={self.rank if ep > 1 else 0} ep_size={ep} hidden=7168 "
+                    f"inter=2048 experts={experts} topk=8 M=4096 act=silu gate=noaux_tc quant=fp4 pad=(0,0) "
+                    f"swiglu_limit=None dispatch=mori wire={self.env.get('MEGA_DISPATCH_WIRE', 'bf16')} "
+                    "force_a8w4=False", "model_ops/fused_moe/mega_moe.py:211", "_get_mega_transport")
         if self.env.get("HSA_TOOLS_LIB"):
             self.hotswap()
         time.sleep(self.step)
@@ -200,19 +205,28 @@ class Rank:
         available = budget - peak_torch - non_torch - cudagraph - safety
         free = total - peak_torch - non_torch
         blocks = max(0, int(available * (1 << 30) / 1179648))
+        reserved = 3.35 * a.max_num_seqs / 8
+        # Current ATOM raises the per-request cache error before it logs the budget; the
+        # runbook's image logged the budget first (server state "kv_budget_first": true).
+        budget_first = bool(self.server.get("kv_budget_first", False))
+        if available < reserved and not budget_first:
+            self.kv_error(available, reserved, budget, total)
         self.runner(f"Memory budget: total_gpu={_bytes_gb(total)}, free={_bytes_gb(free)}, "
                     f"utilization={a.gpu_memory_utilization}, budget={_bytes_gb(budget)}, "
                     f"peak_torch={_bytes_gb(peak_torch)}, non_torch={_bytes_gb(non_torch)}, "
                     f"cudagraph_est={_bytes_gb(cudagraph)}, safety={_bytes_gb(safety)}, "
                     f"available_for_kv={_bytes_gb(available)}, block_bytes=1179648, num_kvcache_blocks={blocks}")
-        reserved = 3.35 * a.max_num_seqs / 8
         if available < reserved:
-            need = (budget - available + reserved) / total
-            msg = (f"Per-request cache tensor ({reserved:.2f}GB for {a.max_num_seqs} slots) exceeds available KV "
-                   f"budget ({available:.2f}GB) at --gpu-memory-utilization {a.gpu_memory_utilization:.2f}. "
-                   f"Set --gpu-memory-utilization >= {min(need, 0.99):.2f} (this only zeroes out the deficit; use a "
-                   f"higher value for actual KV capacity) or reduce --max-num-seqs (currently {a.max_num_seqs}).")
-            self.fatal(f"RuntimeError: {msg}", "model_engine/model_runner.py:1646", engine_msg=msg)
+            self.kv_error(available, reserved, budget, total)
+
+    def kv_error(self, available: float, reserved: float, budget: float, total: float) -> None:
+        a = self.args
+        need = (budget - available + reserved) / total
+        msg = (f"Per-request cache tensor ({reserved:.2f}GB for {a.max_num_seqs} slots) exceeds available KV "
+               f"budget ({available:.2f}GB) at --gpu-memory-utilization {a.gpu_memory_utilization:.2f}. "
+               f"Set --gpu-memory-utilization >= {min(need, 0.99):.2f} (this only zeroes out the deficit; use a "
+               f"higher value for actual KV capacity) or reduce --max-num-seqs (currently {a.max_num_seqs}).")
+        self.fatal(f"RuntimeError: {msg}", "model_engine/model_runner.py:1646", engine_msg=msg)
 
     def fatal(self, exc_line: str, where: str, engine_msg: str | None = None) -> None:
         """An exception in the rank: run_engine logs it with its traceback; the rank then hangs

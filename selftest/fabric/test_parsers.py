@@ -244,3 +244,93 @@ def test_h200_one_rank_output():
     assert out.worlds[1].status == "ok" and out.worlds[1].results[0].endswith("result=1 expect=1")
     assert out.networks == ["Socket"] and out.transports == []  # no channel between ranks: nothing to judge
     assert judge.transports(out, ["P2P/CUMEMMNNVL"]) == []
+
+
+# --- real formats (issue 11) ------------------------------------------------------------------
+@pytest.mark.parametrize("state, kind", [("active", "trained"), ("ready", "trained"), ("ACTIVE", "trained"),
+                                         ("unconfigured", "training"), ("configured", "training"),
+                                         ("ppod_configured", "training"), ("error", "error"),
+                                         ("invalid", "unknown"), (None, "unknown"), ("", "unknown")])
+def test_ualink_state_set_from_the_driver(state, kind):
+    from rackgate.config.fabric import FabricExpect
+    f = FabricExpect()
+    assert ualink.state_kind(state, f.active_states, f.error_states) == kind
+
+
+# Another amd-smi release: section `FABRIC:`, 2-space indents, lower-case keys.
+OTHER_LAYOUT = """GPU: 0
+  BDF: 0000:05:00.0
+  FABRIC:
+    accelerator_id: 5
+    bandwidth: 0 Mb/s
+    ppod_id: 5a1c0de0-0000-4000-8000-000000000001
+    vpod_id: N/A
+    accel_state: ACTIVE
+  FABRIC_TELEMETRY: N/A
+"""
+
+
+def test_amdsmi_fabric_found_by_key_in_another_layout():
+    (g,) = amdsmi.parse_fabric(OTHER_LAYOUT)
+    assert (g.gpu, g.bdf, g.accelerator_id, g.vpod_id, g.accel_state) == (0, "0000:05:00.0", 5, None, "ACTIVE")
+    assert g.accelerator_id_known and g.fields["bandwidth"].status == amdsmi.NOT_POPULATED
+    # tabs and a coloured header: still the same facts
+    (t,) = amdsmi.parse_fabric("\x1b[1mGPU: 0\x1b[0m\r\n\tBDF: 0000:05:00.0\r\n\tFABRIC_INFO:\r\n\t\tACCELERATOR_ID: 5\r\n")
+    assert t.accelerator_id == 5
+
+
+def test_amdsmi_unknown_layout_is_could_not_observe_not_an_id():
+    from rackgate.errors import CouldNotObserve
+    with pytest.raises(CouldNotObserve) as e:
+        amdsmi.parse_fabric("GPU: 0\n    BDF: 0000:05:00.0\n    UALOE_STATUS:\n        ACCELERATOR_ID: 5\n")
+    assert "FABRIC" in str(e.value)
+    (na,) = amdsmi.parse_fabric("GPU: 3\n    FABRIC_INFO: N/A\n")
+    assert not na.accelerator_id_known  # N/A typed: the test turns it into could-not-observe
+
+
+@pytest.mark.parametrize("index", ["N/A", None, "0x1", True, "9" * 50])
+def test_amdsmi_json_gpu_index_that_is_not_one(index):
+    from rackgate.errors import CouldNotObserve
+    with pytest.raises(CouldNotObserve):
+        amdsmi.parse_fabric(json.dumps([{**_json_rec(0, 0), "gpu": index}]))
+
+
+def test_one_gpu_data_unwrapper():
+    from rackgate.probes import gpus
+    assert amdsmi.gpu_list({"gpu_data": [1]}) == [1] and amdsmi.gpu_list([2]) == [2]
+    with pytest.raises(gpus.GpuListError):
+        amdsmi.gpu_list({"cpu_data": []}, gpus.GpuListError)
+
+
+def test_p2p_result_ok_with_failed_pairs_is_not_ok():
+    assert not ubench.parse_p2p("RESULT OK: 1/1 pairs FAIL").ok
+    assert ubench.parse_p2p("\x1b[32mRESULT OK: 4/4 pairs PASS\x1b[0m\r").ok
+
+
+BW_LAYOUTS = {
+    "labelled": "Read BW (GB/s): 2029.4\nWrite BW (GB/s): 3192.0\nBidir BW (GB/s): 3986.1\n",
+    "two-column": "Read:\n  64MB   1500.0\n  1GB   2029.4\nWrite:\n  1GB   3192.0\nBidirectional:\n  1GB   3986.1\n",
+    "rows": "read   2029.4\nwrite  3192.0\nbidir  3986.1\n",
+}
+
+
+@pytest.mark.parametrize("layout", sorted(BW_LAYOUTS))
+def test_bw_built_in_layouts(layout):
+    assert ubench.parse_bw(BW_LAYOUTS[layout]).final == {"read": 2029.4, "write": 3192.0, "bidir": 3986.1}
+
+
+def test_bw_layout_from_the_rack_file_and_unrecognised_output():
+    from types import SimpleNamespace
+
+    from rackgate.errors import CouldNotObserve
+    out = "pair 0->1 rd=2029.4 wr=3192.0 bd=3986.1\n"
+    pats = {"read": r"rd=([\d.]+)", "write": r"wr=([\d.]+)", "bidir": r"bd=([\d.]+)"}
+    assert ubench.parse_bw(out).final is None
+    assert ubench.parse_bw(out, pats).final == {"read": 2029.4, "write": 3192.0, "bidir": 3986.1}
+    side = SimpleNamespace(node="node2", role="connect", output=out, ended_by_suite=False, command="ualoe_bw.exe")
+    run = SimpleNamespace(error=None, client=side, server=side, id="node1-node2")
+    cfg = SimpleNamespace(bw_patterns={}, bw_tcp_band_gbps=50.0, bw_floor_gbps={}, bw_tolerance=0.1)
+    with pytest.raises(CouldNotObserve) as e:
+        judge.bandwidth(run, {"node1-node2": run}, cfg)
+    assert "fabric.bw_patterns" in str(e.value) and "node2" in str(e.value)
+    assert judge.bandwidth(run, {"node1-node2": run}, SimpleNamespace(**{**vars(cfg), "bw_patterns": pats})) == []

@@ -144,3 +144,19 @@ def test_per_gpu_divided_by_the_real_gpu_count():
     assert round(ours, 2) == 68.06 and "x16.0" in bad[0]
     ours, bad = gate.aggregate(probe.serving_result(GOOD, GOOD_JSON), 16, 0.05)
     assert bad == []
+
+
+def test_a_table_cut_off_after_successful_requests_does_not_pass():
+    cut = GOOD[:GOOD.index("Benchmark duration")]
+    assert "Successful requests:" in cut
+    with pytest.raises(probe.BenchParseError) as e:
+        probe.serving_result(cut, None)
+    assert "cut off" in str(e.value) and "Benchmark duration (s)" in str(e.value)
+    assert probe.serving_result(cut, GOOD_JSON).completed == 256  # the result file still has every field
+
+
+def test_aiperf_error_summary_entries_that_are_strings():
+    data = aiperf(False, 89, 11, {"error_summary": ["RequestCancellationError: Request was cancelled",
+                                                    {"error_details": "timeout", "count": 2}]})
+    f = probe.aiperf_result(data)
+    assert f.error_summary[0].startswith("RequestCancellationError") and "timeout" in f.error_summary[1]

@@ -65,3 +65,24 @@ def test_healthy_boot_is_ready_and_leaves_no_watcher_behind(launched):
     srv.stop()
     time.sleep(0.5)
     assert processes_mentioning(str(sim.dir)) == []
+
+
+def test_a_coloured_fatal_line_ends_the_boot_wait(tmp_path):
+    """ANSI colour inside the signature (`Memory access fault` in bold red) must not hide it: the
+    watcher ends on the line, not at the boot budget."""
+    from rackgate.atom.logs import NodeLog
+    from rackgate.atom.watch import BootWatcher
+    from rackgate.config.serving import Launch
+    from rackgate.transport.host import Host
+    from rackgate.transport.runners import LocalRunner
+
+    log = tmp_path / "atom-node1.log"
+    log.write_text("[aiter] load RCCL version: 2.27.7\r\n"
+                   "[atom 10:00:01] Engine Core: loading weights\r\n"
+                   "\x1b[1;31mMemory access fault\x1b[0m by GPU node-2 (Agent handle: 0x5a) on address 0x7f. "
+                   "Reason: Page not present or supervisor privilege.\r\n")
+    host = Host("node1", LocalRunner("node1"))
+    cfg = Launch(boot_budget_s=60, stall_limit_s=600, liveness_poll_s=5)
+    v = BootWatcher({"node1": NodeLog("node1", host, str(log), range(0, 4))}, "node1", {}, lambda: False, cfg).run()
+    assert v.kind == "fatal" and v.signature == "Memory access fault by GPU", v.summary()
+    assert v.lineno == 3

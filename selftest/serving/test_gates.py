@@ -42,10 +42,13 @@ def test_kv_judgment():
                                   "peak_torch=194.67GB, cudagraph_est=1.18GB, available_for_kv=159.37GB")
     bad = logfacts.memory_budget("Memory budget: total_gpu=288.00GB, utilization=0.9, budget=259.20GB, "
                                  "peak_torch=236.08GB, cudagraph_est=9.40GB, available_for_kv=-16.98GB")
-    assert serverlogs.kv([good], [56], 0.0, 56) == []
-    assert "available_for_kv=-16.98GB" in serverlogs.kv([bad], [56], 0.0, 56)[0]
-    assert "experts=896" in serverlogs.kv([good], [896], 0.0, 56)[0]
-    assert "no `Memory budget:` line" in serverlogs.kv([], [], 0.0, 56)[0]
+    want = serverlogs.expert_counts(896, 16)
+    assert want == (896, 56)
+    assert serverlogs.kv([good], [56], 0.0, want) == []
+    assert serverlogs.kv([good], [896], 0.0, want) == []  # current ATOM logs the global count
+    assert "available_for_kv=-16.98GB" in serverlogs.kv([bad], [56], 0.0, want)[0]
+    assert "experts=112" in serverlogs.kv([good], [112], 0.0, want)[0]
+    assert "no `Memory budget:` line" in serverlogs.kv([], [], 0.0, want)[0]
 
 
 def test_engine_args_judgment():
@@ -57,10 +60,9 @@ def test_engine_args_judgment():
 
 def test_deadlock_names_the_rank_that_did_not_time_out():
     out = serverlogs.deadlock({r: "Engine Core: _sync_dp_state failed: Timed out waiting 1800000ms"
-                               for r in range(16) if r != 11}, list(range(16)), True)
-    assert "15 of 16 ranks" in out[0] and out[0].endswith("the rank that did not: dp11")
-    assert serverlogs.deadlock({}, list(range(16)), False) == []
-    assert "not moving" in serverlogs.deadlock({}, list(range(16)), True)[0]
+                               for r in range(16) if r != 11}, list(range(16)))
+    assert "15 of 16 ranks" in out[0] and out[0].endswith("the rank(s) that did not: dp11")
+    assert serverlogs.deadlock({}, list(range(16))) == []
 
 
 def test_translation_b0_zero_is_healthy_a0_zero_is_not():

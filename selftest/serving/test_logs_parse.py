@@ -100,3 +100,70 @@ def test_hotswap_counts_like_grep_c():
                  "[hsa-hotswap-rj] eager translation translation_status=3"]:
         c.add(line)
     assert (c.installed, c.translated, c.reused, c.bad_status) == (1, 2, 1, 1)
+
+
+# --- real formats (issue 11): the runbook's quoted lines and ATOM's source format strings ------
+RUNBOOK_DEADLOCK = ["[13:08:38] Engine 011: prompt throughput: 0.0 tok/s, Running: 1, KV usage: 98.6%",
+                    "[13:38:47] Engine Core: _sync_dp_state failed: Timed out waiting 1800000ms",
+                    "[13:38:47] Engine Core: All DP ranks agreed to shutdown, exiting busy_loop"]
+
+
+def test_runbook_lines_without_the_logger_name():
+    kv, sync, _ = logformat.records(RUNBOOK_DEADLOCK)
+    assert (kv.time, logformat.rank_of(kv)) == ("13:08:38", 11) and logfacts.kv_usage(kv.text) == 98.6
+    assert sync.time == "13:38:47" and sync.text.startswith("Engine Core: _sync_dp_state failed")
+    assert logfacts.sync_dp_failed(sync.text) == "Timed out waiting 1800000ms"
+
+
+@pytest.mark.parametrize("line, rank, pid", [
+    ("EngineCore-DP3 [atom 13:38:47] Engine Core: _sync_dp_state failed: Timed out waiting 1800000ms", 3, None),
+    ("(EngineCore_DP3 pid=4242) Engine Core: _sync_dp_state failed: Timed out waiting 1800000ms", 3, 4242),
+    ("[atom 13:38:47] EngineCore-DP7:99: Engine Core: _sync_dp_state failed: Timed out waiting 1800000ms", 7, 99),
+    ("[13:38:47] EngineCore_DP12 Engine Core: _sync_dp_state failed: Timed out waiting 1800000ms", 12, None),
+])
+def test_process_name_prefix_names_the_rank(line, rank, pid):
+    (rec,) = logformat.records([line])
+    assert (logformat.rank_of(rec), rec.pid) == (rank, pid)
+    assert logfacts.sync_dp_failed(rec.text) == "Timed out waiting 1800000ms"
+
+
+def test_megamoe_line_names_its_ep_rank():
+    line = ("[atom 10:00:00] [MORI-V2] Created MegaMoE: ep_rank=5 ep_size=16 hidden=7168 inter=2048 experts=896 "
+            "topk=8 M=4096 act=silu gate=noaux_tc quant=fp4 pad=(0,0) swiglu_limit=None dispatch=mori")
+    (rec,) = logformat.records([line])
+    assert logformat.rank_of(rec) == 5 and logfacts.experts(rec.text) == 896
+
+
+def test_one_log_per_rank_attributes_every_line_to_its_rank():
+    from rackgate.atom.logs import NodeLog, per_rank
+    logs = per_rank("node3", None, "/var/log/atom-{node}-dp{rank}.log".replace("{node}", "node3"), range(8, 12))
+    assert [(l.path, l.rank, list(l.ranks)) for l in logs][1] == ("/var/log/atom-node3-dp9.log", 9, [9])
+    (rec,) = logformat.records([RUNBOOK_DEADLOCK[1]])
+    assert isinstance(logs[1], NodeLog) and logs[1].rank_of(rec) == 9
+
+
+def test_ansi_colour_and_crlf_are_removed_before_matching():
+    (rec,) = logformat.records(["\x1b[33m[atom 13:38:47]\x1b[0m Engine Core: \x1b[1m_sync_dp_state failed\x1b[0m: "
+                                "Timed out waiting 1800000ms\r\n"])
+    assert rec.time == "13:38:47" and logfacts.sync_dp_failed(rec.text) == "Timed out waiting 1800000ms"
+
+
+def test_kv_error_alone_is_read_when_it_comes_before_the_budget():
+    # Current ATOM raises before it logs `Memory budget:` (model_runner.py): the error is all there is.
+    line = ("RuntimeError: Per-request cache tensor (173.44GB for 3072 slots) exceeds available KV budget "
+            "(41.23GB) at --gpu-memory-utilization 0.90.")
+    e = logfacts.kv_error(line)
+    assert (e.reserved_gb, e.slots, e.available_gb, e.utilization) == (173.44, 3072, 41.23, 0.90)
+    from rackgate.gates import serverlogs
+    out = serverlogs.kv([], [], 0.0, serverlogs.expert_counts(896, 16), [e])
+    assert len(out) == 1 and "41.23GB" in out[0] and "173.44GB" in out[0] and "no `Memory budget:`" not in out[0]
+
+
+@pytest.mark.parametrize("bad", ["Memory budget: total_gpu=432.00GB, available_for_kv=1.2.3GB",
+                                 "Memory budget: available_for_kv=159.37GB, num_kvcache_blocks=1.5",
+                                 "Per-request cache tensor (1.2.3GB for 8 slots) exceeds available KV budget (1GB)"])
+def test_unparseable_figures_are_could_not_observe(bad):
+    from rackgate.errors import CouldNotObserve
+    with pytest.raises(CouldNotObserve) as e:
+        logfacts.memory_budget(bad) if bad.startswith("Memory") else logfacts.kv_error(bad)
+    assert "\n" not in str(e.value)

@@ -18,14 +18,19 @@ def test_accel_state(gpu, rack, evidence):
     f = rack.fabric
     seen, polls = [], []
 
-    def active():
+    def settled():
         polls.append(ualink.read_link(gpu.node.host, gpu.index))
         seen.append(f"{time.strftime('%H:%M:%S')} {polls[-1].summary()}")
-        return polls[-1].accel_state in f.active_states
+        return ualink.state_kind(polls[-1].accel_state, f.active_states, f.error_states) in ("trained", "error")
 
-    wait_for(active, f.state_wait_s, poll=f.state_poll_s)
+    wait_for(settled, f.state_wait_s, poll=f.state_poll_s)
     link = polls[-1]
+    kind = ualink.state_kind(link.accel_state, f.active_states, f.error_states)
     evidence.attach("accel_state polls", "\n".join(seen))
+    check(kind != "error", "FAB-STATE", gpu.where, f"{link.summary()}: the driver reports the link in error")
+    if kind == "unknown":
+        raise CouldNotObserve(f"{gpu.where}: ualink/accel_state is {link.accel_state!r}, not a state the amdgpu "
+                              f"driver prints (unconfigured, configured, ready, active, error)")
     check(link.accel_state in f.active_states, "FAB-STATE", gpu.where,
           f"{link.summary()} still after {f.state_wait_s:g}s (fabric.state_wait_s)")
 
@@ -45,6 +50,11 @@ def test_accel_id(gpu, rack, rack_links, fabric_info, evidence, facts):
     facts.record("ualink.accel_id", link.accel_id_raw, where=gpu.where, row="FAB-ACCEL-ID")
     if smi_gpu is None:
         raise CouldNotObserve(f"{gpu.where}: amd-smi fabric lists no GPU {gpu.index}")
+    if not smi_gpu.accelerator_id_known:  # amd-smi could not read it: judge ualink alone, then say so
+        found = judge.accel_id(gpu.where, expected, link, None, others)
+        check(not found, "FAB-ACCEL-ID", gpu.where, "; ".join(found))
+        raise CouldNotObserve(f"{gpu.where}: amd-smi fabric printed ACCELERATOR_ID={smi_gpu.accelerator_id_raw!r} "
+                              "(it could not read the driver): no second source for ualink/accel_id")
     found = judge.accel_id(gpu.where, expected, link, smi_gpu, others)
     check(not found, "FAB-ACCEL-ID", gpu.where, "; ".join(found))
 

@@ -8,7 +8,7 @@ from rackgate.atom.logs import rank_table
 from rackgate.gates import serverlogs
 from rackgate.report.verdict import CouldNotObserve, check
 
-KV_PATTERNS = ("Memory budget:", "experts=")
+KV_PATTERNS = ("Memory budget:", "experts=", "exceeds available KV budget")
 
 
 @pytest.fixture(scope="module")
@@ -27,20 +27,25 @@ def test_kv_budget(dp_rank, rack, atom_server, server_logs, kv_records, facts, e
         (mine if r == dp_rank else unattributed if r is None else []).append(rec)
     budgets = [b for b in (logfacts.memory_budget(r.text) for r in mine) if b]
     experts = [e for e in (logfacts.experts(r.text) for r in mine) if e is not None]
-    if not budgets and unattributed:
+    errors = [e for e in (logfacts.kv_error(r.text) for r in mine) if e]
+    if not budgets and not errors and unattributed:
         # No rank label on these lines (launched without ATOM_LOG_MORE): judge the node's lines.
         budgets = [b for b in (logfacts.memory_budget(r.text) for r in unattributed) if b]
         experts = [e for e in (logfacts.experts(r.text) for r in unattributed) if e is not None]
-        if budgets and len(budgets) < len(log.ranks):
+        errors = [e for e in (logfacts.kv_error(r.text) for r in unattributed) if e]
+        if budgets and not errors and len(budgets) < len(log.ranks):
             raise CouldNotObserve(f"{node} logged {len(budgets)} unlabelled `Memory budget:` lines for "
                                   f"{len(log.ranks)} ranks: launch with launch.rank_labels = true to name them")
         budgets = [min(budgets, key=lambda b: b.available_for_kv)] if budgets else []
     boot = atom_server.boot
-    if not budgets and boot is not None and not boot.ok and node not in boot.past_rendezvous:
+    if not budgets and not errors and boot is not None and not boot.ok and node not in boot.past_rendezvous:
         pytest.skip(f"{NOT_BOOTED}: {node} stopped before the KV budget arithmetic ({boot.summary()})")
-    evidence.attach(f"Memory budget lines of dp{dp_rank}", "\n".join(b.line for b in budgets) or "(none)")
+    evidence.attach(f"Memory budget lines of dp{dp_rank}",
+                    "\n".join([b.line for b in budgets] + [e.line for e in errors]) or "(none)")
     cfg = rack.serving
-    findings = serverlogs.kv(budgets, experts, cfg.min_available_kv_gb, cfg.experts_per_rank)
+    want = serverlogs.expert_counts(cfg.model_experts, cfg.ep_size or len(rack.nodes) * rack.gpus_per_node,
+                                    cfg.experts_per_rank)
+    findings = serverlogs.kv(budgets, experts, cfg.min_available_kv_gb, want, errors)
     if budgets:
         facts.record("serving.kv.available_gb", budgets[-1].available_for_kv, where=f"{node}/dp{dp_rank}", unit="GB",
                      row="SRV-KV")

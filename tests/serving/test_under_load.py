@@ -1,53 +1,24 @@
 """SRV-LONGCTX and SRV-DEADLOCK: the server under the loads that broke it on the real rack. They run
 after the other serving checks (fixtures/server.py orders them): a failure here can leave the
-server dead or stuck."""
-from concurrent.futures import ThreadPoolExecutor
-
+server dead or stuck. The load itself is rackgate.probes.load; SRV-DEADLOCK decides on the log
+(`_sync_dp_state failed` and the rank that did not log it), never on latency."""
 import pytest
 
 from fixtures.server import read_logs
 from rackgate.atom import logfacts
-from rackgate.atom.client import ServerError, refusal
 from rackgate.atom.logs import rank_table
+from rackgate.errors import CouldNotObserve
 from rackgate.gates import lint, serverlogs
+from rackgate.probes import load
 from rackgate.report.verdict import check
-
-WORDS = ("river", "stone", "cloud", "north", "glass", "field", "seven", "amber")
-
-
-def _prompt(words: int, seed: int) -> str:
-    return " ".join(WORDS[(i * 7 + seed) % len(WORDS)] for i in range(words)) + "\nSummarize the text above."
-
-
-def _send_all(client, prompts: list[str], max_tokens: int, timeout: float, concurrency: int,
-              ranks: list[int] | None = None) -> list[str]:
-    """Every request bounded (routed to ranks[i] when given); one problem string per request that
-    did not answer 200."""
-    def one(i):
-        extra = {"data_parallel_rank": ranks[i]} if ranks else {}
-        try:
-            r = client.completion(prompts[i], max_tokens=max_tokens, timeout=timeout, **extra)
-        except ServerError as e:
-            return f"dp{ranks[i]}: {e}" if ranks else str(e)
-        return "" if r.status == 200 else refusal(r)
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        return [x for x in pool.map(one, range(len(prompts))) if x]
 
 
 def _ranks_alive(server, rack) -> list[str]:
-    cfg = rack.serving
-    table = rank_table(rack)
-
-    def one(r):
-        try:
-            rep = server.client.completion("The capital of France is", max_tokens=4, timeout=cfg.alive_timeout_s,
-                                           data_parallel_rank=r)
-        except ServerError as e:
-            server.dead_ranks[r] = str(e)
-            return f"{table[r]}/dp{r}: {e}"
-        return "" if rep.status == 200 else f"{table[r]}/dp{r}: {refusal(rep)}"
-    with ThreadPoolExecutor(max_workers=16) as pool:
-        return [x for x in pool.map(one, list(table)) if x]
+    gone = load.ranks_alive(server.client, rank_table(rack), rack.serving.alive_timeout_s)
+    for r, (msg, dead) in gone.items():
+        if dead:
+            server.dead_ranks[r] = msg
+    return [msg for msg, _ in gone.values()]
 
 
 @pytest.mark.row("SRV-LONGCTX")
@@ -58,8 +29,9 @@ def test_long_prompts_at_concurrency(server, rack, server_logs, evidence):
     chunk = int(raw) if raw and raw.isdigit() else lint.ATOM_DEFAULT_BATCHED_TOKENS
     words = int(chunk * cfg.longctx_multiple)
     ranks = list(rank_table(rack))  # one long prompt for every rank: each runs a chunked prefill
-    prompts = [_prompt(words, r) for r in ranks]
-    problems = _send_all(server.client, prompts, 8, cfg.longctx_timeout_s, cfg.longctx_concurrency, ranks)
+    prompts = [load.prompt(words, r) for r in ranks]
+    out = load.send_all(server.client, prompts, 8, cfg.longctx_timeout_s, cfg.longctx_concurrency, ranks)
+    problems = out.problems + [f"{out.pending} request(s) unanswered after {cfg.longctx_timeout_s:g}s"] * bool(out.pending)
     phi = []
     for n, log in server_logs.items():
         for rec in read_logs(log.grep, "PHINode::setIncomingValue"):
@@ -78,19 +50,46 @@ def test_long_prompts_at_concurrency(server, rack, server_logs, evidence):
     check(not seen, "SRV-LONGCTX", server.url, "; ".join(seen))
 
 
+SYNC_FAILED = "_sync_dp_state failed"
+
+
+def _timeouts_logged(server_logs) -> int:
+    return sum(log.count(SYNC_FAILED) for log in server_logs.values())
+
+
+def _until_settled(server_logs, poll_s: float):
+    """stop() for the load: True once some rank has logged the DP-sync timeout and no further
+    rank has logged it for one more poll (the others time out at about the same moment)."""
+    last = {"n": 0}
+
+    def stop() -> bool:
+        n = _timeouts_logged(server_logs)
+        settled = n > 0 and n == last["n"]
+        last["n"] = n
+        return settled
+    return stop
+
+
 @pytest.mark.row("SRV-DEADLOCK")
 def test_no_dp_sync_deadlock(server, rack, server_logs, evidence):
     cfg = rack.serving
-    prompts = [_prompt(600, s) for s in range(cfg.deadlock_requests)]
-    problems = _send_all(server.client, prompts, 64, cfg.deadlock_window_s, cfg.deadlock_requests)
+    prompts = [load.prompt(600, s) for s in range(cfg.deadlock_requests)]
+    poll_s = min(5.0, max(0.5, cfg.deadlock_window_s / 20))
+    out = load.send_all(server.client, prompts, 64, cfg.deadlock_window_s, cfg.deadlock_requests,
+                        stop=_until_settled(server_logs, poll_s), poll_s=poll_s)
     table = rank_table(rack)
     timed_out: dict[int, str] = {}
     unlabelled: dict[str, int] = {}
+    kv_lines: dict[int, str] = {}
     lines = []
     for n, log in server_logs.items():
-        for rec in read_logs(log.grep, "_sync_dp_state failed"):
-            err = logfacts.sync_dp_failed(rec.text)
-            if err is None:
+        for rec in read_logs(log.grep, SYNC_FAILED, "KV usage:"):
+            if logfacts.kv_usage(rec.text) is not None:
+                r = log.rank_of(rec)
+                if r is not None:
+                    kv_lines[r] = rec.text.strip()
+                continue
+            if logfacts.sync_dp_failed(rec.text) is None:
                 continue
             lines.append(f"{log.who(rec)} line {rec.lineno}: {rec.text.strip()[:160]}")
             r = log.rank_of(rec)
@@ -98,14 +97,20 @@ def test_no_dp_sync_deadlock(server, rack, server_logs, evidence):
                 unlabelled[n] = unlabelled.get(n, 0) + 1
             else:
                 timed_out[r] = rec.text.strip()
-    evidence.attach("load and _sync_dp_state lines", f"{len(prompts)} requests, {len(problems)} did not complete "
-                    f"within {cfg.deadlock_window_s:g}s\n" + "\n".join(lines))
+    evidence.attach("load and _sync_dp_state lines",
+                    f"{out.sent} requests, {out.completed} answered ({len(out.problems)} not 200), {out.pending} "
+                    f"unanswered after {out.seconds:.1f}s (window {cfg.deadlock_window_s:g}s"
+                    f"{', stopped on log evidence' if out.stopped_early else ''})\n" + "\n".join(lines))
     if unlabelled:
         quiet = [f"{n} (logged {unlabelled.get(n, 0)} timeouts for dp{log.ranks.start}-dp{log.ranks.stop - 1})"
                  for n, log in server_logs.items() if unlabelled.get(n, 0) < len(log.ranks)]
         check(False, "SRV-DEADLOCK", rack.name, f"`_sync_dp_state failed` logged without rank labels "
               f"(launch.rank_labels off); the rank that did not log it is on: {', '.join(quiet) or '?'}")
-    findings = serverlogs.deadlock(timed_out, list(table), bool(problems))
+    findings = serverlogs.deadlock(timed_out, list(table), kv_lines, table)
+    if not findings and out.pending:
+        raise CouldNotObserve(f"{out.pending} of {out.sent} requests unanswered after {cfg.deadlock_window_s:g}s "
+                              f"(serving.deadlock_window_s) and no rank logged `{SYNC_FAILED}`: slow, not a "
+                              "deadlock by the log; wait at least ATOM's DP-sync timeout (1800 s) to tell")
     who = next((f"{table[r]}/dp{r}" for r in table if timed_out and r not in timed_out), rack.name)
     check(not findings, "SRV-DEADLOCK", who, "; ".join(findings)
-          + (f"; the client saw {len(problems)} of {len(prompts)} requests hang with no error" if problems else ""))
+          + (f"; the client saw {out.pending} of {out.sent} requests hang with no error" if out.pending else ""))

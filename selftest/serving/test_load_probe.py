@@ -1,0 +1,55 @@
+"""rackgate.probes.load: the load generator the SRV-LONGCTX / SRV-DEADLOCK checks wire to their
+judges. Every request is bounded; `stop` ends the wait early (on log evidence) without waiting
+for requests a stuck rank will never answer; a request with no answer is counted as pending, not
+as a refusal. Driven by events, never by sleeps."""
+import threading
+
+from rackgate.atom.client import Reply, ServerError
+from rackgate.probes import load
+
+
+class FakeClient:
+    """Even prompts answer 200 at once; odd ones hang until released (a stuck rank); a prompt
+    containing 'refuse' answers 400."""
+
+    def __init__(self):
+        self.release = threading.Event()
+        self.hanging = 0
+        self.lock = threading.Lock()
+
+    def completion(self, prompt, max_tokens=16, timeout=None, **extra):
+        if "refuse" in prompt:
+            return Reply(400, {"detail": "Requested model does not match"}, 0.0, {})
+        if int(prompt.split()[0]) % 2:
+            with self.lock:
+                self.hanging += 1
+            if not self.release.wait(timeout):
+                raise ServerError(f"POST /v1/completions: no answer within {timeout:g}s")
+        return Reply(200, {"choices": [{"text": "ok"}]}, 0.0, {})
+
+
+def test_stop_ends_the_wait_and_unanswered_requests_are_pending():
+    c = FakeClient()
+    prompts = [f"{i} words" for i in range(8)]
+    try:
+        out = load.send_all(c, prompts, 4, timeout=600, concurrency=8, stop=lambda: c.hanging == 4, poll_s=0.01)
+    finally:
+        c.release.set()
+    assert out.stopped_early and out.pending == 4 and out.problems == [] and out.completed == 4
+
+
+def test_a_request_past_its_bound_is_pending_and_a_refusal_is_a_problem():
+    c = FakeClient()
+    out = load.send_all(c, ["1 hang", "2 fine", "4 refuse"], 4, timeout=0.01, concurrency=3, poll_s=0.01)
+    assert not out.stopped_early and out.pending == 1
+    assert len(out.problems) == 1 and "does not match" in out.problems[0]
+
+
+def test_ranks_alive_names_the_rank_that_did_not_answer():
+    class RankClient:
+        def completion(self, prompt, max_tokens=16, timeout=None, data_parallel_rank=None):
+            if data_parallel_rank == 2:
+                raise ServerError("POST /v1/completions: no answer within 1s")
+            return Reply(200, {}, 0.0, {})
+    gone = load.ranks_alive(RankClient(), {0: "node1", 1: "node1", 2: "node2"}, timeout=1)
+    assert list(gone) == [2] and gone[2][0].startswith("node2/dp2:") and gone[2][1] is True
