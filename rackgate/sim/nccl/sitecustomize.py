@@ -9,6 +9,12 @@ watchdog's lines (`... last completed NCCL work: -1.`), then nothing, forever.
 
 It is on PYTHONPATH of sim nodes only (rackgate/sim/render.py) and does nothing unless
 torch.distributed is imported there. Behaviour comes from node["fabric"] in the sim state.
+
+The sim node's torch: by default the sim's stand-in (rackgate/sim/nccl/standin/torch: a CPU
+tensor and a gloo-like torch.distributed whose ranks really rendezvous and reduce over TCP), so
+the sim behaves the same on every machine, with or without torch installed (a real rack's
+container has ROCm torch; the README's first command installs none). RACKGATE_SIM_TORCH=installed
+gives the sim's nodes the machine's own torch instead (the NCCL behaviour below applies to both).
 """
 import os
 import sys
@@ -16,6 +22,9 @@ import sys
 if os.environ.get("RACKGATE_SIM_NODE"):
     import importlib.abc
     import importlib.util
+
+    if os.environ.get("RACKGATE_SIM_TORCH", "standin") != "installed":
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "standin"))
 
     TARGET = "torch.distributed.distributed_c10d"
 
