@@ -33,6 +33,11 @@ def test_commands_are_values_over_ssh(server):
         assert h.run("echo again", timeout=20).stdout == "again\n"
     finally:
         h.runner.stop()
+    # `ssh -O exit` returns when the master has been asked; it removes its socket as it exits
+    # (asynchronously): wait for that event, bounded.
+    deadline = time.monotonic() + 30
+    while os.listdir(control) and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert not os.listdir(control), "the control master should have exited"
 
 
