@@ -41,14 +41,13 @@ def test_commands_are_values_over_ssh(server):
     assert not os.listdir(control), "the control master should have exited"
 
 
+@pytest.mark.timeout(180)  # a hang fails here; how fast is not the claim
 def test_remote_work_ends_at_the_timeout(server, tmp_path):
     marker = f"sleep 299.{os.getpid()}"  # unique in ps
     h = ssh_host(server)
-    t0 = time.monotonic()
     with pytest.raises(CommandTimeout):
         h.run(marker, timeout=2)
-    assert time.monotonic() - t0 < 30
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 30
     while marker in os.popen("ps -eo args").read():
         assert time.monotonic() < deadline, "the remote command outlived its timeout"
         time.sleep(0.3)
