@@ -123,3 +123,22 @@ def test_quick_gate_on_a_degraded_model(task, cfg):
     with sim_server("accuracy-drop") as url:
         r = _gate(task, cfg, url)
     assert r.decision.verdict == "fail" and r.decision.how == "settled", r.summary()
+
+
+def test_lm_eval_runs_with_its_index_narrowed_to_the_local_task(cfg, tmp_path):
+    """With a local data directory the plan runs lm_eval's CLI through lmeval_narrow.py, whose
+    task index holds only the --include_path task (lm_eval's own `ls tasks` shows what it indexed);
+    test_lm_eval_against_the_sim proves the run itself gives lm_eval's samples."""
+    import subprocess
+    import sys
+
+    p = lmeval.plan(cfg, "http://127.0.0.1:9", MODEL, tmp_path)
+    assert p.argv[:2] == [sys.executable, str(lmeval.NARROW)] and p.task == lmeval.LOCAL_TASK
+    inc = p.argv[p.argv.index("--include_path") + 1]
+    out = subprocess.run([sys.executable, str(lmeval.NARROW), "ls", "tasks", "--include_path", inc],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    # the tasks table: |Task|Config Location|Output Type| (the groups and tags tables are narrower)
+    rows = [ln.split("|")[1].strip() for ln in out.stdout.splitlines()
+            if ln.startswith("|") and ln.count("|") == 4 and "---" not in ln]
+    assert rows == ["Task", lmeval.LOCAL_TASK], out.stdout
