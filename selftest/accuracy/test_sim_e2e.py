@@ -136,7 +136,7 @@ def test_lm_eval_runs_with_its_index_narrowed_to_the_local_task(cfg, tmp_path):
     assert p.argv[:2] == [sys.executable, str(lmeval.NARROW)] and p.task == lmeval.LOCAL_TASK
     inc = p.argv[p.argv.index("--include_path") + 1]
     out = subprocess.run([sys.executable, str(lmeval.NARROW), "ls", "tasks", "--include_path", inc],
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=600, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     # the tasks table: |Task|Config Location|Output Type| (the groups and tags tables are narrower)
     rows = [ln.split("|")[1].strip() for ln in out.stdout.splitlines()

@@ -125,7 +125,7 @@ def test_hung_collective_is_cut_off_and_nothing_survives(tmp_path, torch_mode):
     if torch_mode == "installed":
         need_torch()
     env = sim_env(tmp_path, {"collective_hang": True}, torch_mode)
-    proc, secs, marker = run_probe(["--world-sizes", "1,2", "--backend", "gloo", "--timeout", "2", "--grace", "1",
+    proc, _, marker = run_probe(["--world-sizes", "1,2", "--backend", "gloo", "--timeout", "2", "--grace", "1",
                                     "--join-timeout", "60", "--master-addr", "127.0.0.1", "--port", str(free_port())],
                                    env)
     out = collective.parse(proc.stdout + proc.stderr)
@@ -141,7 +141,7 @@ def test_a_rank_that_never_joins_is_bounded(tmp_path, torch_mode):
     """Across nodes with the other node absent: the rendezvous gives up at its bound."""
     if torch_mode == "installed":
         need_torch()
-    proc, secs, marker = run_probe(["--world-sizes", "", "--nnodes", "2", "--node-rank", "0", "--ranks-per-node", "1",
+    proc, _, marker = run_probe(["--world-sizes", "", "--nnodes", "2", "--node-rank", "0", "--ranks-per-node", "1",
                                     "--master-addr", "127.0.0.1", "--across-port", str(free_port()), "--backend", "gloo",
                                     "--timeout", "2", "--grace", "1", "--join-timeout", "2"],
                                    sim_env(tmp_path, {}, torch_mode))

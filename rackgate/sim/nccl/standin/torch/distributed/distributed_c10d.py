@@ -101,7 +101,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     pg = _need()
     ws, rank = pg["ws"], pg["rank"]
     if ws == 1:
-        return None
+        return
     f = _OPS[op]
     n = tensor.numel()
     fmt = f"!{n}d"
@@ -111,11 +111,11 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         sent: list[BaseException] = []
         payload = struct.pack(fmt, *buf)
 
-        def send(p=payload):
+        def send(p=payload, errors=sent):
             try:
                 pg["send"].sendall(p)
             except BaseException as e:  # noqa: BLE001 - reported by the caller
-                sent.append(e)
+                errors.append(e)
 
         th = threading.Thread(target=send, daemon=True)
         th.start()
@@ -126,7 +126,6 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
                                f"{sent[0] if sent else 'timed out'}")
         acc = [f(a, b) for a, b in zip(acc, buf)]
     tensor._d[:] = acc
-    return None
 
 
 def barrier(group=None) -> None:

@@ -48,9 +48,10 @@ class _Server:
                         self.cond.notify_all()
                     ans = {"ok": True}
                 else:  # get: wait for the key, at most the client's timeout
+                    key = req["k"]
                     with self.cond:
-                        found = self.cond.wait_for(lambda: req["k"] in self.data, timeout=req["t"])
-                        ans = {"ok": True, "v": self.data[req["k"]]} if found else {"ok": False}
+                        found = self.cond.wait_for(lambda k=key: k in self.data, timeout=req["t"])
+                        ans = {"ok": True, "v": self.data[key]} if found else {"ok": False}
                 f.write((json.dumps(ans) + "\n").encode())
                 f.flush()
 
@@ -81,10 +82,10 @@ class TCPStore:
         self.local_addr = self.sock.getsockname()[0]
         self._f = self.sock.makefile("rwb")
         self._call({"op": "hello"})
-        if is_master and wait_for_workers and world_size:
-            if not self._server.wait_clients(world_size, self.timeout_s):
-                raise RuntimeError(f"Timed out after {self.timeout_s:g}s waiting for clients. "
-                                   f"{self._server.clients}/{world_size} clients joined.")
+        waited = is_master and wait_for_workers and world_size
+        if waited and not self._server.wait_clients(world_size, self.timeout_s):
+            raise RuntimeError(f"Timed out after {self.timeout_s:g}s waiting for clients. "
+                               f"{self._server.clients}/{world_size} clients joined.")
 
     def _call(self, req: dict) -> dict:
         self._f.write((json.dumps(req) + "\n").encode())
