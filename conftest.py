@@ -3,6 +3,7 @@ pytest_plugins = [
     "fixtures.rack",
     "fixtures.nodes",
     "fixtures.server",
+    "fixtures.xdist_server",
     "fixtures.labels",
     "fixtures.baseline",
     "fixtures.regression",

@@ -1,4 +1,5 @@
 """No process the suite started outlives it: after a run, after a failing test, after Ctrl-C."""
+import os
 import signal
 import subprocess
 import sys
@@ -35,23 +36,55 @@ def test_nothing_left_after_a_failing_gate_run(tmp_path):
     assert processes_mentioning(f"--rack-dir {simdir}") == []
 
 
+HOLD_PLUGIN = """
+import os, pathlib, time
+
+MARK = pathlib.Path(os.environ["RG_HOLD_MARK"])
+
+
+def pytest_runtest_call(item):
+    # the first check that uses the running server holds the run here until Ctrl-C (bounded)
+    if "serving" in item.fixturenames and not MARK.exists():
+        MARK.write_text(item.nodeid)
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+"""
+
+
+def wait_for(cond, bound_s: float, proc=None) -> bool:
+    """Poll cond until it holds, the process ends, or bound_s passes (a bound, not a threshold)."""
+    deadline = time.monotonic() + bound_s
+    while not cond():
+        if (proc is not None and proc.poll() is not None) or time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
 def test_nothing_left_after_ctrl_c(tmp_path):
+    """Ctrl-C while a check is running against the up server: a plugin holds that check until the
+    interrupt, so the run is provably still running when it comes (an event, not a timer)."""
     simdir = tmp_path / "sim"
-    log = simdir / "node1" / "container" / "tmp" / "rackgate" / "atom-node1.log"
-    # A stuck link keeps FAB-STATE waiting; interrupt while the server is up and a check is waiting.
+    mark = tmp_path / "holding"
+    (tmp_path / "rg_hold_plugin.py").write_text(HOLD_PLUGIN)
+    env = {**os.environ, "RACKGATE_SIM_WORKDIR": str(simdir), "RG_HOLD_MARK": str(mark),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH", "")]))}
+    # A stuck link keeps FAB-STATE waiting too: the fabric layer's processes are up as well.
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-o", "addopts=",
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "rg_hold_plugin", "-q", "-o", "addopts=",
          "tests/serving", "tests/fabric", "--sim-fault", "stuck-link"],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**__import__("os").environ, "RACKGATE_SIM_WORKDIR": str(simdir)})
-    deadline = time.monotonic() + 60
-    while not (log.exists() and "ready to accept" in log.read_text()):
-        assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read()
-        time.sleep(0.2)
-    time.sleep(1.5)
-    assert processes_mentioning(str(simdir)), "the server should be running before the interrupt"
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=60)
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    try:
+        assert wait_for(mark.exists, 600, proc), proc.stdout.read() if proc.poll() is not None else "no hold"
+        assert proc.poll() is None
+        assert processes_mentioning(str(simdir)), "the server should be running before the interrupt"
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     assert "KeyboardInterrupt" in out or "Interrupted" in out or "interrupted" in out, out[-2000:]
-    time.sleep(0.5)
-    assert processes_mentioning(str(simdir)) == [], out[-2000:]
+    assert wait_for(lambda: processes_mentioning(str(simdir)) == [], 30), \
+        f"{processes_mentioning(str(simdir))}\n{out[-2000:]}"

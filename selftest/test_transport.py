@@ -17,6 +17,16 @@ def alive(pid: int) -> bool:
         return f.read().split()[2] != "Z"
 
 
+def wait_until(cond, bound_s: float = 30.0) -> bool:
+    """Poll cond until it holds or bound_s passes (a bound on a wait, not a speed claim)."""
+    deadline = time.monotonic() + bound_s
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 @pytest.fixture
 def host(tmp_path):
     (tmp_path / "etc").mkdir()
@@ -37,15 +47,13 @@ def test_sysroot_read_and_missing(host):
     assert host.glob("/etc/th*") == ["/etc/thing"]
 
 
+@pytest.mark.timeout(120)  # a hang fails here; how fast is not the claim
 def test_timeout_ends_the_whole_process_group(host, tmp_path):
     pidfile = tmp_path / "child.pid"
-    t0 = time.monotonic()
     with pytest.raises(CommandTimeout) as e:
         host.run(f"sleep 300 & echo $! > {pidfile}; echo started; wait", timeout=1)
-    assert time.monotonic() - t0 < 10
     assert "started" in e.value.stdout and "within 1s" in str(e.value)
-    time.sleep(0.2)
-    assert not alive(int(pidfile.read_text()))
+    assert wait_until(lambda: not alive(int(pidfile.read_text()))), "the group's background child survived"
 
 
 def test_spawn_and_stop_by_pid(host, tmp_path):
@@ -58,13 +66,16 @@ def test_spawn_and_stop_by_pid(host, tmp_path):
     assert proc not in REGISTRY.spawned()
 
 
-def test_stop_escalates_to_kill(host):
-    proc = host.spawn("trap '' TERM; while :; do sleep 0.1; done", "/logs/stubborn.log")
-    time.sleep(0.3)
-    t0 = time.monotonic()
+def test_stop_escalates_to_kill(host, tmp_path):
+    # the shell says when it ignores TERM (an event: a timer raced its start under load), and
+    # SIGKILL is delivered asynchronously: the process is gone soon after stop(), not at its return
+    log = tmp_path / "logs" / "stubborn.log"
+    proc = host.spawn("trap '' TERM; echo armed; while :; do sleep 0.1; done", "/logs/stubborn.log")
+    assert wait_until(lambda: log.exists() and "armed" in log.read_text())
+    host.run(f"kill -TERM -{proc.pid}")
+    assert alive(proc.pid), "the process ignores TERM"
     proc.stop(grace_s=1)
-    assert time.monotonic() - t0 < 10
-    assert not alive(proc.pid)
+    assert wait_until(lambda: not alive(proc.pid)), "stop() did not end a process that ignores TERM"
 
 
 def test_registry_stop_all_ends_everything(host):
@@ -73,13 +84,12 @@ def test_registry_stop_all_ends_everything(host):
     assert not any(alive(p.pid) for p in procs)
 
 
+@pytest.mark.timeout(120)  # a hang fails here; how fast is not the claim
 def test_ssh_unreachable_is_a_transport_error_not_a_hang():
     # The system OpenSSH client against a closed loopback port: refused at once.
     runner = SshRunner("ghost", "root@127.0.0.1", connect_timeout_s=3, options=["Port=1"])
-    t0 = time.monotonic()
     with pytest.raises(TransportError) as e:
         runner.run("true", timeout=5)
-    assert time.monotonic() - t0 < 20
     assert str(e.value).startswith("node ghost: unreachable over ssh (root@127.0.0.1):")
     assert "\n" not in str(e.value)
 
@@ -99,10 +109,7 @@ def test_spawn_env_extends_variables_like_the_runbook(host, tmp_path):
     # quotes and backticks in values stay literal.
     proc = host.spawn('echo "$LD_LIBRARY_PATH|$Q"', "/logs/env.log",
                       {"LD_LIBRARY_PATH": "/app/rjprefix/lib:$RG_TEST", "Q": 'a "q" `x` \\z'})
-    deadline = time.monotonic() + 10
     log = tmp_path / "logs" / "env.log"
-    while not (log.exists() and log.read_text()):
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+    assert wait_until(lambda: log.exists() and log.read_text().endswith("\n"))
     proc.stop(grace_s=1)
     assert log.read_text() == '/app/rjprefix/lib:yes|a "q" `x` \\z\n'

@@ -56,8 +56,8 @@ class FabricExpect(Section):
     # that outlives it by collective_grace_s.
     collective_timeout_s: float = Field(default=45.0, gt=0)
     collective_grace_s: float = Field(default=15.0, ge=0)
-    # Across nodes: how long ranks wait for each other at the rendezvous before the collective's
-    # own timeout starts (nodes start the probe at slightly different times).
+    # Every world, and the run across nodes: how long ranks wait for each other at the rendezvous
+    # before the collective's own timeout starts (nodes start the probe at different times).
     collective_join_s: float = Field(default=120.0, gt=0)
     # Ports for the rendezvous: node i's own world w uses port+10*i+w on its data-plane address,
     # the run across nodes port-1 on the head node's.

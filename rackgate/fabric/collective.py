@@ -18,20 +18,22 @@ def command(rack, node_rank: int, data_ip: str) -> str:
     sizes = ",".join(str(w) for w in cfg.collective_world_sizes)
     ranks = cfg.collective_ranks_per_node or rack.gpus_per_node
     across = (f" --nnodes {len(rack.nodes)} --node-rank {node_rank} --ranks-per-node {ranks} "
-              f"--master-addr {rack.head.data_ip} --join-timeout {cfg.collective_join_s:g}") if len(rack.nodes) > 1 else ""
+              f"--master-addr {rack.head.data_ip}") if len(rack.nodes) > 1 else ""
     # each node's own worlds on ports of their own: a TCPStore listens on every address, so nodes
     # that share a host (the sim) would collide on one port
     return (f"{cfg.container_python} - --world-sizes {sizes} --local-addr {data_ip} "
             f"--port {cfg.collective_port + 10 * node_rank} --across-port {cfg.collective_port - 1}"
-            f"{across} --backend {cfg.collective_backend} --timeout {cfg.collective_timeout_s:g} "
+            f"{across} --join-timeout {cfg.collective_join_s:g} --backend {cfg.collective_backend} "
+            f"--timeout {cfg.collective_timeout_s:g} "
             f"--grace {cfg.collective_grace_s:g}")
 
 
 def bound(rack) -> float:
-    """The probe bounds every world itself; this covers python + torch start-up on top of that."""
+    """The probe bounds every world itself (rendezvous, then the collective); this covers python +
+    torch start-up on top of that."""
     cfg = rack.fabric
     worlds = len(cfg.collective_world_sizes) + (len(rack.nodes) > 1)
-    return worlds * (cfg.collective_timeout_s + cfg.collective_grace_s) + cfg.collective_join_s + 180
+    return worlds * (cfg.collective_join_s + cfg.collective_timeout_s + cfg.collective_grace_s) + 180
 
 
 def run_all(hosts: dict[str, Host], rack) -> dict[str, tuple[Result, collective.ProbeOutput] | Exception]:

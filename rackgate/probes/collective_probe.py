@@ -10,9 +10,12 @@ device, so the parent can always end them.
     then across nodes: python3 collective_probe.py --world-sizes 1,2,4 --nnodes 4 --node-rank I \
                            --ranks-per-node 4 --master-addr <head data-plane IP>   (every node at once)
 
-Rank r contributes r+1; after all_reduce(SUM) every rank must hold w(w+1)/2. Every world has a
-hard bound: the process group's timeout, plus a grace; ranks still running then are killed
-(SIGKILL, by PID: they are this process's children) and the world is reported as a timeout.
+Rank r contributes r+1; after all_reduce(SUM) every rank must hold w(w+1)/2. Every world has two
+bounds: the rendezvous (--join-timeout, or the process-group timeout when 0), then, counted from
+the moment the last rank has joined (each rank tells the parent through a pipe), the process
+group's timeout plus a grace. Ranks still running then are killed (SIGKILL, by PID: they are
+this process's children) and the world is reported as a timeout. So a slow start (a loaded
+machine, ranks of other nodes starting later) never eats the collective's own timeout.
 With NCCL_DEBUG=INFO in the environment, NCCL's own lines (the transport, FAB-TRANSPORT) pass
 through on stdout. Output lines for the suite start with RGCOLL.
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import select
 import signal
 import sys
 import time
@@ -32,8 +36,9 @@ def _say(line: str) -> None:
 
 
 def _rank(scope: str, ws: int, rank: int, local_rank: int, addr: str, port: int, backend: str, timeout_s: float,
-          join_s: float) -> None:
-    """One rank (a forked child). Prints one RGCOLL line, exits 0 on a correct sum."""
+          join_s: float, joined_fd: int) -> None:
+    """One rank (a forked child). Writes one byte to joined_fd once the process group is up;
+    prints one RGCOLL line, exits 0 on a correct sum."""
     os.environ.update({"RANK": str(rank), "WORLD_SIZE": str(ws), "LOCAL_RANK": str(local_rank),
                        "MASTER_ADDR": addr, "MASTER_PORT": str(port)})
     try:
@@ -54,6 +59,7 @@ def _rank(scope: str, ws: int, rank: int, local_rank: int, addr: str, port: int,
                               wait_for_workers=True)
         dist.init_process_group(backend, store=store, rank=rank, world_size=ws,
                                 timeout=datetime.timedelta(seconds=timeout_s))
+        os.write(joined_fd, b"j")
         t = torch.ones(1024, device=device) * (rank + 1)
         dist.all_reduce(t)
         if backend == "nccl":
@@ -73,22 +79,33 @@ def world(scope: str, ws: int, ranks: list[tuple[int, int]], addr: str, port: in
           grace_s: float, join_s: float = 0.0) -> str:
     """Run the given (global rank, local rank) pairs of a world of size ws; returns the status."""
     t0 = time.monotonic()
+    join_s = join_s or timeout_s
     sys.stdout.flush()
+    joined_r, joined_w = os.pipe()
     children: dict[int, int] = {}
     for rank, local in ranks:
         pid = os.fork()
         if pid == 0:
-            _rank(scope, ws, rank, local, addr, port, backend, timeout_s, join_s or timeout_s)
+            os.close(joined_r)
+            _rank(scope, ws, rank, local, addr, port, backend, timeout_s, join_s, joined_w)
         children[pid] = rank
+    os.close(joined_w)
     codes: dict[int, int] = {}
+    joined = 0
+    # until every rank has joined: the rendezvous bound, then the collective's; once all have
+    # joined, the collective's bound counts from then
     deadline = t0 + join_s + timeout_s + grace_s
     while children and time.monotonic() < deadline:
+        ready, _, _ = select.select([joined_r], [], [], 0.05)
+        if ready:
+            got = os.read(joined_r, 64)
+            joined += len(got)
+            if got and joined == len(ranks):
+                deadline = time.monotonic() + timeout_s + grace_s
         pid, status = os.waitpid(-1, os.WNOHANG)
-        if pid == 0:
-            time.sleep(0.05)
-            continue
         if pid in children:
             codes[children.pop(pid)] = os.waitstatus_to_exitcode(status)
+    os.close(joined_r)
     killed = sorted(children.values())
     for pid in children:
         try:
@@ -127,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=45.0, help="process-group timeout per world (s)")
     ap.add_argument("--grace", type=float, default=15.0, help="then this long before its ranks are killed (s)")
     ap.add_argument("--join-timeout", type=float, default=0.0,
-                    help="across nodes: how long ranks wait for each other at the rendezvous (s)")
+                    help="how long a world's ranks wait for each other at the rendezvous (s; 0: the "
+                    "process-group timeout)")
     a = ap.parse_args(argv)
     # Import torch once, here, so no world's bound is spent importing it in every rank. This
     # does not initialise a GPU (that happens in the ranks, after the fork).
@@ -142,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = 0
     for ws in (int(x) for x in a.world_sizes.split(",") if x.strip()):
         bad += world("local", ws, [(r, r) for r in range(ws)], a.local_addr, a.port + ws, a.backend, a.timeout,
-                     a.grace) != "ok"
+                     a.grace, a.join_timeout) != "ok"
     if a.nnodes > 1:  # then every node's ranks together (the other nodes may still be on their own worlds)
         ws = a.nnodes * a.ranks_per_node
         ranks = [(a.node_rank * a.ranks_per_node + j, j) for j in range(a.ranks_per_node)]

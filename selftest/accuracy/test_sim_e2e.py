@@ -59,12 +59,49 @@ def test_lm_eval_against_the_sim(cfg, task, tmp_path):
             assert judge(task, it.doc, s.response).filters[f].exact_match == s.exact_match
 
 
+def stopping_quantile(sprt, accuracy: float, population: int, q: float) -> int:
+    """The smallest n by which the sequential test has decided with probability >= q, for a model
+    whose answers are right with probability `accuracy` (exact, by the distribution of (n, k)
+    over the undecided paths, truncation and population included)."""
+    undecided, done = {0: 1.0}, 0.0
+    for n in range(1, min(sprt.max_n, population) + 1):
+        step: dict[int, float] = {}
+        for k, pr in undecided.items():
+            step[k + 1] = step.get(k + 1, 0.0) + pr * accuracy
+            step[k] = step.get(k, 0.0) + pr * (1 - accuracy)
+        undecided = {}
+        for k, pr in step.items():
+            if sprt.decide(n, k, population).verdict:
+                done += pr
+            else:
+                undecided[k] = pr
+        if done >= q:
+            return n
+    return min(sprt.max_n, population)
+
+
+def test_stopping_quantile_is_the_tests_own():
+    """The helper against what the test's definition gives by hand: a model always right settles
+    PASS after exactly fastest_pass questions; one always wrong FAIL after fastest_fail."""
+    sprt = setup.sprt_for(load(SHIPPED_RACK).accuracy)
+    assert stopping_quantile(sprt, 1.0, 1319, 0.5) == sprt.fastest_pass
+    assert stopping_quantile(sprt, 0.0, 1319, 0.5) == sprt.fastest_fail
+    assert stopping_quantile(sprt, 0.96, 1319, 0.5) < stopping_quantile(sprt, 0.96, 1319, 0.95)
+
+
 def test_quick_gate_passes_the_healthy_sim_from_a_fraction(task, cfg):
+    """The sim answers right with its [sim] accuracy (above the PASS hypothesis). The test may
+    fail such a model with probability <= ~false_fail, and needs a random number of questions:
+    the claim checked is the test's own, the question count within the quantile 1 - false_fail
+    of its stopping time at that accuracy (the sim's answers and the order are seeded, so the
+    same data set gives the same count on any machine, loaded or not)."""
+    sprt = setup.sprt_for(cfg)
     lines: list[str] = []
     with sim_server() as url:
         r = _gate(task, cfg, url, lines)
-    assert r.decision.verdict == "pass" and r.decision.how == "settled", r.summary()
-    assert r.decision.n < len(task) / 4, r.summary()
+    assert r.decision.verdict == "pass" and r.decision.how in ("settled", "all questions"), r.summary()
+    bound = stopping_quantile(sprt, load(SHIPPED_RACK).sim.accuracy, len(task), 1 - sprt.false_fail)
+    assert r.decision.n <= bound, f"{r.summary()}; the test's own {1 - sprt.false_fail:.0%} quantile: {bound}"
     assert lines and lines[-1].startswith("ACC-QUICK ")
 
 
@@ -86,3 +123,22 @@ def test_quick_gate_on_a_degraded_model(task, cfg):
     with sim_server("accuracy-drop") as url:
         r = _gate(task, cfg, url)
     assert r.decision.verdict == "fail" and r.decision.how == "settled", r.summary()
+
+
+def test_lm_eval_runs_with_its_index_narrowed_to_the_local_task(cfg, tmp_path):
+    """With a local data directory the plan runs lm_eval's CLI through lmeval_narrow.py, whose
+    task index holds only the --include_path task (lm_eval's own `ls tasks` shows what it indexed);
+    test_lm_eval_against_the_sim proves the run itself gives lm_eval's samples."""
+    import subprocess
+    import sys
+
+    p = lmeval.plan(cfg, "http://127.0.0.1:9", MODEL, tmp_path)
+    assert p.argv[:2] == [sys.executable, str(lmeval.NARROW)] and p.task == lmeval.LOCAL_TASK
+    inc = p.argv[p.argv.index("--include_path") + 1]
+    out = subprocess.run([sys.executable, str(lmeval.NARROW), "ls", "tasks", "--include_path", inc],
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    # the tasks table: |Task|Config Location|Output Type| (the groups and tags tables are narrower)
+    rows = [ln.split("|")[1].strip() for ln in out.stdout.splitlines()
+            if ln.startswith("|") and ln.count("|") == 4 and "---" not in ln]
+    assert rows == ["Task", lmeval.LOCAL_TASK], out.stdout

@@ -9,6 +9,12 @@ watchdog's lines (`... last completed NCCL work: -1.`), then nothing, forever.
 
 It is on PYTHONPATH of sim nodes only (rackgate/sim/render.py) and does nothing unless
 torch.distributed is imported there. Behaviour comes from node["fabric"] in the sim state.
+
+The sim node's torch: by default the sim's stand-in (rackgate/sim/nccl/standin/torch: a CPU
+tensor and a gloo-like torch.distributed whose ranks really rendezvous and reduce over TCP), so
+the sim behaves the same on every machine, with or without torch installed (a real rack's
+container has ROCm torch; the README's first command installs none). RACKGATE_SIM_TORCH=installed
+gives the sim's nodes the machine's own torch instead (the NCCL behaviour below applies to both).
 """
 import os
 import sys
@@ -16,6 +22,9 @@ import sys
 if os.environ.get("RACKGATE_SIM_NODE"):
     import importlib.abc
     import importlib.util
+
+    if os.environ.get("RACKGATE_SIM_TORCH", "standin") != "installed":
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "standin"))
 
     TARGET = "torch.distributed.distributed_c10d"
 
@@ -25,6 +34,12 @@ if os.environ.get("RACKGATE_SIM_NODE"):
             return this_node()[1].get("fabric", {})
         except Exception:  # noqa: BLE001 - a broken sim state must not break torch
             return {}
+
+    def _say(line: str, fd: int = 1) -> None:
+        """One line in one write(2): the ranks share the probe's stdout, and print() may write a
+        line and its newline apart, so two ranks' lines could run together."""
+        (sys.stdout if fd == 1 else sys.stderr).flush()
+        os.write(fd, (line + "\n").encode())
 
     def _patch(mod) -> None:
         import datetime
@@ -46,11 +61,11 @@ if os.environ.get("RACKGATE_SIM_NODE"):
                 pre = f"{socket.gethostname()}:{os.getpid()}:{os.getpid()} [{local}] NCCL INFO"
                 peer = (rank + 1) % ws
                 if fab.get("transport", "P2P/CUMEMMNNVL").startswith("NET/Socket"):
-                    print(f"{pre} Using network Socket", flush=True)
-                    print(f"{pre} Channel 00/0 : {rank}[{local}] -> {peer}[{peer}] [send] via NET/Socket/0", flush=True)
+                    _say(f"{pre} Using network Socket")
+                    _say(f"{pre} Channel 00/0 : {rank}[{local}] -> {peer}[{peer}] [send] via NET/Socket/0")
                 else:
-                    print(f"{pre} Channel 00/0 : {rank}[{local}] -> {peer}[{peer}] via {fab.get('transport', 'P2P/CUMEMMNNVL')}",
-                          flush=True)
+                    _say(f"{pre} Channel 00/0 : {rank}[{local}] -> {peer}[{peer}] via "
+                         f"{fab.get('transport', 'P2P/CUMEMMNNVL')}")
             return out
 
         def all_reduce(tensor, *args, **kwargs):
@@ -61,13 +76,12 @@ if os.environ.get("RACKGATE_SIM_NODE"):
                 ran = int((time.monotonic() - t0) * 1000)
                 stamp = time.strftime("%m%d %H:%M:%S") + f".{int(time.time() * 1e9) % 10**9:09d}"
                 n = tensor.numel()
-                print(f"[rank{rank}]:[E{stamp} ProcessGroupNCCL.cpp:607] [Rank {rank}] Watchdog caught collective "
-                      f"operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn={n}, NumelOut={n}, "
-                      f"Timeout(ms)={int(pg['timeout'] * 1000)}) ran for {ran} milliseconds before timing out.",
-                      file=sys.stderr, flush=True)
-                print(f"[rank{rank}]:[E{stamp} ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank {rank}] Exception "
-                      "(either an error or timeout) detected by watchdog at work: 1, last enqueued NCCL work: 1, "
-                      "last completed NCCL work: -1.", file=sys.stderr, flush=True)
+                _say(f"[rank{rank}]:[E{stamp} ProcessGroupNCCL.cpp:607] [Rank {rank}] Watchdog caught collective "
+                     f"operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn={n}, NumelOut={n}, "
+                     f"Timeout(ms)={int(pg['timeout'] * 1000)}) ran for {ran} milliseconds before timing out.", 2)
+                _say(f"[rank{rank}]:[E{stamp} ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank {rank}] Exception "
+                     "(either an error or timeout) detected by watchdog at work: 1, last enqueued NCCL work: 1, "
+                     "last completed NCCL work: -1.", 2)
                 while True:
                     time.sleep(3600)
             return orig_all_reduce(tensor, *args, **kwargs)

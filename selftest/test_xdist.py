@@ -1,0 +1,47 @@
+"""`pytest -n 2` on the sim: the session server is launched once for the whole run (not once per
+worker), and the verdicts are the serial run's."""
+import os
+
+from .harness import run_suite
+
+# Counts every launch of the session server, in whichever process makes it.
+COUNT_PLUGIN = """
+import os
+
+from rackgate.atom import server
+
+_launch = server.launch
+
+
+def launch(*args, **kwargs):
+    with open(os.environ["RG_LAUNCH_LOG"], "a") as f:
+        f.write(f"{os.getpid()} {os.environ.get('PYTEST_XDIST_WORKER', 'main')}\\n")
+    return _launch(*args, **kwargs)
+
+
+server.launch = launch
+"""
+
+# tests that use the server, and tests that do not (they spread over both workers)
+SELECTION = ("tests/platform/test_driver.py", "tests/serving/test_boot.py", "tests/serving/test_server.py")
+
+
+def _run(tmp_path, name, *args):
+    (tmp_path / "rg_count_launch.py").write_text(COUNT_PLUGIN)
+    log = tmp_path / f"{name}-launches"
+    log.touch()
+    env = {"RG_LAUNCH_LOG": str(log),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH", "")]))}
+    (tmp_path / name).mkdir()
+    run = run_suite(tmp_path / name, *SELECTION, "-p", "rg_count_launch", *args, env=env, timeout=600)
+    return run, log.read_text().splitlines()
+
+
+def test_two_workers_launch_one_server_and_agree_with_a_serial_run(tmp_path):
+    par, par_launches = _run(tmp_path, "par", "-n", "2")
+    assert par.outcomes, par.stdout[-2000:] + par.stderr[-2000:]
+    assert len(par_launches) == 1, f"the server was launched {len(par_launches)} times: {par_launches}"
+    assert par_launches[0].split()[1].startswith("gw"), par_launches  # by a worker: the run was distributed
+    ser, ser_launches = _run(tmp_path, "ser")
+    assert len(ser_launches) == 1
+    assert {k: o.status for k, o in par.outcomes.items()} == {k: o.status for k, o in ser.outcomes.items()}
