@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..errors import CouldNotObserve, require_records
 from ..probes import amdsmi, collective, dmesg, ubench
 from ..probes.ualink import Link
 from . import accel
@@ -77,9 +78,16 @@ def training_vs_baseline(where: str, link: Link, baseline) -> tuple[list[str], l
 
 
 def unpopulated(node: str, gpus: list[amdsmi.FabricGpu], links: dict[int, Link]) -> list[str]:
-    """Every field must be classified; a classification must agree with what the driver has."""
+    """Every field must be classified; a classification must agree with what the driver has.
+    Nothing to classify (no GPU, or a GPU without the fields) is could-not-observe, never healthy."""
+    require_records(gpus, "GPU blocks", f"node {node}: amd-smi fabric")
     out = []
     for g in gpus:
+        require_records(g.fields, "BANDWIDTH/LATENCY/VERSION fields", f"{node}/card{g.gpu}: amd-smi fabric")
+        absent = [n.upper() for n in amdsmi.UNPOPULATED_FIELDS if n not in g.fields]
+        if absent:
+            raise CouldNotObserve(f"{node}/card{g.gpu}: amd-smi fabric shows no {', '.join(absent)}: "
+                                  "the suite cannot classify what it did not read")
         link = links.get(g.gpu)
         for f in g.fields.values():
             where = f"{node}/card{g.gpu} {f.name.upper()}: {f.raw}"
@@ -123,6 +131,8 @@ def p2p(run: PairRun) -> list[str]:
             out.append(f"{side.node} ({side.role}): {got.fatal}{where}")
         elif got.result:
             out.append(f"{side.node} ({side.role}): {got.result}")
+        elif not side.output.strip() and not side.ended_by_suite:
+            raise CouldNotObserve(f"{side.node} ({side.role}): `{side.command}` exited with no output at all")
         else:
             sat = "ended by the suite at its bound" if side.ended_by_suite else "exited"
             out.append(f"{side.node} ({side.role}): no RESULT line (the tool {sat}; `{side.command}`)"
@@ -203,10 +213,15 @@ def leftovers(scans: list[LeftoverScan]) -> list[str]:
 def dmesg_pair(runs: list[PairRun], amap: dict[int, str]) -> tuple[list[str], str]:
     """(findings, note): fabric errors either node logged while the pair ran; the note names the
     'importer logs, exporter silent' signature when a run shows it."""
+    ran = [r for r in runs if not r.error and r.client is not None]
+    require_records(ran, "ubench07 runs that started both sides", "FAB-DMESG",
+                    "; ".join(r.error for r in runs if r.error))
+    for run in ran:
+        missing = [n for n in run.pair if n not in run.dmesg]
+        if missing:
+            raise CouldNotObserve(f"[{run.tool}] the kernel log of {', '.join(missing)} was not read for this run")
     out, silent = [], False
-    for run in runs:
-        if run.error:
-            continue
+    for run in ran:
         importer = run.client.node if run.client else run.pair[1]
         hits = {node: dmesg.match(lines, accel.FAB_DMESG) for node, lines in run.dmesg.items()}
         for node, h in hits.items():

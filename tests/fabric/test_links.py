@@ -4,6 +4,7 @@ import time
 
 import pytest
 
+from rackgate.errors import require_records
 from rackgate.fabric import judge
 from rackgate.fabric.accel import expected_accel_id
 from rackgate.probes import ualink
@@ -89,6 +90,7 @@ def test_pod_ids_identical(rack, hosts, evidence):
                  if l.accel_state not in rack.fabric.active_states]
     evidence.attach("PPOD_ID / VPOD_ID", "\n".join(f"{k}: ppod={p} vpod={v}" for k, (p, v) in trained.items())
                     + (f"\nnot trained (left to FAB-STATE): {', '.join(untrained)}" if untrained else ""))
+    require_records(trained, "trained links (every link read is untrained: FAB-STATE)", "FAB-POD PPOD_ID/VPOD_ID")
     groups: dict[tuple, list[str]] = {}
     for where, pv in trained.items():
         groups.setdefault(pv, []).append(where)
@@ -99,3 +101,4 @@ def test_pod_ids_identical(rack, hosts, evidence):
         odd_nodes = sorted({o.split("/")[0] for o in odd})
         check(False, "FAB-POD", ",".join(odd_nodes),
               f"{'; '.join(odd)} differ from the rest of the rack (ppod={ref[0]} vpod={ref[1]})")
+    hosts.require_all("FAB-POD")
