@@ -18,6 +18,9 @@ from .ubench07 import LeftoverScan, PairRun
 
 def accel_id(where: str, expected: int, link: Link, smi: amdsmi.FabricGpu | None,
              same_id_elsewhere: list[str]) -> list[str]:
+    if smi is not None and smi.accelerator_id_raw in ("", "N/A", None) and link.accel_id_raw:
+        raise CouldNotObserve(f"{where}: amd-smi fabric shows no ACCELERATOR_ID "
+                              f"({smi.accelerator_id_raw or 'nothing'}): its output was not read")
     out = []
     if link.accel_id is None:
         out.append(f"ualink/accel_id={link.accel_id_raw} (unset), expected {expected} = 4*(tray-1)+gpu")

@@ -5,6 +5,8 @@ print it as its `seen:` line.
 """
 from __future__ import annotations
 
+from ..errors import CouldNotObserve
+
 import re
 import time
 
@@ -23,7 +25,10 @@ def tuned(facts: TuningFacts, params: dict[str, str | None], mode_d_params: list
           slack_s: float = 0.0) -> list[str]:
     out = []
     if facts.report is None:
-        return [f"no perf_setup report: nothing matches the report glob (booted {facts.boot.since})"]
+        # No report at all says nothing about the tuning (perf_setup may keep it elsewhere):
+        # could not observe, naming the rack-file key that points at it.
+        raise CouldNotObserve(f"no perf_setup report matches platform.perf_report_glob (booted {facts.boot.since}): "
+                              "cannot tell whether the tuning was applied this boot")
     r, rep = facts.report, facts.parsed
     if r.mtime <= facts.boot.epoch + slack_s:
         out.append(f"newest report {r.path} is from {_fmt_time(r.mtime)}, older than this boot "

@@ -165,8 +165,16 @@ def sizes_and_count(host: Host, paths: list[str], pattern: str, grep_path: str) 
 
 def which(host: Host, tool: str) -> str | None:
     """The tool's path on the container's PATH, or None."""
-    res = host.run(f"command -v {shlex.quote(tool)}", timeout=30)
-    path = res.stdout.strip().splitlines()[-1] if res.ok and res.stdout.strip() else None
+    res = host.run(f"command -v {shlex.quote(tool)}; echo __rackgate_asked__", timeout=30)
+    if "__rackgate_asked__" not in res.stdout:
+        # The shell in the container never ran (docker missing, exec refused): nothing was asked.
+        from ..errors import ToolMissing
+        if res.rc == 127 and "docker" in res.stderr:
+            raise ToolMissing(host.runner.node, "docker", None, res.came_back())
+        raise CouldNotObserve(f"{host.name}: could not ask for {tool} in the container (rc={res.rc}): "
+                              f"{res.came_back()}")
+    found = [ln for ln in res.stdout.splitlines() if ln.strip() and ln.strip() != "__rackgate_asked__"]
+    path = found[-1].strip() if found else None
     return _strip(host, path) if path else None
 
 
