@@ -17,10 +17,10 @@ from .ubench07 import LeftoverScan, PairRun
 
 
 def accel_id(where: str, expected: int, link: Link, smi: amdsmi.FabricGpu | None,
-             same_id_elsewhere: list[str]) -> list[str]:
-    if smi is not None and smi.accelerator_id_raw in ("", "N/A", None) and link.accel_id_raw:
-        raise CouldNotObserve(f"{where}: amd-smi fabric shows no ACCELERATOR_ID "
-                              f"({smi.accelerator_id_raw or 'nothing'}): its output was not read")
+             same_id_elsewhere: list[str], smi_read: bool = False) -> list[str]:
+    """The driver's accel_id is the evidence; amd-smi's ACCELERATOR_ID must agree with it. With
+    `smi_read` (the test read amd-smi fabric), an amd-smi value the suite could not read (GPU not
+    listed, N/A) is could-not-observe -- unless the driver already shows the fault."""
     out = []
     if link.accel_id is None:
         out.append(f"ualink/accel_id={link.accel_id_raw} (unset), expected {expected} = 4*(tray-1)+gpu")
@@ -29,7 +29,13 @@ def accel_id(where: str, expected: int, link: Link, smi: amdsmi.FabricGpu | None
                    "(the tray number in the rack file, or the node's fabric configuration, is wrong)")
     if same_id_elsewhere:
         out.append(f"accel_id {link.accel_id_raw} is also reported by {', '.join(same_id_elsewhere)} (must be unique)")
-    if smi is not None and smi.accelerator_id_raw != (link.accel_id_raw or ""):
+    unread = smi is None or smi.accelerator_id_raw in ("", "N/A", None)
+    if unread:
+        if smi_read and not out:
+            shown = "lists no such GPU" if smi is None else f"shows ACCELERATOR_ID={smi.accelerator_id_raw or 'nothing'}"
+            raise CouldNotObserve(f"{where}: amd-smi fabric {shown}: the suite could not read it to compare "
+                                  f"with ualink/accel_id={link.accel_id_raw}")
+    elif smi.accelerator_id_raw != (link.accel_id_raw or ""):
         out.append(f"amd-smi fabric ACCELERATOR_ID={smi.accelerator_id_raw} but ualink/accel_id={link.accel_id_raw}")
     return out
 

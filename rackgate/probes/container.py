@@ -8,7 +8,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from ..report.verdict import CouldNotObserve
+from ..errors import CouldNotObserve, ToolMissing
 from ..transport import Host
 
 _MISSING = "__rackgate_missing__"
@@ -96,13 +96,20 @@ def _python_cmd(code: str, python_exe: str, env: dict[str, str] | None, unset: t
     return f"{prefix}{assigns + ' ' if assigns else ''}{python_exe} -c {shlex.quote(code)}"
 
 
+def _no_docker(host: Host, res) -> None:
+    """The command never reached the container because docker itself is missing on the node."""
+    if res.rc == 127 and "docker" in res.stderr and not res.stdout.strip():
+        raise ToolMissing(host.runner.node, "docker", None, res.came_back())
+
+
 def python(host: Host, code: str, python_exe: str = "python3", env: dict[str, str] | None = None,
            unset: tuple[str, ...] = ()) -> tuple[PyResult, str]:
     """Run `python3 -c CODE` in the container, with some variables set or unset for it only."""
     cmd = _python_cmd(code, python_exe, env, unset)
     res = host.run(cmd, timeout=120)
     if res.rc == 127 and not res.stdout:
-        raise CouldNotObserve(f"{host.name}: {python_exe} not found in the container")
+        _no_docker(host, res)
+        raise ToolMissing(host.name, python_exe, "platform.container_python", res.came_back())
     return parse_python(res.rc, res.stdout, res.stderr), res.evidence()
 
 
@@ -130,6 +137,8 @@ def python_variants(host: Host, code: str, variants: list[tuple[dict[str, str], 
     script = "; ".join(f"{c} 2>&1; echo {_RUN} $?" for c in cmds)
     res = host.run(script, timeout=120)
     runs = split_runs(res.stdout)
+    if not runs:
+        _no_docker(host, res)
     if len(runs) != len(cmds):
         raise CouldNotObserve(f"{host.name}: {len(runs)} of {len(cmds)} python runs reported back: "
                               f"{(res.stderr or res.stdout).strip()[-200:]}")
@@ -168,9 +177,7 @@ def which(host: Host, tool: str) -> str | None:
     res = host.run(f"command -v {shlex.quote(tool)}; echo __rackgate_asked__", timeout=30)
     if "__rackgate_asked__" not in res.stdout:
         # The shell in the container never ran (docker missing, exec refused): nothing was asked.
-        from ..errors import ToolMissing
-        if res.rc == 127 and "docker" in res.stderr:
-            raise ToolMissing(host.runner.node, "docker", None, res.came_back())
+        _no_docker(host, res)
         raise CouldNotObserve(f"{host.name}: could not ask for {tool} in the container (rc={res.rc}): "
                               f"{res.came_back()}")
     found = [ln for ln in res.stdout.splitlines() if ln.strip() and ln.strip() != "__rackgate_asked__"]

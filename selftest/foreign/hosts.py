@@ -3,7 +3,8 @@ mount namespace that shows a gfx1250 node's surfaces at the real paths. Built fr
 and the driver/amd-smi sources, independently of rackgate/sim (nothing here imports it).
 
 Per host: `ip netns add`, a veth pair (host side in this namespace, peer inside), and
-`ip netns exec NS unshare -m --propagation private sh start.sh` where start.sh mounts a tmpfs
+`ip netns exec NS unshare -m --propagation private -p -f --mount-proc sh start.sh` (its own
+mount and PID namespaces: `ps` on the node sees only the node's processes) where start.sh mounts a tmpfs
 over /sys, /dev and /usr/local/bin, fills them, then execs sshd:
   /sys/class/drm/cardN/device/{vendor,uevent,ualink/*}  amdgpu's ualink attributes (newer layout)
   /sys/module/amdgpu/parameters/*, /sys/module/ifoe
@@ -187,7 +188,8 @@ class ForeignRack:
         script = _setup_script(node, root) + f"\nexec {SSHD} -D -e -f {shlex.quote(str(root / 'sshd_config'))}\n"
         (root / "start.sh").write_text(script)
         self._procs.append(subprocess.Popen(
-            ["ip", "netns", "exec", node.ns, "unshare", "-m", "--propagation", "private", "sh", str(root / "start.sh")],
+            ["ip", "netns", "exec", node.ns, "unshare", "-m", "--propagation", "private", "-p", "-f",
+             "--mount-proc", "sh", str(root / "start.sh")],
             stdout=subprocess.DEVNULL, stderr=open(root / "sshd.log", "w"), start_new_session=True))
 
     def _wait(self, node: Node, proc: subprocess.Popen) -> None:

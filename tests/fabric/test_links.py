@@ -33,7 +33,12 @@ def test_accel_state(gpu, rack, evidence):
 def test_accel_id(gpu, rack, rack_links, fabric_info, evidence, facts):
     links = rack_links.get()
     link = links[gpu.node.name][gpu.index]
-    _, smi = fabric_info.get(gpu.node.name)
+    try:
+        _, smi = fabric_info.get(gpu.node.name)
+    except CouldNotObserve as e:  # amd-smi unreadable: the driver's value may still show the fault
+        smi, smi_error = [], e
+    else:
+        smi_error = None
     smi_gpu = next((g for g in smi if g.gpu == gpu.index), None)
     expected = expected_accel_id(gpu.node.cfg.tray, gpu.index, rack.gpus_per_node)
     others = [f"{n}/card{l.card}" for n, ls in links.items() for l in ls
@@ -42,9 +47,12 @@ def test_accel_id(gpu, rack, rack_links, fabric_info, evidence, facts):
                     f"ualink/accel_id: {link.accel_id_raw}\namd-smi ACCELERATOR_ID: "
                     f"{smi_gpu.accelerator_id_raw if smi_gpu else '(GPU not in amd-smi fabric output)'}")
     facts.record("ualink.accel_id", link.accel_id_raw, where=gpu.where, row="FAB-ACCEL-ID")
-    if smi_gpu is None:
-        raise CouldNotObserve(f"{gpu.where}: amd-smi fabric lists no GPU {gpu.index}")
-    found = judge.accel_id(gpu.where, expected, link, smi_gpu, others)
+    try:
+        found = judge.accel_id(gpu.where, expected, link, smi_gpu, others, smi_read=True)
+    except CouldNotObserve:
+        if smi_error is not None:
+            raise smi_error from None
+        raise
     check(not found, "FAB-ACCEL-ID", gpu.where, "; ".join(found))
 
 
