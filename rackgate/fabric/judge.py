@@ -7,11 +7,21 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..errors import CouldNotObserve, require_records
+from ..errors import CouldNotObserve, UnrecognisedOutput, require_records
 from ..probes import amdsmi, collective, dmesg, ubench
 from ..probes.ualink import Link
 from . import accel
 from .ubench07 import LeftoverScan, PairRun
+
+def readable(where: str, link: Link, attrs: tuple[str, ...]) -> Link:
+    """The link, when each of `attrs` was read with a value; an empty attribute file is not a
+    state, an id or a bitmap: could-not-observe naming the file."""
+    for a in attrs:
+        if (getattr(link, a, None) or "").strip() == "":
+            raise UnrecognisedOutput(f"{where}: /sys/class/drm/card{link.card}/device/ualink/{a.removesuffix('_raw')} is "
+                                     f"{'empty' if getattr(link, a, None) is not None else 'missing'}")
+    return link
+
 
 # --- FAB-ACCEL-ID ---------------------------------------------------------------------------
 

@@ -115,6 +115,9 @@ def scan(host: Host, ours: set[int], when: str) -> LeftoverScan:
         return LeftoverScan(host.name, when, [], ours, str(e))
     if not res.ok:
         return LeftoverScan(host.name, when, [], ours, f"ps failed: {res.stderr.strip()[:200]}")
+    if "PID" not in (res.stdout.splitlines() or [""])[0]:  # ps always prints its header (and itself)
+        return LeftoverScan(host.name, when, [], ours, f"`ps -eo pid,pgid,args` printed no process table: "
+                                                       f"{res.came_back()}")
     return LeftoverScan(host.name, when, ubench.parse_ps(res.stdout), set(ours))
 
 

@@ -8,7 +8,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from ..errors import CouldNotObserve, ToolMissing
+from ..errors import CouldNotObserve, ToolMissing, UnrecognisedOutput
 from ..transport import Host
 
 _MISSING = "__rackgate_missing__"
@@ -110,7 +110,10 @@ def python(host: Host, code: str, python_exe: str = "python3", env: dict[str, st
     if res.rc == 127 and not res.stdout:
         _no_docker(host, res)
         raise ToolMissing(host.name, python_exe, "platform.container_python", res.came_back())
-    return parse_python(res.rc, res.stdout, res.stderr), res.evidence()
+    got = parse_python(res.rc, res.stdout, res.stderr)
+    if got.rc == 0 and got.value is None:
+        raise UnrecognisedOutput(f"{host.name}: `{python_exe} -c ...` exited 0 but printed nothing")
+    return got, res.evidence()
 
 
 _RUN = "__rackgate_run__"
@@ -148,6 +151,8 @@ def python_variants(host: Host, code: str, variants: list[tuple[dict[str, str], 
             raise CouldNotObserve(f"{host.name}: {python_exe} not found in the container: {out.strip()[-160:]}")
         # merged output: on success the value is the last line; on failure the traceback's end
         results.append(parse_python(rc, out if rc == 0 else "", out))
+        if rc == 0 and results[-1].value is None:
+            raise UnrecognisedOutput(f"{host.name}: `{python_exe} -c ...` exited 0 but printed nothing")
     shown = "\n".join(f"$ {c}\n{out}(rc={rc})" for c, (rc, out) in zip(cmds, runs))
     return results, shown
 

@@ -177,6 +177,14 @@ def _docker(host: Host, args: str, timeout: float = 60) -> str:
 
 def ps_all(host: Host) -> tuple[list[PsRow], str]:
     out = _docker(host, PS[len("docker "):])
+    if not out.strip():
+        # No container at all is only evidence when the daemon is known to have answered.
+        version = _docker(host, "version --format '{{.Server.Version}}'").strip()
+        if not version:
+            raise UnrecognisedOutput(f"node {host.name}: `docker ps -a` printed nothing and `docker version` "
+                                     "names no server: the daemon's answer was not seen")
+        out_note = f"(no containers; docker server {version})"
+        return [], out_note
     try:
         return parse_ps(out), out
     except DockerOutputError as e:

@@ -19,7 +19,7 @@ def test_accel_state(gpu, rack, evidence):
     deadline = time.monotonic() + f.state_wait_s
     seen = []
     while True:
-        link = ualink.read_link(gpu.node.host, gpu.index)
+        link = judge.readable(gpu.where, ualink.read_link(gpu.node.host, gpu.index), ("accel_state",))
         seen.append(f"{time.strftime('%H:%M:%S')} {link.summary()}")
         if link.accel_state in f.active_states or time.monotonic() >= deadline:
             break
@@ -32,7 +32,7 @@ def test_accel_state(gpu, rack, evidence):
 @pytest.mark.row("FAB-ACCEL-ID")
 def test_accel_id(gpu, rack, rack_links, fabric_info, evidence, facts):
     links = rack_links.get()
-    link = links[gpu.node.name][gpu.index]
+    link = judge.readable(gpu.where, links[gpu.node.name][gpu.index], ("accel_id_raw",))
     try:
         _, smi = fabric_info.get(gpu.node.name)
     except CouldNotObserve as e:  # amd-smi unreadable: the driver's value may still show the fault
@@ -62,7 +62,7 @@ def test_link_training(gpu, rack, rack_links, baseline, facts, evidence, pytestc
     --record-baseline. With no baseline the check cannot judge and says so (it never passes
     silently); while recording, only the peer comparison is made and the values are stored."""
     node_links = rack_links.get()[gpu.node.name]
-    link = node_links[gpu.index]
+    link = judge.readable(gpu.where, node_links[gpu.index], ("local_accels", "station_lane_en_bitmap"))
     peers = {f"{gpu.node.name}/card{l.card}": l for l in node_links}
     evidence.attach("link training", "\n".join(
         f"{w}: local_accels={l.local_accels} station_lane_en_bitmap={l.station_lane_en_bitmap}"
