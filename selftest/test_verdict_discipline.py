@@ -143,3 +143,15 @@ def test_ssh_config_file_is_passed_as_F(tmp_path):
     rack = config.parse(SSH_RACK.format(ssh=f'options = ["ConnectTimeout=3"]\nconfig = "{cfg}"'), "r.toml")
     opts = host_for(rack.nodes[0], rack).runner.opts
     assert opts[:2] == ["-F", str(cfg)] and "ConnectTimeout=3" in opts
+
+
+# --- docs/catalogue.md: what each check needs to pass ----------------------------------------
+def test_every_row_says_what_evidence_it_passes_on():
+    from rackgate.catalogue import rows
+    from rackgate.report import catalogue_page
+    missing = [r.id for r in rows().values() if len(r.passes_on.strip()) < 20]
+    assert missing == []
+    page = catalogue_page.render([], [], None)
+    assert "| passes only on (evidence read) |" in page
+    fab = rows()["FAB-UNPOPULATED"]
+    assert f"| {fab.passes_on} |" in page

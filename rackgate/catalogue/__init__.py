@@ -16,7 +16,7 @@ AREAS = {"PLAT": "platform", "FAB": "fabric", "SRV": "serving", "BENCH": "servin
          "REG": "regression"}
 ROW_FILES = ("plat", "fab", "srv", "bench", "acc", "reg")
 _FIELDS = {"id", "title", "markers", "scope", "observe", "healthy", "signatures", "meaning",
-           "action", "anchor", "severity"}
+           "action", "anchor", "severity", "passes_on"}
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,8 @@ class Row:
     action: str
     anchor: str
     severity: str = "normal"
+    # The evidence a PASS needs (docs/catalogue.md): what the suite must have read, never "nothing wrong".
+    passes_on: str = ""
     family: str = field(default="")
 
     @property
