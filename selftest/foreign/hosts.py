@@ -111,7 +111,7 @@ def _setup_script(node: Node, root: Path) -> str:
     lines = ["set -e", f"mkdir -p {r}/olddev", f"mount --bind /dev {r}/olddev",
              "mount -t tmpfs rg-sys /sys", "mount -t tmpfs rg-dev /dev",
              f"for f in null zero urandom random tty; do touch /dev/$f; mount --bind {r}/olddev/$f /dev/$f; done",
-             "ln -s /proc/self/fd /dev/fd", "touch /dev/kfd",
+             "ln -s /proc/self/fd /dev/fd", "touch /dev/kfd", "mkdir -p /dev/shm",
              "mkdir -p /sys/module/ifoe /sys/module/amdgpu/parameters",
              "mount -t tmpfs rg-bin /usr/local/bin", f"cp {r}/bin/* /usr/local/bin/"]
     for k, v in node.params.items():
