@@ -112,7 +112,7 @@ def _setup_script(node: Node, root: Path) -> str:
              "mount -t tmpfs rg-sys /sys", "mount -t tmpfs rg-dev /dev",
              f"for f in null zero urandom random tty; do touch /dev/$f; mount --bind {r}/olddev/$f /dev/$f; done",
              "ln -s /proc/self/fd /dev/fd", "touch /dev/kfd", "mkdir -p /dev/shm",
-             "mkdir -p /sys/module/ifoe /sys/module/amdgpu/parameters",
+             "mkdir -p /sys/module/ifoe /sys/module/amdgpu/parameters /sys/class/kfd/kfd/proc",
              "mount -t tmpfs rg-bin /usr/local/bin", f"cp {r}/bin/* /usr/local/bin/"]
     for k, v in node.params.items():
         lines.append(f"echo {shlex.quote(v)} > /sys/module/amdgpu/parameters/{k}")
