@@ -11,6 +11,11 @@ atom, gates, report, fixtures) can raise these without import cycles.
 """
 from __future__ import annotations
 
+from collections.abc import Sized
+from typing import TypeVar
+
+R = TypeVar("R", bound=Sized)
+
 
 class CouldNotObserve(RuntimeError):
     """The suite could not make the observation: ERROR, not FAILED. str() says which node, which
@@ -41,3 +46,17 @@ class NotRun(CouldNotObserve):
     def __init__(self, root: str, why: str = ""):
         self.root = root
         super().__init__(f"not run: {root} {why or 'failed'} (see it)")
+
+
+def require_records(records: R, what: str, where: str, came_back: str = "") -> R:
+    """Refuse to judge nothing: return `records` when it holds at least one, else raise
+    UnrecognisedOutput naming what was expected and where it was read from.
+
+    Every judge calls this on its input before looping over it, so an empty parse (an unknown
+    layout, an empty file, a tool that printed nothing) is ERROR, never a vacuous PASS.
+        require_records(cards, "UALink cards", f"node {node}: /sys/class/drm/card*/device/ualink")
+    """
+    if records is None or len(records) == 0:
+        tail = f"; it said: {came_back.strip()[:200]}" if came_back and came_back.strip() else ""
+        raise UnrecognisedOutput(f"{where}: no {what} recognised{tail}")
+    return records

@@ -1,9 +1,13 @@
 """The rack file as a validated object. One load function; unknown keys are errors."""
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import subprocess
 from typing import Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
 from .accuracy import AccuracyExpect
 from .base import Section
@@ -42,9 +46,55 @@ class Node(Section):
 class Ssh(Section):
     connect_timeout_s: int = Field(default=10, ge=1)
     command_timeout_s: float = Field(default=60.0, gt=0)
-    # Extra -o options, e.g. ["ProxyJump=jump"]. Host-key checking stays as your ssh config has it.
+    # Extra -o options, each Key=Value of a real ssh option, e.g. ["ProxyJump=jump"]; flags
+    # ("-F x", "-v") are refused: use `config` for a separate file. Host-key checking stays as
+    # your ssh config has it.
     options: list[str] = Field(default_factory=list)
     control_persist_s: int = Field(default=60, ge=0)
+    # A separate ssh config file, passed as `ssh -F FILE` (instead of ~/.ssh/config).
+    config: str = ""
+
+    @field_validator("options")
+    @classmethod
+    def _options(cls, opts: list[str]) -> list[str]:
+        for o in opts:
+            if o.lstrip().startswith("-"):
+                raise ValueError(f"{o!r} is a command-line flag, not an option: write Key=Value "
+                                 "(e.g. ProxyJump=jump); a config file goes in [ssh] config")
+            if not _SSH_OPTION.fullmatch(o):
+                raise ValueError(f"{o!r} is not Key=Value (e.g. ProxyJump=jump)")
+        bad = _unknown_ssh_options(opts)
+        if bad:
+            raise ValueError(bad)
+        return opts
+
+    @field_validator("config")
+    @classmethod
+    def _config(cls, path: str) -> str:
+        if path and not os.path.isfile(os.path.expanduser(path)):
+            raise ValueError(f"ssh config file {path!r} does not exist")
+        return os.path.expanduser(path) if path else path
+
+
+_SSH_OPTION = re.compile(r"[A-Za-z][A-Za-z0-9]*=\S.*")
+
+
+def _unknown_ssh_options(opts: list[str]) -> str:
+    """Ask the system ssh client whether it knows each option (`ssh -G` parses, connects nowhere);
+    "" when it does, or when there is no ssh client here to ask."""
+    ssh = shutil.which("ssh")
+    if not ssh or not opts:
+        return ""
+    for o in opts:
+        try:
+            res = subprocess.run([ssh, "-F", "/dev/null", "-G", "-o", o, "rackgate-option-check"],
+                                 capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+        if res.returncode != 0:
+            said = (res.stderr.strip().splitlines() or ["rejected"])[0]
+            return f"{o!r} is not an option ssh accepts: {said}"
+    return ""
 
 
 class Server(Section):

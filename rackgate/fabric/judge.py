@@ -7,17 +7,30 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..errors import UnrecognisedOutput
+from ..errors import CouldNotObserve, UnrecognisedOutput, require_records
 from ..probes import amdsmi, collective, dmesg, ubench
 from ..probes.ualink import Link
 from . import accel
 from .ubench07 import LeftoverScan, PairRun
 
+def readable(where: str, link: Link, attrs: tuple[str, ...]) -> Link:
+    """The link, when each of `attrs` was read with a value; an empty attribute file is not a
+    state, an id or a bitmap: could-not-observe naming the file."""
+    for a in attrs:
+        if (getattr(link, a, None) or "").strip() == "":
+            raise UnrecognisedOutput(f"{where}: /sys/class/drm/card{link.card}/device/ualink/{a.removesuffix('_raw')} is "
+                                     f"{'empty' if getattr(link, a, None) is not None else 'missing'}")
+    return link
+
+
 # --- FAB-ACCEL-ID ---------------------------------------------------------------------------
 
 
 def accel_id(where: str, expected: int, link: Link, smi: amdsmi.FabricGpu | None,
-             same_id_elsewhere: list[str]) -> list[str]:
+             same_id_elsewhere: list[str], smi_read: bool = False) -> list[str]:
+    """The driver's accel_id is the evidence; amd-smi's ACCELERATOR_ID must agree with it. With
+    `smi_read` (the test read amd-smi fabric), an amd-smi value the suite could not read (GPU not
+    listed, N/A) is could-not-observe -- unless the driver already shows the fault."""
     out = []
     if link.accel_id is None:
         out.append(f"ualink/accel_id={link.accel_id_raw} (unset), expected {expected} = 4*(tray-1)+gpu")
@@ -26,7 +39,13 @@ def accel_id(where: str, expected: int, link: Link, smi: amdsmi.FabricGpu | None
                    "(the tray number in the rack file, or the node's fabric configuration, is wrong)")
     if same_id_elsewhere:
         out.append(f"accel_id {link.accel_id_raw} is also reported by {', '.join(same_id_elsewhere)} (must be unique)")
-    if smi is not None and smi.accelerator_id_raw != (link.accel_id_raw or ""):
+    unread = smi is None or smi.accelerator_id_raw in ("", "N/A", None)
+    if unread:
+        if smi_read and not out:
+            shown = "lists no such GPU" if smi is None else f"shows ACCELERATOR_ID={smi.accelerator_id_raw or 'nothing'}"
+            raise CouldNotObserve(f"{where}: amd-smi fabric {shown}: the suite could not read it to compare "
+                                  f"with ualink/accel_id={link.accel_id_raw}")
+    elif smi.accelerator_id_raw != (link.accel_id_raw or ""):
         out.append(f"amd-smi fabric ACCELERATOR_ID={smi.accelerator_id_raw} but ualink/accel_id={link.accel_id_raw}")
     return out
 
@@ -75,9 +94,16 @@ def training_vs_baseline(where: str, link: Link, baseline) -> tuple[list[str], l
 
 
 def unpopulated(node: str, gpus: list[amdsmi.FabricGpu], links: dict[int, Link]) -> list[str]:
-    """Every field must be classified; a classification must agree with what the driver has."""
+    """Every field must be classified; a classification must agree with what the driver has.
+    Nothing to classify (no GPU, or a GPU without the fields) is could-not-observe, never healthy."""
+    require_records(gpus, "GPU blocks", f"node {node}: amd-smi fabric")
     out = []
     for g in gpus:
+        require_records(g.fields, "BANDWIDTH/LATENCY/VERSION fields", f"{node}/card{g.gpu}: amd-smi fabric")
+        absent = [n.upper() for n in amdsmi.UNPOPULATED_FIELDS if n not in g.fields]
+        if absent:
+            raise CouldNotObserve(f"{node}/card{g.gpu}: amd-smi fabric shows no {', '.join(absent)}: "
+                                  "the suite cannot classify what it did not read")
         link = links.get(g.gpu)
         for f in g.fields.values():
             where = f"{node}/card{g.gpu} {f.name.upper()}: {f.raw}"
@@ -121,6 +147,8 @@ def p2p(run: PairRun) -> list[str]:
             out.append(f"{side.node} ({side.role}): {got.fatal}{where}")
         elif got.result:
             out.append(f"{side.node} ({side.role}): {got.result}")
+        elif not side.output.strip() and not side.ended_by_suite:
+            raise CouldNotObserve(f"{side.node} ({side.role}): `{side.command}` exited with no output at all")
         else:
             sat = "ended by the suite at its bound" if side.ended_by_suite else "exited"
             out.append(f"{side.node} ({side.role}): no RESULT line (the tool {sat}; `{side.command}`)"
@@ -206,10 +234,15 @@ def leftovers(scans: list[LeftoverScan]) -> list[str]:
 def dmesg_pair(runs: list[PairRun], amap: dict[int, str]) -> tuple[list[str], str]:
     """(findings, note): fabric errors either node logged while the pair ran; the note names the
     'importer logs, exporter silent' signature when a run shows it."""
+    ran = [r for r in runs if not r.error and r.client is not None]
+    require_records(ran, "ubench07 runs that started both sides", "FAB-DMESG",
+                    "; ".join(r.error for r in runs if r.error))
+    for run in ran:
+        missing = [n for n in run.pair if n not in run.dmesg]
+        if missing:
+            raise CouldNotObserve(f"[{run.tool}] the kernel log of {', '.join(missing)} was not read for this run")
     out, silent = [], False
-    for run in runs:
-        if run.error:
-            continue
+    for run in ran:
         importer = run.client.node if run.client else run.pair[1]
         hits = {node: dmesg.match(lines, accel.FAB_DMESG) for node, lines in run.dmesg.items()}
         for node, h in hits.items():

@@ -18,6 +18,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from ..errors import CouldNotObserve, ToolMissing
 from ..probes import dmesg, ubench
 from ..transport import Host, Spawned, TransportError, fanout
 from ..transport.deadline import wait_for
@@ -92,6 +93,22 @@ def commands(tool: str, cfg, peer_ip: str) -> tuple[str, str]:
     return (f"{exe} listen -port={cfg.bw_port}{gpu}", f"{exe} connect -peer_ip={peer_ip} -port={cfg.bw_port}{gpu}")
 
 
+def require_exe(host: Host, exe: str) -> None:
+    """Raise ToolMissing (naming the executable, the node and the rack-file key fabric.ubench_dir)
+    when the tool is not an executable on the node: a missing build is never a fabric fault."""
+    q = host.qpath(exe) if "/" in exe else exe
+    res = host.run(f"if [ -x {q} ] || command -v {q} >/dev/null 2>&1; then echo present; "
+                   f"else ls -ld {q} 2>&1; exit 127; fi", timeout=30)
+    if res.rc == 127 or "present" not in res.stdout:
+        raise ToolMissing(host.name, exe, "fabric.ubench_dir", res.came_back())
+
+
+def _not_found_in(output: str, exe: str) -> bool:
+    """The shell's own words when the exec failed (`exec: /x/ualoe_p2p.exe: not found`)."""
+    return bool(re.search(re.escape(exe) + r".{0,4}(not found|No such file|Permission denied|cannot execute)",
+                          output))
+
+
 def scan(host: Host, ours: set[int], when: str) -> LeftoverScan:
     try:
         res = host.run("ps -eo pid,pgid,args", timeout=30)
@@ -99,6 +116,9 @@ def scan(host: Host, ours: set[int], when: str) -> LeftoverScan:
         return LeftoverScan(host.name, when, [], ours, str(e))
     if not res.ok:
         return LeftoverScan(host.name, when, [], ours, f"ps failed: {res.stderr.strip()[:200]}")
+    if "PID" not in (res.stdout.splitlines() or [""])[0]:  # ps always prints its header (and itself)
+        return LeftoverScan(host.name, when, [], ours, f"`ps -eo pid,pgid,args` printed no process table: "
+                                                       f"{res.came_back()}")
     return LeftoverScan(host.name, when, ubench.parse_ps(res.stdout), set(ours))
 
 
@@ -147,6 +167,8 @@ class Runner:
         slog, clog = f"{LOG_DIR}/{tag}-{roles[0]}.log", f"{LOG_DIR}/{tag}-{roles[1]}.log"
         t0 = time.monotonic()
         try:
+            for h, cmd in ((ha, scmd), (hb, ccmd)):
+                require_exe(h, cmd.split()[0])
             cursors = dict(zip((a, b), fanout([ha, hb], dmesg.cursor)))
             server = self._spawn(ha, scmd, slog)
             run.server.pid = server.pid
@@ -166,14 +188,18 @@ class Runner:
             if run.client is not None:
                 run.client.output = self._output(hb, clog)
             self._end(server, run.server)
+            for side, h in ((run.server, ha), (run.client, hb)):
+                exe = (side.command.split() or [""])[0] if side else ""
+                if side is not None and _not_found_in(side.output, exe):
+                    raise ToolMissing(h.name, exe, "fabric.ubench_dir", side.output.strip()[-200:])
             for n, h in ((a, ha), (b, hb)):
                 c = cursors[n]
                 if isinstance(c, Exception):
                     raise c
                 run.dmesg[n] = dmesg.read_dmesg(h, since_monotonic=c)
-        except TransportError as e:
+        except CouldNotObserve as e:  # unreachable, tool missing, dmesg unreadable: not a verdict
             run.error = str(e)
-        except Exception as e:  # noqa: BLE001 - CouldNotObserve from the dmesg probe
+        except Exception as e:  # noqa: BLE001
             run.error = f"{type(e).__name__}: {e}"
         run.seconds = time.monotonic() - t0
         return run

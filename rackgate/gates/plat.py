@@ -5,6 +5,8 @@ print it as its `seen:` line.
 """
 from __future__ import annotations
 
+from ..errors import CouldNotObserve
+
 import re
 import time
 
@@ -20,10 +22,13 @@ def _fmt_time(epoch: int | float) -> str:
 
 # --- PLAT-TUNED -------------------------------------------------------------------------------
 def tuned(facts: TuningFacts, params: dict[str, str | None], mode_d_params: list[str],
-          slack_s: float = 0.0) -> list[str]:
+          slack_s: float = 0.0, where: str = "") -> list[str]:
     out = []
     if facts.report is None:
-        return [f"no perf_setup report: nothing matches the report glob (booted {facts.boot.since})"]
+        # No report at all says nothing about the tuning (perf_setup may keep it elsewhere):
+        # could not observe, naming the rack-file key that points at it.
+        raise CouldNotObserve(f"{where + ': ' if where else ''}no perf_setup report matches platform.perf_report_glob (booted {facts.boot.since}): "
+                              "cannot tell whether the tuning was applied this boot")
     r, rep = facts.report, facts.parsed
     if r.mtime <= facts.boot.epoch + slack_s:
         out.append(f"newest report {r.path} is from {_fmt_time(r.mtime)}, older than this boot "

@@ -8,7 +8,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from ..errors import CouldNotObserve
+from ..errors import CouldNotObserve, ToolMissing, UnrecognisedOutput
 from ..transport import Host
 
 _MISSING = "__rackgate_missing__"
@@ -91,14 +91,24 @@ def _python_cmd(code: str, python_exe: str, env: dict[str, str] | None, unset: t
     return f"{prefix}{assigns + ' ' if assigns else ''}{python_exe} -c {shlex.quote(code)}"
 
 
+def _no_docker(host: Host, res) -> None:
+    """The command never reached the container because docker itself is missing on the node."""
+    if res.rc == 127 and "docker" in res.stderr and not res.stdout.strip():
+        raise ToolMissing(host.runner.node, "docker", None, res.came_back())
+
+
 def python(host: Host, code: str, python_exe: str = "python3", env: dict[str, str] | None = None,
            unset: tuple[str, ...] = ()) -> tuple[PyResult, str]:
     """Run `python3 -c CODE` in the container, with some variables set or unset for it only."""
     cmd = _python_cmd(code, python_exe, env, unset)
     res = host.run(cmd, timeout=120)
     if res.rc == 127 and not res.stdout:
-        raise CouldNotObserve(f"{host.name}: {python_exe} not found in the container")
-    return parse_python(res.rc, res.stdout, res.stderr), res.evidence()
+        _no_docker(host, res)
+        raise ToolMissing(host.name, python_exe, "platform.container_python", res.came_back())
+    got = parse_python(res.rc, res.stdout, res.stderr)
+    if got.rc == 0 and got.value is None:
+        raise UnrecognisedOutput(f"{host.name}: `{python_exe} -c ...` exited 0 but printed nothing")
+    return got, res.evidence()
 
 
 _RUN = "__rackgate_run__"
@@ -125,6 +135,8 @@ def python_variants(host: Host, code: str, variants: list[tuple[dict[str, str], 
     script = "; ".join(f"{c} 2>&1; echo {_RUN} $?" for c in cmds)
     res = host.run(script, timeout=120)
     runs = split_runs(res.stdout)
+    if not runs:
+        _no_docker(host, res)
     if len(runs) != len(cmds):
         raise CouldNotObserve(f"{host.name}: {len(runs)} of {len(cmds)} python runs reported back: "
                               f"{(res.stderr or res.stdout).strip()[-200:]}")
@@ -134,6 +146,8 @@ def python_variants(host: Host, code: str, variants: list[tuple[dict[str, str], 
             raise CouldNotObserve(f"{host.name}: {python_exe} not found in the container: {out.strip()[-160:]}")
         # merged output: on success the value is the last line; on failure the traceback's end
         results.append(parse_python(rc, out if rc == 0 else "", out))
+        if rc == 0 and results[-1].value is None:
+            raise UnrecognisedOutput(f"{host.name}: `{python_exe} -c ...` exited 0 but printed nothing")
     shown = "\n".join(f"$ {c}\n{out}(rc={rc})" for c, (rc, out) in zip(cmds, runs))
     return results, shown
 
@@ -168,8 +182,14 @@ def environment(host: Host) -> dict[str, str]:
 
 def which(host: Host, tool: str) -> str | None:
     """The tool's path on the container's PATH, or None."""
-    res = host.run(f"command -v {shlex.quote(tool)}", timeout=30)
-    path = res.stdout.strip().splitlines()[-1] if res.ok and res.stdout.strip() else None
+    res = host.run(f"command -v {shlex.quote(tool)}; echo __rackgate_asked__", timeout=30)
+    if "__rackgate_asked__" not in res.stdout:
+        # The shell in the container never ran (docker missing, exec refused): nothing was asked.
+        _no_docker(host, res)
+        raise CouldNotObserve(f"{host.name}: could not ask for {tool} in the container (rc={res.rc}): "
+                              f"{res.came_back()}")
+    found = [ln for ln in res.stdout.splitlines() if ln.strip() and ln.strip() != "__rackgate_asked__"]
+    path = found[-1].strip() if found else None
     return host.node_path(path) if path else None
 
 

@@ -15,7 +15,7 @@ Formats (docker CLI):
 """
 from __future__ import annotations
 
-from ..errors import UnrecognisedOutput
+from ..errors import ToolMissing, UnrecognisedOutput
 
 import json
 import shlex
@@ -168,7 +168,7 @@ def _docker(host: Host, args: str, timeout: float = 60) -> str:
     """Run a docker CLI command; a daemon or permission problem is 'could not observe'."""
     res = host.run(f"docker {args}", timeout=timeout)
     if res.rc == 127:
-        raise CouldNotObserve(f"{host.name}: docker is not installed (or not on PATH)")
+        raise ToolMissing(host.name, "docker", None, res.came_back())
     if not res.ok:
         why = (res.stderr.strip().splitlines() or [f"rc={res.rc}"])[-1]
         raise CouldNotObserve(f"{host.name}: `docker {args.split(' ')[0]}` failed: {why}")
@@ -177,6 +177,14 @@ def _docker(host: Host, args: str, timeout: float = 60) -> str:
 
 def ps_all(host: Host) -> tuple[list[PsRow], str]:
     out = _docker(host, PS[len("docker "):])
+    if not out.strip():
+        # No container at all is only evidence when the daemon is known to have answered.
+        version = _docker(host, "version --format '{{.Server.Version}}'").strip()
+        if not version:
+            raise UnrecognisedOutput(f"node {host.name}: `docker ps -a` printed nothing and `docker version` "
+                                     "names no server: the daemon's answer was not seen")
+        out_note = f"(no containers; docker server {version})"
+        return [], out_note
     try:
         return parse_ps(out), out
     except DockerOutputError as e:
@@ -196,7 +204,7 @@ def inspect(host: Host, name: str) -> tuple[Inspect | None, str]:
     """The container's configuration, or None when no container has that name."""
     res = host.run(f"docker inspect --type container {shlex.quote(name)}", timeout=60)
     if res.rc == 127:
-        raise CouldNotObserve(f"{host.name}: docker is not installed (or not on PATH)")
+        raise ToolMissing(host.name, "docker", None, res.came_back())
     if not res.ok and "No such" in res.stderr:
         return None, res.evidence()
     if not res.ok:

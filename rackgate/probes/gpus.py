@@ -18,6 +18,9 @@ from ..transport import Host
 from . import amdsmi
 
 AMD_VENDOR = "0x1002"
+# amd-smi's words when the library finds no GPU device (amdsmi_cli: "Unable to detect any GPU
+# devices, check amdgpu version and module status"): the one failure that is a finding.
+NO_GPU = re.compile(r"Unable to detect any GPU devices")
 _UNIT_MIB = {"B": 1 / 2**20, "KB": 1 / 1024, "KIB": 1 / 1024, "MB": 1, "MIB": 1, "GB": 1024, "GIB": 1024,
              "TB": 2**20, "TIB": 2**20}
 
@@ -120,10 +123,12 @@ def read(host: Host) -> GpuFacts:
     res = host.run("amd-smi static --asic --bus --vram --json", timeout=120)
     if res.rc == 127:  # no amd-smi on this node: the driver's own sysfs view
         return _read_sysfs(host)
-    if not res.ok:
-        # e.g. "Unable to detect any GPU devices, check amdgpu version and module status"
-        why = (res.stderr.strip().splitlines() or res.stdout.strip().splitlines() or [f"rc={res.rc}"])[-1]
+    if not res.ok and NO_GPU.search(res.stderr + res.stdout):
+        # amd-smi's own finding that the driver presents no GPU: evidence about the node.
+        why = next(ln for ln in (res.stderr + "\n" + res.stdout).splitlines() if NO_GPU.search(ln)).strip()
         return GpuFacts([], "amd-smi", res.evidence(), why)
+    # Any other failure (e.g. exit 2 "unsupported: static ...") says nothing about the GPUs.
+    res.require(tool="amd-smi")
     try:
         return GpuFacts(parse_amdsmi_static(res.stdout), "amd-smi", res.stdout)
     except GpuListError as e:
@@ -131,6 +136,8 @@ def read(host: Host) -> GpuFacts:
 
 
 def _read_sysfs(host: Host) -> GpuFacts:
+    if not host.exists("/sys/class/drm"):
+        raise CouldNotObserve(f"node {host.name}: no amd-smi and no /sys/class/drm to read the GPUs from")
     cards = []
     for p in host.glob("/sys/class/drm/card*"):
         m = re.fullmatch(r"/sys/class/drm/card(\d+)", p)
@@ -140,6 +147,9 @@ def _read_sysfs(host: Host) -> GpuFacts:
     paths = [f"/sys/class/drm/card{c}/device/{a}" for c in cards for a in attrs]
     raw = host.read_many(paths)
     per = {c: {a: raw[f"/sys/class/drm/card{c}/device/{a}"] for a in attrs} for c in cards}
+    blank = [f"card{c}" for c, d in per.items() if d["vendor"] is not None and not d["vendor"].strip()]
+    if blank:
+        raise UnrecognisedOutput(f"node {host.name}: /sys/class/drm/{blank[0]}/device/vendor is empty")
     text = "\n".join(f"card{c}: {a}={(v or '').strip()[:80]}" for c, d in per.items() for a, v in d.items()
                      if a != "uevent")
     return GpuFacts(parse_sysfs(per), "sysfs", text)

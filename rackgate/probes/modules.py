@@ -30,10 +30,11 @@ class DriverFacts:
 
 
 def driver(host: Host) -> DriverFacts:
-    res = host.run("lsmod", timeout=30)
-    if not res.ok:
-        from ..report.verdict import CouldNotObserve
-        raise CouldNotObserve(f"{host.name}: lsmod failed (rc={res.rc}): {res.stderr.strip()}")
+    res = host.run("lsmod", timeout=30).require(tool="lsmod")
+    if not res.stdout.lstrip().startswith("Module"):
+        from ..errors import UnrecognisedOutput
+        raise UnrecognisedOutput(f"node {host.name}: lsmod printed no 'Module Size Used by' header: "
+                                 f"{res.stdout.strip()[:120]!r}")
     return DriverFacts(parse_lsmod(res.stdout), host.exists("/dev/kfd"), res.stdout)
 
 
@@ -41,4 +42,9 @@ def amdgpu_params(host: Host, names=AMDGPU_PARAMS) -> dict[str, str | None]:
     """Loaded values of amdgpu's module parameters (None: the file is missing)."""
     paths = {n: f"/sys/module/amdgpu/parameters/{n}" for n in names}
     raw = host.read_many(list(paths.values()))
-    return {n: (None if raw[p] is None else raw[p].strip()) for n, p in paths.items()}
+    out = {n: (None if raw[p] is None else raw[p].strip()) for n, p in paths.items()}
+    empty = [paths[n] for n, v in out.items() if v == ""]
+    if empty:
+        from ..errors import UnrecognisedOutput
+        raise UnrecognisedOutput(f"node {host.name}: {empty[0]} is empty (a loaded parameter always has a value)")
+    return out

@@ -68,6 +68,12 @@ def processes(host: Host) -> dict[int, Proc]:
 
 
 def kfd_pids(host: Host) -> list[int]:
+    """The pids in the kfd process list; without the list itself (amdgpu not loaded, or a node that
+    does not show it) there is no GPU-user evidence: could not observe."""
+    if not host.exists(KFD_PROC):
+        from ..errors import CouldNotObserve
+        raise CouldNotObserve(f"node {host.name}: {KFD_PROC} does not exist (is amdgpu loaded? see PLAT-DRIVER): "
+                              "the processes holding the GPUs cannot be listed")
     return parse_kfd_listing(host.glob(f"{KFD_PROC}/*"))
 
 

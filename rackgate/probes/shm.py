@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import CouldNotObserve, UnrecognisedOutput
 from ..transport import Host
 
 
@@ -24,6 +25,15 @@ def parse_stat(text: str) -> list[Segment]:
 
 
 def segments(host: Host, globs: list[str]) -> list[Segment]:
+    dirs = sorted({g.rsplit("/", 1)[0] or "/" for g in globs})
+    absent = [d for d in dirs if not host.exists(d)]
+    if absent:  # nothing listed is not "no segment": the directory itself was not there
+        raise CouldNotObserve(f"node {host.name}: {absent[0]} does not exist: no segment list to read")
     paths = [p for g in globs for p in host.glob(g)]
+    if not paths:
+        return []
     stamped = host.stat(paths, "%s %Y")
-    return parse_stat("".join(f"{v} {p}\n" for p, v in stamped.items() if v))
+    segs = parse_stat("".join(f"{v} {p}\n" for p, v in stamped.items() if v))
+    if not segs:
+        raise UnrecognisedOutput(f"node {host.name}: stat printed no size for {len(paths)} segment(s) found")
+    return segs

@@ -27,7 +27,7 @@ def healthy(nodes: int, gpus: int, accuracy: float) -> dict:
             "modules": ["amdgpu", "ifoe", "amdxcp", "drm_buddy", "gpu_sched"],
             "kfd": True,
             "params": {"gpu_recovery": "0", "halt_if_hws_hang": "1", "mtype_local": "0", "noretry": "1"},
-            "dmesg": [],
+            "dmesg": [(0.0, "Linux version 6.8.0-60-generic (buildd@lcy02-amd64-098) #63-Ubuntu SMP")],
             "train_s": 0.0,
             "gpus": [
                 {

@@ -29,6 +29,8 @@ def host_for(node, rack) -> Host:
     else:
         runner = SshRunner(node.name, node.ssh, rack.ssh.connect_timeout_s, rack.ssh.options,
                            _control_dir(), rack.ssh.control_persist_s, node.env)
+        if getattr(rack.ssh, "config", ""):  # [ssh] config = FILE -> ssh -F FILE
+            runner.opts = ["-F", rack.ssh.config, *runner.opts]
     return Host(node.name, runner, node.sysroot, rack.ssh.command_timeout_s)
 
 

@@ -1,7 +1,10 @@
 """PLAT judgments (rackgate.gates.plat): each finding on its fact, and silence on health."""
 from pathlib import Path
 
+import pytest
+
 from rackgate.config.platform import PrefixExpect
+from rackgate.errors import CouldNotObserve
 from rackgate.gates import plat as judge
 from rackgate.probes import docker, gpus, perf_setup, procs
 
@@ -36,7 +39,8 @@ def test_tuned_failed_steps_and_mode_d_without_params():
 
 def test_tuned_no_report_or_unfinished():
     none = perf_setup.TuningFacts(BOOT, None, None, "")
-    assert "no perf_setup report" in judge.tuned(none, GOOD, [])[0]
+    with pytest.raises(CouldNotObserve, match="no perf_setup report matches platform.perf_report_glob"):
+        judge.tuned(none, GOOD, [])  # no report says nothing about the tuning: could not observe
     assert "did not finish" in judge.tuned(tuning(BOOT.epoch + 9, "starting...\n"), GOOD, [])[0]
 
 

@@ -4,6 +4,7 @@ import time
 
 import pytest
 
+from rackgate.errors import require_records
 from rackgate.fabric import judge
 from rackgate.fabric.accel import expected_accel_id
 from rackgate.probes import ualink
@@ -19,7 +20,7 @@ def test_accel_state(gpu, rack, evidence):
     seen, polls = [], []
 
     def settled():
-        polls.append(ualink.read_link(gpu.node.host, gpu.index))
+        polls.append(judge.readable(gpu.where, ualink.read_link(gpu.node.host, gpu.index), ("accel_state",)))
         seen.append(f"{time.strftime('%H:%M:%S')} {polls[-1].summary()}")
         return ualink.state_kind(polls[-1].accel_state, f.active_states, f.error_states) in ("trained", "error")
 
@@ -38,8 +39,13 @@ def test_accel_state(gpu, rack, evidence):
 @pytest.mark.row("FAB-ACCEL-ID")
 def test_accel_id(gpu, rack, rack_links, fabric_info, evidence, facts):
     links = rack_links.get()
-    link = links[gpu.node.name][gpu.index]
-    _, smi = fabric_info.get(gpu.node.name)
+    link = judge.readable(gpu.where, links[gpu.node.name][gpu.index], ("accel_id_raw",))
+    try:
+        _, smi = fabric_info.get(gpu.node.name)
+    except CouldNotObserve as e:  # amd-smi unreadable: the driver's value may still show the fault
+        smi, smi_error = [], e
+    else:
+        smi_error = None
     smi_gpu = next((g for g in smi if g.gpu == gpu.index), None)
     expected = expected_accel_id(gpu.node.cfg.tray, gpu.index, rack.gpus_per_node)
     others = [f"{n}/card{l.card}" for n, ls in links.items() for l in ls
@@ -48,14 +54,12 @@ def test_accel_id(gpu, rack, rack_links, fabric_info, evidence, facts):
                     f"ualink/accel_id: {link.accel_id_raw}\namd-smi ACCELERATOR_ID: "
                     f"{smi_gpu.accelerator_id_raw if smi_gpu else '(GPU not in amd-smi fabric output)'}")
     facts.record("ualink.accel_id", link.accel_id_raw, where=gpu.where, row="FAB-ACCEL-ID")
-    if smi_gpu is None:
-        raise CouldNotObserve(f"{gpu.where}: amd-smi fabric lists no GPU {gpu.index}")
-    if not smi_gpu.accelerator_id_known:  # amd-smi could not read it: judge ualink alone, then say so
-        found = judge.accel_id(gpu.where, expected, link, None, others)
-        check(not found, "FAB-ACCEL-ID", gpu.where, "; ".join(found))
-        raise CouldNotObserve(f"{gpu.where}: amd-smi fabric printed ACCELERATOR_ID={smi_gpu.accelerator_id_raw!r} "
-                              "(it could not read the driver): no second source for ualink/accel_id")
-    found = judge.accel_id(gpu.where, expected, link, smi_gpu, others)
+    try:
+        found = judge.accel_id(gpu.where, expected, link, smi_gpu, others, smi_read=True)
+    except CouldNotObserve:
+        if smi_error is not None:
+            raise smi_error from None
+        raise
     check(not found, "FAB-ACCEL-ID", gpu.where, "; ".join(found))
 
 
@@ -65,7 +69,7 @@ def test_link_training(gpu, rack, rack_links, baseline, facts, evidence, pytestc
     --record-baseline. With no baseline the check cannot judge and says so (it never passes
     silently); while recording, only the peer comparison is made and the values are stored."""
     node_links = rack_links.get()[gpu.node.name]
-    link = node_links[gpu.index]
+    link = judge.readable(gpu.where, node_links[gpu.index], ("local_accels", "station_lane_en_bitmap"))
     peers = {f"{gpu.node.name}/card{l.card}": l for l in node_links}
     evidence.attach("link training", "\n".join(
         f"{w}: local_accels={l.local_accels} station_lane_en_bitmap={l.station_lane_en_bitmap}"
@@ -101,6 +105,7 @@ def test_pod_ids_identical(rack, hosts, evidence):
                  if l.accel_state not in rack.fabric.active_states]
     evidence.attach("PPOD_ID / VPOD_ID", "\n".join(f"{k}: ppod={p} vpod={v}" for k, (p, v) in trained.items())
                     + (f"\nnot trained (left to FAB-STATE): {', '.join(untrained)}" if untrained else ""))
+    require_records(trained, "trained links (every link read is untrained: FAB-STATE)", "FAB-POD PPOD_ID/VPOD_ID")
     groups: dict[tuple, list[str]] = {}
     for where, pv in trained.items():
         groups.setdefault(pv, []).append(where)
@@ -111,3 +116,4 @@ def test_pod_ids_identical(rack, hosts, evidence):
         odd_nodes = sorted({o.split("/")[0] for o in odd})
         check(False, "FAB-POD", ",".join(odd_nodes),
               f"{'; '.join(odd)} differ from the rest of the rack (ppod={ref[0]} vpod={ref[1]})")
+    hosts.require_all("FAB-POD")

@@ -6,7 +6,7 @@ bounded; the suite ends only the processes it started.
 """
 import pytest
 
-from rackgate.fabric import accel, judge
+from rackgate.fabric import accel, judge, pairs
 from rackgate.report.verdict import CouldNotObserve, check
 
 
@@ -44,7 +44,7 @@ def test_bandwidth(pair, rack, ubench_runs, evidence, facts):
 
 
 @pytest.mark.row("FAB-LEFTOVER")
-def test_no_leftover(node, ubench_runs, evidence):
+def test_no_leftover(node, rack, ubench_runs, evidence):
     scans = []
     for tool in ("p2p", "bw"):
         result = ubench_runs.get(tool)
@@ -52,7 +52,9 @@ def test_no_leftover(node, ubench_runs, evidence):
         if result.ended:
             evidence.attach(f"{tool}: processes rackgate started and ended at their bound", "\n".join(result.ended))
     if not scans:
-        pytest.skip(f"{node.name} takes part in no ubench07 pair")
+        if not any(node.name in p for p in pairs.triangles([n.name for n in rack.nodes])):
+            pytest.skip(f"{node.name} takes part in no ubench07 pair (the rack file lists one node)")
+        raise CouldNotObserve(f"{node.name}: no ubench07 pair with it ran (its peers were unreachable)")
     evidence.attach("ps scans", "\n".join(
         f"{s.when}: " + (s.error or (", ".join(f"{p.pid} {p.args}" for p in s.found) or "none")) for s in scans))
     errors = [s.error for s in scans if s.error]

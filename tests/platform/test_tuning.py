@@ -16,5 +16,5 @@ def test_perf_setup_this_boot(node, rack, evidence):
                     f"uptime -s: {got.boot.since} ({got.boot.epoch})\n"
                     f"report: {got.report.path + f' (mtime {got.report.mtime})' if got.report else '(none)'}\n"
                     + "\n".join(f"{k}={v}" for k, v in params.items()) + "\n\n" + got.tail)
-    bad = judge.tuned(got, params, p.perf_mode_d_params, p.perf_report_slack_s)
+    bad = judge.tuned(got, params, p.perf_mode_d_params, p.perf_report_slack_s, where=node.name)
     check(not bad, "PLAT-TUNED", node.name, "; ".join(bad))

@@ -1,0 +1,92 @@
+"""The suite against a rack it was not built with (issue 10, item 8): three real sshd hosts in
+network namespaces, reached with the system OpenSSH client through `[ssh] config` with pinned host
+keys, showing a gfx1250 node at the real paths (selftest/foreign/hosts.py; nothing from
+rackgate/sim). No docker, no ubench07 build, no perf_setup report, another amd-smi layout.
+
+Three suite runs (-m "platform or fabric"): healthy, four faults at once on different nodes/cards,
+one host's link down. Each prints its verdict counts and wall time.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+
+import pytest
+
+from ..harness import run_suite
+from .hosts import UNSET, ForeignRack, usable
+
+SEL = ("-m", "platform or fabric", "-p", "no:randomly")
+WHY = usable()
+pytestmark = pytest.mark.skipif(bool(WHY), reason=f"foreign rack: {WHY}")
+
+
+@pytest.fixture
+def foreign(tmp_path):
+    rack = ForeignRack(tmp_path / "rack", prefix=f"rgf{os.getpid() % 10000}")
+    try:
+        yield rack
+    finally:
+        rack.stop()
+
+
+def _run(tmp_path, rack: ForeignRack, label: str):
+    t0 = time.monotonic()
+    run = run_suite(tmp_path, "--rack", str(rack.rack_file(tmp_path / "foreign.toml")), *SEL, timeout=900)
+    counts = Counter(o.status for o in run.outcomes.values())
+    print(f"\nforeign rack, {label}: {dict(counts)} in {time.monotonic() - t0:.0f}s")
+    assert run.outcomes, run.stdout[-2000:] + run.stderr[-2000:]
+    return run
+
+
+def _failed(run) -> dict[str, str]:
+    return {k: o.message for k, o in run.outcomes.items() if o.status == "failed"}
+
+
+def test_healthy_foreign_rack_fails_nothing(tmp_path, foreign):
+    run = _run(tmp_path, foreign.start(), "healthy")
+    assert _failed(run) == {}
+    errors = {k: o.message for k, o in run.outcomes.items() if o.status == "error"}
+    for item, msg in errors.items():
+        assert "could not observe" in msg, f"{item}: {msg}"
+    # what is missing on purpose is named: ubench07 (with its rack-file key), docker, perf_setup
+    assert any("ualoe_p2p.exe (rack-file key fabric.ubench_dir)" in m for m in errors.values())
+    assert any("node fn1: docker is not installed" in m for m in errors.values())
+    assert any("fn2: no perf_setup report matches platform.perf_report_glob" in m for m in errors.values())
+    assert run.ids("passed"), "nothing passed on a healthy rack"
+
+
+def test_each_fault_fails_exactly_its_row_on_its_node(tmp_path, foreign):
+    fn1, fn2, fn3 = foreign.nodes
+    fn2.cards[1]["accel_state"] = "unconfigured"           # a stuck link
+    fn1.cards[2]["accel_id"] = UNSET                       # an unset accel_id
+    fn3.cards[3]["ppod_id"] = "0x5a1c0de000000002"         # a PPOD mismatch
+    fn2.params["noretry"] = "0"                            # a wrong amdgpu parameter
+    run = _run(tmp_path, foreign.start(), "four faults")
+    failed = _failed(run)
+    assert set(failed) == {
+        "tests/fabric/test_links.py::test_accel_state[fn2-card1]",
+        "tests/fabric/test_links.py::test_accel_id[fn1-card2]",
+        "tests/fabric/test_links.py::test_pod_ids_identical",
+        "tests/platform/test_driver.py::test_amdgpu_params[fn2]",
+    }, failed
+    assert "fn3/card3" in failed["tests/fabric/test_links.py::test_pod_ids_identical"]
+    assert "noretry" in failed["tests/platform/test_driver.py::test_amdgpu_params[fn2]"]
+    assert UNSET in failed["tests/fabric/test_links.py::test_accel_id[fn1-card2]"]
+
+
+def test_one_host_down_errors_only_its_items(tmp_path, foreign):
+    foreign.start()
+    foreign.link_down("fn3")
+    run = _run(tmp_path, foreign, "fn3 link down")
+    assert _failed(run) == {}
+    down = {k: o.message for k, o in run.outcomes.items() if "fn3" in k.split("[", 1)[-1] and "[" in k}
+    assert down and all(run.outcomes[k].status == "error" and "node fn3: unreachable over ssh" in m
+                        for k, m in down.items()), down
+    # the reachable nodes were judged: their own items are not ERRORs about fn3
+    for k, o in run.outcomes.items():
+        if k not in down:
+            assert "fn3" not in o.message or k == "tests/fabric/test_links.py::test_pod_ids_identical", (k, o.message)
+    pod = run.outcomes["tests/fabric/test_links.py::test_pod_ids_identical"]
+    assert pod.status == "error" and "judged fn1, fn2" in pod.message and "node fn3" in pod.message
