@@ -66,22 +66,24 @@ class NodeLog:
 
     def count(self, pattern: str, fixed: bool = True) -> int:
         """`grep -c` on the node."""
-        q = self.host.qpath(self.path)
-        res = self.host.run(f"grep -a -c {'-F' if fixed else '-E'} -e {shlex.quote(pattern)} {q} 2>/dev/null; true",
+        res = self.host.run(["grep", "-a", "-c", "-F" if fixed else "-E", "-e", pattern, self.host.path(self.path)],
                             timeout=120)
-        try:
-            return int(res.stdout.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            return 0
+        # grep -c: rc 0 (matches) or 1 (none) with the count printed; rc 2 is an error (no such file).
+        lines = res.stdout.strip().splitlines()
+        if res.rc not in (0, 1) or not lines or not lines[-1].isdecimal():
+            if not self.host.exists(self.path):
+                raise LogMissing(f"{self.node}: no server log at {self.path}")
+            raise LogMissing(f"{self.node}: could not count {pattern!r} in {self.path}: {res.came_back()}")
+        return int(lines[-1])
 
     def tail(self, lines: int = 20) -> str:
-        res = self.host.run(f"tail -n {lines} {self.host.qpath(self.path)} 2>/dev/null", timeout=30)
+        res = self.host.run(["tail", "-n", str(lines), self.host.path(self.path)], timeout=30)
         return res.stdout
 
     def around(self, lineno: int, before: int = 6, after: int = 6) -> str:
         """Lines lineno-before .. lineno+after of the log, numbered."""
         a, b = max(1, lineno - before), lineno + after
-        res = self.host.run(f"sed -n '{a},{b}p;{b}q' {self.host.qpath(self.path)} 2>/dev/null", timeout=30)
+        res = self.host.run(["sed", "-n", f"{a},{b}p;{b}q", self.host.path(self.path)], timeout=30)
         return "\n".join(f"{a + i:>7}{'>' if a + i == lineno else ' '} {t}"
                          for i, t in enumerate(res.stdout.splitlines()))
 
@@ -89,7 +91,7 @@ class NodeLog:
         """pid -> DP rank from the process titles (ATOM::DP<r>TP<t>) on the node; pids seen once
         are kept (a rank that died is still named by its earlier lines)."""
         if self._pids is None or refresh:
-            res = self.host.run("ps -eo pid,comm,args --no-headers 2>/dev/null", timeout=30)
+            res = self.host.run(["ps", "-eo", "pid,comm,args", "--no-headers"], timeout=30)
             self._pids = {**(self._pids or {}), **logformat.pid_ranks(res.stdout)}
         return self._pids
 

@@ -246,9 +246,9 @@ _NO_JSON = re.compile(r"unrecogni[sz]ed argument|invalid choice|no such option|u
 def fabric(host: Host, json_output: bool = True):
     """Run `amd-smi fabric --json` on a node, or the text form when the installed amd-smi does not
     take --json there; returns (Result, [FabricGpu])."""
-    res = host.run("amd-smi fabric --json" if json_output else "amd-smi fabric", timeout=60)
+    res = host.run(["amd-smi", "fabric", "--json"] if json_output else ["amd-smi", "fabric"], timeout=60)
     if json_output and not res.ok and res.rc != 127 and _NO_JSON.search(res.stderr + res.stdout):
-        res = host.run("amd-smi fabric", timeout=60)
+        res = host.run(["amd-smi", "fabric"], timeout=60)
     return res, (parse_fabric(res.stdout) if res.ok else [])
 
 

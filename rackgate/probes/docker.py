@@ -18,13 +18,12 @@ from __future__ import annotations
 from ..errors import ToolMissing, UnrecognisedOutput
 
 import json
-import shlex
 from dataclasses import dataclass, field
 
 from ..report.verdict import CouldNotObserve
 from ..transport import Host
 
-PS = "docker ps -a --no-trunc --size=false --format '{{json .}}'"
+PS = ["docker", "ps", "-a", "--no-trunc", "--size=false", "--format", "{{json .}}"]
 ACTIVE_STATES = ("created", "running", "paused", "restarting")
 
 
@@ -164,9 +163,9 @@ def parse_inspect(text: str) -> Inspect | None:
                    tuple(str(e) for e in (cfg.get("Env") or [])), str(state.get("StartedAt", "")))
 
 
-def _docker(host: Host, args: str, timeout: float = 60) -> str:
+def _docker(host: Host, args: list[str], timeout: float = 60) -> str:
     """Run a docker CLI command; a daemon or permission problem is 'could not observe'."""
-    res = host.run(f"docker {args}", timeout=timeout)
+    res = host.run(["docker", *args], timeout=timeout)
     if res.rc == 127:
         raise ToolMissing(host.name, "docker", None, res.came_back())
     if not res.ok:
@@ -176,10 +175,10 @@ def _docker(host: Host, args: str, timeout: float = 60) -> str:
 
 
 def ps_all(host: Host) -> tuple[list[PsRow], str]:
-    out = _docker(host, PS[len("docker "):])
+    out = _docker(host, PS[1:])
     if not out.strip():
         # No container at all is only evidence when the daemon is known to have answered.
-        version = _docker(host, "version --format '{{.Server.Version}}'").strip()
+        version = _docker(host, ["version", "--format", "{{.Server.Version}}"]).strip()
         if not version:
             raise UnrecognisedOutput(f"node {host.name}: `docker ps -a` printed nothing and `docker version` "
                                      "names no server: the daemon's answer was not seen")
@@ -192,8 +191,8 @@ def ps_all(host: Host) -> tuple[list[PsRow], str]:
 
 
 def recent_creates(host: Host, since: str) -> tuple[list[Event], str]:
-    out = _docker(host, f"events --since {shlex.quote(since)} --until 0s --filter event=create "
-                        "--format '{{json .}}'")
+    out = _docker(host, ["events", "--since", since, "--until", "0s", "--filter", "event=create",
+                        "--format", "{{json .}}"])
     try:
         return [e for e in parse_events(out) if e.type == "container"], out
     except DockerOutputError as e:
@@ -202,7 +201,7 @@ def recent_creates(host: Host, since: str) -> tuple[list[Event], str]:
 
 def inspect(host: Host, name: str) -> tuple[Inspect | None, str]:
     """The container's configuration, or None when no container has that name."""
-    res = host.run(f"docker inspect --type container {shlex.quote(name)}", timeout=60)
+    res = host.run(["docker", "inspect", "--type", "container", name], timeout=60)
     if res.rc == 127:
         raise ToolMissing(host.name, "docker", None, res.came_back())
     if not res.ok and "No such" in res.stderr:

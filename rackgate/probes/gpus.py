@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..errors import UnrecognisedOutput
 
 import json
+import math
 import re
 from dataclasses import dataclass
 
@@ -45,19 +46,28 @@ class GpuListError(UnrecognisedOutput, ValueError):
     pass
 
 
+def _number(v) -> float | None:
+    """A finite float, or None (a JSON integer too large for a float is no reading)."""
+    try:
+        f = float(v)
+    except (OverflowError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
 def _value(v) -> tuple[float | None, str | None]:
     """amd-smi's {"value": N, "unit": U} / "N/A" / bare number / "N MB" -> (number, unit)."""
     if isinstance(v, dict):
         val, unit = v.get("value"), v.get("unit")
-        if isinstance(val, (int, float)):
-            return float(val), unit
+        if isinstance(val, (int, float)) and not isinstance(val, bool):
+            return _number(val), unit
         return _value(val)[0], unit
     if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return float(v), None
+        return _number(v), None
     if isinstance(v, str):
         m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", v)
         if m:
-            return float(m.group(1)), m.group(2) or None
+            return _number(m.group(1)), m.group(2) or None
     return None, None
 
 
@@ -120,7 +130,7 @@ class GpuFacts:
 
 
 def read(host: Host) -> GpuFacts:
-    res = host.run("amd-smi static --asic --bus --vram --json", timeout=120)
+    res = host.run(["amd-smi", "static", "--asic", "--bus", "--vram", "--json"], timeout=120)
     if res.rc == 127:  # no amd-smi on this node: the driver's own sysfs view
         return _read_sysfs(host)
     if not res.ok and NO_GPU.search(res.stderr + res.stdout):

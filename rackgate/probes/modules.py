@@ -30,7 +30,7 @@ class DriverFacts:
 
 
 def driver(host: Host) -> DriverFacts:
-    res = host.run("lsmod", timeout=30).require(tool="lsmod")
+    res = host.run(["lsmod"], timeout=30).require(tool="lsmod")
     if not res.stdout.lstrip().startswith("Module"):
         from ..errors import UnrecognisedOutput
         raise UnrecognisedOutput(f"node {host.name}: lsmod printed no 'Module Size Used by' header: "

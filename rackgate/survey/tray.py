@@ -90,7 +90,7 @@ def survey_tray(host: Host, node, rack, now: float | None = None) -> TrayReport:
     t0 = time.monotonic()
     rep = TrayReport(node.name, node.tray)
     try:
-        res = host.run("true", timeout=max(15, rack.ssh.connect_timeout_s + 5))
+        res = host.run(["true"], timeout=max(15, rack.ssh.connect_timeout_s + 5))
         if not res.ok:
             raise TransportError(node.name, f"a trivial command failed (rc={res.rc}): {res.stderr.strip()[:200]}")
         rep.cells["reach"] = Cell(PASS, f"{host.runner.kind}")

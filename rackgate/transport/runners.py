@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+import os
+import shutil
 import threading
 from typing import Protocol, Sequence
 
@@ -100,7 +102,15 @@ class LocalRunner:
         return with_env(cmd, self.env)
 
     def run(self, cmd: Sequence[str], timeout: float, stdin: str | None = None) -> Result:
-        return run_process(self.node, self.argv(cmd, timeout), shown(cmd), timeout, stdin)
+        argv = self.argv(cmd, timeout)
+        try:
+            return run_process(self.node, argv, shown(cmd), timeout, stdin)
+        except TransportError:
+            # Here "this machine" is the node: an executable it lacks is the node's missing tool,
+            # answered as the node's shell answers it (rc 127), exactly as over ssh.
+            if shutil.which(argv[0]) is None and not os.access(argv[0], os.X_OK):
+                return Result(self.node, shown(cmd), 127, "", f"{argv[0]}: not found\n", 0.0)
+            raise
 
 
 class SshRunner:
