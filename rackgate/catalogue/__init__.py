@@ -16,7 +16,11 @@ AREAS = {"PLAT": "platform", "FAB": "fabric", "SRV": "serving", "BENCH": "servin
          "REG": "regression"}
 ROW_FILES = ("plat", "fab", "srv", "bench", "acc", "reg")
 _FIELDS = {"id", "title", "markers", "scope", "observe", "healthy", "signatures", "meaning",
-           "action", "anchor", "severity"}
+           "action", "anchor", "severity", "order", "needs"}
+# Rows without an `order`: platform and fabric first (they launch nothing), the rest after the
+# decisive server checks and before the costly ones.
+DEFAULT_ORDER = 60
+FAMILY_ORDER = {"PLAT": 1, "FAB": 2}
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,11 @@ class Row:
     anchor: str
     severity: str = "normal"
     family: str = field(default="")
+    # Run order and dependencies (see the header of srv.toml): `order` sorts the session's items
+    # (lower first, stable); `needs` names rows whose FAILED or ERROR makes this row's items ERROR
+    # at once with rackgate.errors.NotRun instead of spending minutes.
+    order: int = DEFAULT_ORDER
+    needs: tuple[str, ...] = ()
 
     @property
     def area(self) -> str:
@@ -69,8 +78,17 @@ def rows() -> dict[str, Row]:
             if raw["id"] in out:
                 raise ValueError(f"{path.name}: duplicate catalogue id {raw['id']}")
             family = raw["id"].split("-", 1)[0]
+            raw.setdefault("order", FAMILY_ORDER.get(family, DEFAULT_ORDER))
             out[raw["id"]] = Row(**{**raw, "markers": tuple(raw["markers"]),
-                                    "signatures": tuple(raw["signatures"])}, family=family)
+                                    "signatures": tuple(raw["signatures"]),
+                                    "needs": tuple(raw.get("needs", ()))}, family=family)
+    for r in out.values():
+        unknown = [n for n in r.needs if n not in out]
+        if unknown:
+            raise ValueError(f"row {r.id}: needs unknown row(s) {unknown}")
+        late = [n for n in r.needs if out[n].order >= r.order]
+        if late:
+            raise ValueError(f"row {r.id} (order {r.order}): needs {late}, which do not run before it")
     return out
 
 

@@ -5,7 +5,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from fixtures.server import DEAD_RANK
+from fixtures.server import dead_ranks
 from rackgate.gates import bench as gate
 from rackgate.probes import bench as probe
 from rackgate.report.verdict import CouldNotObserve, check
@@ -51,7 +51,7 @@ def bench_run(serving, rack):
     """Run the benchmark once: (command, result, result text, fresh)."""
     server = serving
     if server.dead_ranks:  # its requests would hang on the dead rank until the bench timeout
-        pytest.skip(f"{DEAD_RANK} (dp{', dp'.join(map(str, sorted(server.dead_ranks)))} does not answer)")
+        raise dead_ranks(server)
     cmd = _command(rack, server)
     head = server.node_logs()[rack.head.name].host
     start = head.run("date +%s", timeout=30).stdout.strip()
