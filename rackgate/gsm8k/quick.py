@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..atom.client import Client, ServerError
+from ..gates.sanity import degenerate
 from .scoring import ItemVerdict, Outcome, judge
 from .sequential import Decision, Sprt
 from .task import FLEXIBLE, STRICT, Gsm8kTask, response_text
@@ -120,6 +121,33 @@ def ask(task: Gsm8kTask, client_factory: ClientFactory, docs: Iterable[int], con
         workers.close()
 
 
+# What a scored answer was, in words that separate the server's faults from the model's limits:
+KINDS = ("correct", "wrong", "truncated", "degenerate", "unparsed", "empty")
+KIND_WORDS = {
+    "correct": "the expected number",
+    "wrong": "a coherent answer with another number: the model's accuracy",
+    "truncated": "cut off by max_tokens before its answer line: finish_reason length",
+    "degenerate": "not language ('!!!!', one token repeated): see SRV-SANITY",
+    "unparsed": "finished, but without a number lm-eval's filter extracts",
+    "empty": "no text at all: see ACC-BUDGET",
+}
+
+
+def kind(item: ItemVerdict, filter_name: str = STRICT) -> str:
+    """One of KINDS for this answer under this filter (lm-eval's score is unchanged: only
+    'correct' scores)."""
+    out = item.filters[filter_name].outcome
+    if out is Outcome.CORRECT:
+        return "correct"
+    if out is Outcome.EMPTY:
+        return "empty"
+    if degenerate(item.response):
+        return "degenerate"
+    if item.finish_reason == "length":
+        return "truncated"
+    return "unparsed" if out is Outcome.UNPARSED else "wrong"
+
+
 @dataclass
 class QuickResult:
     decision: Decision
@@ -134,11 +162,13 @@ class QuickResult:
     def accuracy(self, filter_name: str = STRICT) -> float:
         return self.counts(filter_name)[Outcome.CORRECT] / max(1, len(self.items))
 
+    def kinds(self, filter_name: str = STRICT) -> Counter:
+        return Counter(kind(it, filter_name) for it in self.items)
+
     def outcome_line(self, filter_name: str = STRICT) -> str:
-        c = self.counts(filter_name)
-        return (f"{filter_name} {c[Outcome.CORRECT]}/{len(self.items)} correct ({self.accuracy(filter_name):.3f}): "
-                f"{c[Outcome.WRONG]} wrong, {c[Outcome.UNPARSED]} could not be parsed, "
-                f"{c[Outcome.EMPTY]} empty")
+        c = self.kinds(filter_name)
+        return (f"{filter_name} {c['correct']}/{len(self.items)} correct ({self.accuracy(filter_name):.3f}): "
+                + ", ".join(f"{c[k]} {k} ({KIND_WORDS[k]})" for k in KINDS[1:] if c[k]))
 
     def summary(self) -> str:
         d, s = self.decision, self.sprt
@@ -157,7 +187,7 @@ class QuickResult:
             v = it.strict
             if v.outcome is Outcome.CORRECT:
                 continue
-            out.append(f"question {it.doc}: {v.outcome.value}, expected {it.target.split('####')[-1].strip()!r}, "
+            out.append(f"question {it.doc}: {kind(it)}, expected {it.target.split('####')[-1].strip()!r}, "
                        f"extracted {v.extracted!r}, finish_reason {it.finish_reason!r}, "
                        f"answer {it.response[-80:]!r}")
             if len(out) >= limit:
@@ -166,9 +196,10 @@ class QuickResult:
 
 
 def progress_line(n: int, population: int, counts: Counter, llr: float, sprt: Sprt, elapsed: float) -> str:
-    return (f"ACC-QUICK {n}/{population} scored in {elapsed:.0f}s: {counts[Outcome.CORRECT]} correct, "
-            f"{counts[Outcome.WRONG]} wrong, {counts[Outcome.UNPARSED]} unparsed, {counts[Outcome.EMPTY]} empty; "
-            f"llr {llr:+.2f} (PASS at {sprt.upper:+.2f}, FAIL at {sprt.lower:+.2f})")
+    """counts: by kind() (correct, wrong, truncated, degenerate, unparsed, empty)."""
+    return (f"ACC-QUICK {n}/{population} scored in {elapsed:.0f}s: "
+            + ", ".join(f"{counts[k]} {k}" for k in KINDS) +
+            f"; llr {llr:+.2f} (PASS at {sprt.upper:+.2f}, FAIL at {sprt.lower:+.2f})")
 
 
 class QuickTimeout(CouldNotObserve):
@@ -187,7 +218,7 @@ def run(task: Gsm8kTask, client_factory: ClientFactory, sprt: Sprt, order: list[
     k = 0
     for item in ask(task, client_factory, order[:max(sprt.max_n, 1)], concurrency, wait_s):
         result.items.append(item)
-        counts[item.strict.outcome] += 1
+        counts[kind(item)] += 1
         k += item.passed
         result.decision = sprt.decide(len(result.items), k, population)
         now = time.monotonic()

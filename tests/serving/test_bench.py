@@ -96,10 +96,13 @@ def test_benchmark_measured_something(server, bench_run, rack, evidence):
     elif rack.bench.result_path and probe.command(cmd).tool == "aiperf":
         # aiperf writes no export at all when every request failed: that run measured nothing
         last = (res.stdout + res.stderr).strip().splitlines()[-3:]
+        why = gate.http_failures(res.stdout + res.stderr)
         check(False, "BENCH-RESULT", rack.head.name, f"aiperf exited {res.rc} and wrote no profile_export_aiperf.json "
-              f"under {rack.bench.result_path}; its last lines: {' | '.join(x.strip() for x in last)[:300]}")
+              f"under {rack.bench.result_path}" + (f"; failed requests: {'; '.join(why)}" if why else "") +
+              f"; its last lines: {' | '.join(x.strip() for x in last)[:300]}")
     f = _facts(bench_run)
-    findings = gate.result(f, res.rc, fresh if rack.bench.result_path else None, rack.serving.bench.min_duration_s)
+    findings = gate.result(f, res.rc, fresh if rack.bench.result_path else None, rack.serving.bench.min_duration_s,
+                           res.stdout + "\n" + res.stderr)
     check(not findings, "BENCH-RESULT", rack.head.name,
           f"{f.tool}: completed {f.completed} of {f.sent}, duration {f.duration_s}s: " + "; ".join(findings))
 

@@ -4,6 +4,7 @@ import time
 
 import pytest
 
+from fixtures.server import name_source
 from rackgate.atom.client import ServerError, first_choice, refusal
 from rackgate.atom.logs import rank_table
 from rackgate.gates import consistency, sanity
@@ -11,14 +12,14 @@ from rackgate.report.verdict import CouldNotObserve, check, fail
 
 
 @pytest.mark.row("SRV-MODELS")
-def test_models_lists_served_name(booted, rack, evidence):
+def test_models_lists_served_name(booted, rack, evidence, pytestconfig):
     server = booted
     reply = server.client.models()
     evidence.attach("GET /v1/models", reply.evidence(), "json")
     ids = server.client.model_ids()
     want = server.client.model
     check(want in ids, "SRV-MODELS", server.url,
-          f"/v1/models lists {ids}, not the configured served name {want!r}"
+          f"/v1/models lists {ids}, not the configured served name {want!r} (given by {name_source(pytestconfig)})"
           + (" (a filesystem path)" if any(i.startswith('/') for i in ids) else ""))
 
 
@@ -54,6 +55,9 @@ def test_decode_matches_prefill(server, rack, evidence):
                                 tuple(lp.get("top_logprobs") or ()))
         if not d.text.strip():
             raise CouldNotObserve(f"decode of {prompt!r} returned no text (see SRV-SANITY)")
+        if not consistency.cuts(d, cfg.consistency_positions):
+            raise CouldNotObserve(f"decode of {prompt!r} returned {d.text[:60]!r} without tokens (no logprobs) and "
+                                  "with no boundary-safe place to cut it (a letter or digit, then ' word')")
         findings += [f"{prompt!r}: {f}" for f in consistency.judge(prompt, d, complete, cfg.consistency_positions)]
     check(not findings, "SRV-CONSISTENCY", server.url, "; ".join(findings))
 
