@@ -247,6 +247,20 @@ class QuickResult:
                 f"llr {d.llr:+.2f} (PASS at {s.upper:+.2f}, FAIL at {s.lower:+.2f}: accuracy "
                 f">= {s.p_pass:.4f} vs <= {s.p_fail:.4f}, false pass {s.false_pass:g}, false fail {s.false_fail:g})")
 
+    def diagnosis(self) -> str:
+        """What a FAIL means, from the kinds of answers: a broken server (degenerate or empty
+        answers) or a model that, as served, answers below the threshold (coherent answers)."""
+        c = self.kinds()
+        bad = len(self.items) - c["correct"]
+        if not bad:
+            return ""
+        if c["degenerate"] + c["empty"] > bad / 2:
+            return (f"{c['degenerate']} degenerate and {c['empty']} empty of {bad} missed answers: the server is not "
+                    "producing the model's answers (see SRV-SANITY, ACC-BUDGET)")
+        return (f"the answers are coherent ({c['wrong']} wrong, {c['truncated']} truncated, {c['unparsed']} unparsed "
+                f"of {bad} missed): the model, as served, is below the threshold in force "
+                f"(pass at >= {self.sprt.p_pass:.4f})")
+
     def examples(self, limit: int = 3) -> list[str]:
         """A few answers that did not score, as evidence for a failure message."""
         out = []

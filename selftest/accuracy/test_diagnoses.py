@@ -43,3 +43,14 @@ def test_quick_separates_degenerate_truncated_and_wrong():
     assert quick.kind(item("She sold 41 clips.\n#### 41", "stop", Outcome.WRONG, "41")) == "wrong"
     assert quick.kind(item("She sold clips.", "stop", Outcome.UNPARSED)) == "unparsed"
     assert quick.kind(item("", "length", Outcome.EMPTY)) == "empty"
+
+
+def test_quick_fail_says_model_below_threshold_or_server_broken():
+    from rackgate.gsm8k.sequential import Decision, Sprt
+    sprt = Sprt(p_pass=0.95, p_fail=0.9, false_pass=0.01, false_fail=0.05, max_n=400)
+    coherent = quick.QuickResult(Decision("fail", 2, 0, -3.0, "settled"), sprt, [
+        item("She had 3.\n#### 3", "stop", Outcome.WRONG, "3"), item("She had three and then", "length", Outcome.UNPARSED)])
+    assert "the model, as served, is below the threshold" in coherent.diagnosis()
+    bang = quick.QuickResult(Decision("fail", 2, 0, -3.0, "settled"), sprt, [
+        item("!!!!!!!!", "length", Outcome.UNPARSED), item("!!!!!!!!", "length", Outcome.UNPARSED)])
+    assert "the server is not producing the model's answers" in bang.diagnosis()

@@ -28,4 +28,4 @@ def test_gsm8k_quick(server, rack, evidence, facts, pytestconfig):
         f"{it.doc}\t{it.strict.outcome.value}\t{it.strict.extracted}\t{it.finish_reason}" for it in result.items))
     facts.record("gsm8k_quick_accuracy", round(result.accuracy(), 4), where=server.url, row="ACC-QUICK")
     check(result.decision.verdict == "pass", "ACC-QUICK", server.url,
-          result.summary() + "; e.g. " + " | ".join(result.examples()))
+          result.summary() + "; " + result.diagnosis() + "; e.g. " + " | ".join(result.examples()))
