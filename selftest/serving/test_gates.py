@@ -125,3 +125,10 @@ def test_bench_aggregate_refuses_a_run_that_completed_nothing():
     f = BenchFacts("benchmark_serving", sent=256, completed=0, failed=256, total_token_throughput=0.0)
     ours, why = bench.aggregate(f, 16, 0.05)
     assert ours is None and "completed 0 requests" in why[0]
+
+
+def test_profiler_asked_in_the_env_is_judged_without_profile_dir():
+    kwargs = {"max_model_len": None, "torch_profiler_dir": None}
+    found = serverlogs.engine_args(kwargs, "", {"ATOM_TORCH_PROFILER_DIR": "/tmp/prof"})
+    assert found and "profiling is not in effect" in found[0]
+    assert serverlogs.engine_args(kwargs, "", {}) == []

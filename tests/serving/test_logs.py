@@ -58,7 +58,7 @@ def test_engine_kwargs(rack, server_logs, evidence):
         kwargs = logfacts.engine_kwargs(recs[-1].text)
     except logfacts.KwargsError as e:
         raise CouldNotObserve(f"{rack.head.name}: line {recs[-1].lineno}: {e}") from None
-    findings = serverlogs.engine_args(kwargs, rack.serving.profile_dir)
+    findings = serverlogs.engine_args(kwargs, rack.serving.profile_dir, rack.launch.env)
     check(not findings, "SRV-ENGINE-ARGS", rack.head.name, "; ".join(findings))
 
 
