@@ -100,7 +100,7 @@ def healthy(args) -> None:
     from selftest.simserver import sim_server
     tpot = args.tpot / args.tpot_scale
     os.environ["RACKGATE_SIM_TPOT_S"] = str(tpot)  # the sim server inherits it
-    with sim_server() as (proc, url):
+    with sim_server() as (_proc, url):
         model = "moonshotai/Kimi-K3"
         t0 = time.monotonic()
         gate = gate_until_first_failed(url, model, ["-k", "quick"], args.gate_timeout, stop_at_first_failed=False)

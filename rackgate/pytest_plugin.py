@@ -12,6 +12,7 @@ does); if the project's ini is still not in force, it stops with a message namin
 """
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -48,8 +49,8 @@ def _uses_rackgate(args: list[str]) -> bool:
 
 
 def _takes_value(parser, name: str) -> bool:
-    ap = getattr(parser, "optparser", None) or parser._getparser()  # noqa: SLF001 - pytest 9 / 8
-    action = ap._option_string_actions.get(name)  # noqa: SLF001 - argparse's own table
+    ap = getattr(parser, "optparser", None) or parser._getparser()  # pytest 9 / 8
+    action = ap._option_string_actions.get(name)  # argparse's own table
     return action is not None and action.nargs != 0
 
 
@@ -90,7 +91,7 @@ def pytest_load_initial_conftests(early_config, parser, args):
     if not _uses_rackgate(invoked) or not (project / "pyproject.toml").exists():
         return
     cwd = Path(early_config.invocation_params.dir)
-    taken = [v for a, v in zip(invoked, invoked[1:])
+    taken = [v for a, v in itertools.pairwise(invoked)
              if a.startswith("--") and "=" not in a and _takes_value(parser, a) and (cwd / v).exists()]
     cause = (f"pytest took {', '.join(map(repr, taken))} for a test path (an option's value written with a space)"
              if taken else f"pytest ran in {cwd}, outside the project")

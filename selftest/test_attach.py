@@ -53,7 +53,7 @@ def test_attach_without_a_rack_file_is_its_own_profile(tmp_path):
     """Not the sim's configuration: no launch lint (SKIPPED, the suite did not launch this server),
     the header says which configuration, data and thresholds are in force, and without
     --gsm8k-dir the data is lm-eval's dataset, never the sim's generated questions."""
-    with sim_server() as (proc, url):
+    with sim_server() as (_proc, url):
         run = run_suite(tmp_path, "-m", "gate", "-k", "lint or quick", "--atom-url", url,
                         "--served-model", "moonshotai/Kimi-K3")
     assert run.outcomes[LINT].status == "skipped", run.outcomes.get(LINT)

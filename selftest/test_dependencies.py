@@ -20,7 +20,7 @@ def test_every_needed_row_runs_earlier():
 
 
 def test_sanity_failure_stops_the_costly_checks(tmp_path):
-    with sim_server("bang-tokens") as (proc, url):
+    with sim_server("bang-tokens") as (_proc, url):
         run = run_suite(tmp_path, "-m", "gate", "--atom-url", url, "--served-model", "moonshotai/Kimi-K3")
     assert run.rc != 0
     assert run.outcomes[SANITY].status == "failed", run.stdout[-3000:]
@@ -33,7 +33,7 @@ def test_sanity_failure_stops_the_costly_checks(tmp_path):
 
 
 def test_unserved_name_stops_every_request_check(tmp_path):
-    with sim_server() as (proc, url):
+    with sim_server() as (_proc, url):
         run = run_suite(tmp_path, "-m", "gate", "--atom-url", url, "--served-model", "nobody/serves-this")
     assert run.rc != 0
     assert run.outcomes[MODELS].status == "failed"

@@ -169,7 +169,7 @@ def ask(task: Gsm8kTask, client_factory: ClientFactory, docs: Iterable[int], con
                 pending.append((doc, *workers.submit(doc, task.request(doc), deadline), deadline))
             if not pending:
                 return
-            doc, box, done, handle, deadline = pending.pop(0)
+            doc, box, done, _handle, deadline = pending.pop(0)
             if not done.wait(None if deadline is None else deadline + 5):
                 raise ServerError(f"GSM8K question {doc} got no answer within {deadline:g}s")
             res = box[0]

@@ -8,6 +8,7 @@ import pytest
 from fixtures.server import dead_ranks
 from rackgate.gates import bench as gate
 from rackgate.probes import bench as probe
+from rackgate.probes import bench_run as bench_run_probe
 from rackgate.report.verdict import CouldNotObserve, check
 
 PLACEHOLDERS = ("head_ip", "port", "served_model", "result_path")
@@ -54,22 +55,7 @@ def bench_run(serving, rack):
         raise dead_ranks(server)
     cmd = _command(rack, server)
     head = server.node_logs()[rack.head.name].host
-    start = head.run("date +%s", timeout=30).stdout.strip()
-    res = head.run(cmd, timeout=rack.serving.bench.timeout_s)
-    path = rack.bench.result_path
-    text, fresh = None, None
-    if path:
-        parsed = probe.command(cmd)
-        if parsed.tool == "aiperf" and not path.endswith(".json"):
-            found = head.run(f"find {head.qpath(path)} -name profile_export_aiperf.json -newermt @{start} "
-                             f"2>/dev/null | head -n 1", timeout=30).stdout.strip()
-            path = found[len(head.sysroot):] if found and head.sysroot else found or path
-        mtime = head.run(f"stat -c %Y {head.qpath(path)} 2>/dev/null", timeout=30).stdout.strip()
-        if mtime.isdigit():
-            text = head.read(path)
-            fresh = start.isdigit() and int(mtime) >= int(start)
-        else:
-            fresh = False
+    res, text, fresh = bench_run_probe.run(head, cmd, rack.bench.result_path, rack.serving.bench.timeout_s)
     return cmd, res, text, fresh
 
 
