@@ -66,7 +66,11 @@ def lm_eval(url: str, model: str, limit: int, timeout: float, concurrency: int, 
     out = Path(tempfile.mkdtemp(prefix="rackgate-ttv-"))
     plan = lmeval.plan(cfg, url, model, out, limit)
     t0 = time.monotonic()
-    run = lmeval.execute(plan, timeout)
+    try:
+        run = lmeval.execute(plan, timeout)
+    except lmeval.LmEvalError as e:  # not finished within the bound: reported as "more than"
+        return {"seconds": time.monotonic() - t0, "finished": False, "rc": None, "strict_match": None,
+                "said": str(e)[:300], "out": str(out)}
     secs = time.monotonic() - t0
     finished = run.rc == 0
     score = None
