@@ -298,21 +298,25 @@ def run(task: Gsm8kTask, client_factory: ClientFactory, sprt: Sprt, order: list[
     counts: Counter = Counter()
     k = 0
     result.pace = pace = Pace(concurrency, wait_s)
-    for item in ask(task, client_factory, order[:max(sprt.max_n, 1)], concurrency, wait_s, pace):
-        result.items.append(item)
-        counts[kind(item)] += 1
-        k += item.passed
-        result.decision = sprt.decide(len(result.items), k, population)
-        now = time.monotonic()
-        if progress and (now - last >= progress_every_s or result.decision.verdict):
-            last = now
-            progress(progress_line(len(result.items), population, counts, result.decision.llr, sprt, now - t0)
-                     + f"; {pace.describe()}")
-        if result.decision.verdict:
-            break
-        if timeout_s is not None and now - t0 > timeout_s:
-            result.elapsed_s = now - t0
-            raise QuickTimeout(f"the quick gate did not settle within accuracy.quick_timeout_s ({timeout_s:g}s): "
-                               f"{result.summary()}")
+    answers = ask(task, client_factory, order[:max(sprt.max_n, 1)], concurrency, wait_s, pace)
+    try:
+        for item in answers:
+            result.items.append(item)
+            counts[kind(item)] += 1
+            k += item.passed
+            result.decision = sprt.decide(len(result.items), k, population)
+            now = time.monotonic()
+            if progress and (now - last >= progress_every_s or result.decision.verdict):
+                last = now
+                progress(progress_line(len(result.items), population, counts, result.decision.llr, sprt, now - t0)
+                         + f"; {pace.describe()}")
+            if result.decision.verdict:
+                break
+            if timeout_s is not None and now - t0 > timeout_s:
+                result.elapsed_s = now - t0
+                raise QuickTimeout(f"the quick gate did not settle within accuracy.quick_timeout_s ({timeout_s:g}s): "
+                                   f"{result.summary()}")
+    finally:
+        answers.close()  # the decision: every request still in flight is cancelled now
     result.elapsed_s = time.monotonic() - t0
     return result

@@ -30,7 +30,8 @@ def test_decode_that_picked_another_word():
 def test_cuts_on_word_ends_and_on_tokens():
     assert consistency.cuts(consistency.Decoded(" a bc d"), 5) == [2, 5]
     # never inside a multi-character token such as '.\n' (nor before a newline or after punctuation)
-    assert consistency.cuts(consistency.Decoded(" Paris.\n\nThe answer is: 20"), 5) == [12, 19]
+    assert consistency.cuts(consistency.Decoded(" Paris.\n\nThe answer is: 20"), 5) == [12, 19, 23]
+    assert consistency.cuts(consistency.Decoded(" 6, 7, 8,"), 5) == [3, 6]
     assert consistency.cuts(consistency.Decoded("!!!!\n!!"), 5) == []
 
 

@@ -58,7 +58,7 @@ def test_decode_matches_prefill(server, rack, evidence):
             raise CouldNotObserve(f"decode of {prompt!r} returned no text (see SRV-SANITY)")
         if not consistency.cuts(d, cfg.consistency_positions):
             raise CouldNotObserve(f"decode of {prompt!r} returned {d.text[:60]!r} without tokens (no logprobs) and "
-                                  "with no boundary-safe place to cut it (a letter or digit, then ' word')")
+                                  "with no boundary-safe place to cut it (a space starting the next word)")
         findings += [f"{prompt!r}: {f}" for f in consistency.judge(prompt, d, complete, cfg.consistency_positions)]
     check(not findings, "SRV-CONSISTENCY", server.url, "; ".join(findings))
 
