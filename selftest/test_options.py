@@ -20,13 +20,6 @@ def collect(cwd, *args):
     return p, ids
 
 
-@pytest.fixture(scope="module")
-def reference():
-    p, ids = collect(REPO)
-    assert p.returncode == 0 and ids, p.stdout[-2000:] + p.stderr[-2000:]
-    return ids
-
-
 def values(tmp_path):
     model = tmp_path / "models" / "SmolLM2"   # a served name that is also a directory here
     model.mkdir(parents=True)
@@ -38,10 +31,15 @@ def values(tmp_path):
 
 @pytest.mark.parametrize("form", ["space", "equals"])
 @pytest.mark.parametrize("option", ["--rack", "--atom-url", "--served-model", "--baseline", "--alluredir"])
-def test_option_forms_from_another_directory(option, form, tmp_path, reference):
+def test_option_forms_from_another_directory(option, form, tmp_path):
     v = values(tmp_path)
-    extra = [] if option in ("--atom-url", "--rack") else ["--atom-url", v["--atom-url"]]
+    extra = [] if option in ("--atom-url", "--rack") else [f"--atom-url={v['--atom-url']}"]
+    value = v[option] if option != "--alluredir" else str(tmp_path / v[option])
+    # the reference: the `=` form, run from the project directory
+    ref, reference = collect(REPO, *extra, f"{option}={value}")
+    assert ref.returncode == 0 and reference, ref.stdout[-2000:] + ref.stderr[-2000:]
     args = [option, v[option]] if form == "space" else [f"{option}={v[option]}"]
     p, ids = collect(tmp_path, *extra, *args)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     assert ids == reference, (ids[:5], p.stderr[-1000:])
+    assert all(i.startswith("tests/") for i in ids)  # the project's testpaths, never a value taken for a path
