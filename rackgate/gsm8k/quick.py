@@ -221,7 +221,7 @@ class QuickResult:
     items: list[ItemVerdict] = field(default_factory=list)
     elapsed_s: float = 0.0
     population: int = 0
-    pace: "Pace | None" = None
+    pace: Pace | None = None
 
     def counts(self, filter_name: str = STRICT) -> Counter:
         return Counter(it.filters[filter_name].outcome for it in self.items)
