@@ -1,13 +1,17 @@
-"""`rackgate [pytest options]`: the suite from any directory.
+"""`rackgate [pytest options]`: the suite from any directory; `rackgate SUBCOMMAND ...`: a tool.
 
 Runs pytest in the project directory with path options made absolute and written as
 `--opt=value` (pytest would otherwise take a separate value for a test path and lose the
 suite's configuration).
+
+Subcommands: add a function `(argv: list[str]) -> int` to SUBCOMMANDS (name -> (function, one-line
+help)); `rackgate NAME args...` calls it, and `rackgate help` lists them.
 """
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 PATH_OPTIONS = ("--rack", "--baseline", "--junitxml", "--alluredir")
@@ -32,6 +36,19 @@ def normalize(argv: list[str], cwd: Path) -> list[str]:
     return out
 
 
+def _help(argv: list[str]) -> int:
+    print("rackgate [pytest options]      run the suite (e.g. rackgate --rack FILE -m gate)")
+    for name, (_, text) in sorted(SUBCOMMANDS.items()):
+        print(f"rackgate {name:<20} {text}")
+    return 0
+
+
+# name -> (function(argv) -> exit status, one-line help). Each helper adds its own line here.
+SUBCOMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
+    "help": (_help, "list the subcommands"),
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     sub = SUBCOMMANDS.get(argv[0]) if argv else None
@@ -40,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
         import importlib
         return importlib.import_module(module, __package__).main(argv[1:])
     import pytest
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        return int(SUBCOMMANDS[argv[0]][0](argv[1:]))
 
     import rackgate
     project = Path(rackgate.__file__).resolve().parent.parent

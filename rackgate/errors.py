@@ -44,7 +44,7 @@ class NotRun(CouldNotObserve):
     the message points at the root-cause check."""
 
     def __init__(self, root: str, why: str = ""):
-        self.root = root
+        self.root, self.why = root, why
         super().__init__(f"not run: {root} {why or 'failed'} (see it)")
 
 

@@ -146,6 +146,20 @@ def judge_healthy(run: SuiteRun) -> list[str]:
     return problems
 
 
+NOT_RUN = re.compile(r"not run: ([A-Z]+-[A-Z0-9-]+) ")
+
+
+def not_run_after_a_failure(message: str, run: SuiteRun) -> bool:
+    """An ERROR "not run: ROW ..." (rackgate.errors.NotRun) whose ROW did fail in this run (a
+    verdict message starts with its row id)."""
+    m = NOT_RUN.search(message or "")
+    if not m:
+        return False
+    root = m.group(1)
+    return any(o.status in ("failed", "error") and (o.message or "").lstrip().startswith(root)
+               for o in run.outcomes.values()) or root in ("SRV-BOOT", "SRV-MODELS", "SRV-ALIVE")
+
+
 def judge_case(case: dict, run: SuiteRun, row: Row) -> list[str]:
     """Every way the run differs from the case: an expected failure that passed, was not run, or
     lacks its diagnosis; any other test that failed."""
@@ -172,6 +186,8 @@ def judge_case(case: dict, run: SuiteRun, row: Row) -> list[str]:
                             f"could-not-observe): {_first_line(o.message)}")
     expected = set(fail) | set(also)
     for tid, o in sorted(run.outcomes.items()):
+        if tid not in expected and o.status == "error" and not_run_after_a_failure(o.message, run):
+            continue  # a consequence the catalogue declares (`needs`): "not run: <ROW> failed (see it)"
         if tid not in expected and o.status in ("failed", "error"):
             problems.append(f"{tid}: {o.status} but the case does not expect it: {_first_line(o.message)}")
     for needle in case.get("output", []):

@@ -1,16 +1,23 @@
 """Attach mode: --atom-url/--served-model never launches or stops anything, and the gate judges
 the server it is pointed at."""
+import os
+from pathlib import Path
+
 from rackgate.catalogue import row
 
 from .harness import run_suite
 from .simserver import sim_server
 
 SANITY = "tests/serving/test_server.py::test_sanity"
+LINT = "tests/serving/test_boot.py::test_launch_lint"
+# Real GSM8K for the attach profile (the sim server answers from the same rows); read, never committed.
+GSM8K = os.environ.get("RACKGATE_GSM8K_DIR", "/work/shared/data/gsm8k")
 
 
 def test_gate_against_a_bang_server_fails_sanity(tmp_path):
     with sim_server("bang-tokens") as (proc, url):
-        run = run_suite(tmp_path, "-m", "gate", "--atom-url", url, "--served-model", "moonshotai/Kimi-K3")
+        run = run_suite(tmp_path, "-m", "gate", "--atom-url", url, "--served-model", "moonshotai/Kimi-K3",
+                        "--gsm8k-dir", GSM8K)
         assert proc.poll() is None, "the suite stopped a server it did not start"
     # the quick GSM8K gate (accuracy) scores a '!' server at 0 too: that is its own verdict
     assert SANITY in run.ids("failed"), run.stdout[-3000:]
@@ -22,14 +29,16 @@ def test_gate_against_a_bang_server_fails_sanity(tmp_path):
 
 def test_gate_against_a_healthy_server_passes(tmp_path):
     with sim_server() as (proc, url):
-        run = run_suite(tmp_path, "-m", "gate", "--atom-url", url, "--served-model", "moonshotai/Kimi-K3")
+        run = run_suite(tmp_path, "-m", "gate", "--atom-url", url, "--served-model", "moonshotai/Kimi-K3",
+                        "--gsm8k-dir", GSM8K)
         assert proc.poll() is None
     assert run.outcomes and run.ids("failed") | run.ids("error") == set(), run.stdout[-3000:]
     # what an attached run cannot see (the boot it did not watch, logs it does not have) is
     # skipped with the reason, never failed
     for tid in run.ids("skipped"):
         msg = run.outcomes[tid].message
-        assert "attached" in msg or "--atom-url" in msg, (tid, msg)
+        assert ("attached" in msg or "--atom-url" in msg or "did not launch" in msg
+                or "the rack file has no" in msg), (tid, msg)
 
 
 def test_wrong_served_model_is_said_plainly(tmp_path):
@@ -38,3 +47,24 @@ def test_wrong_served_model_is_said_plainly(tmp_path):
     models = "tests/serving/test_server.py::test_models_lists_served_name"
     assert run.outcomes[models].status == "failed"
     assert "not the configured served name '/models/Kimi-K3'" in run.outcomes[models].message
+
+
+def test_attach_without_a_rack_file_is_its_own_profile(tmp_path):
+    """Not the sim's configuration: no launch lint (SKIPPED, the suite did not launch this server),
+    the header says which configuration, data and thresholds are in force, and without
+    --gsm8k-dir the data is lm-eval's dataset, never the sim's generated questions."""
+    with sim_server() as (_proc, url):
+        run = run_suite(tmp_path, "-m", "gate", "-k", "lint or quick", "--atom-url", url,
+                        "--served-model", "moonshotai/Kimi-K3")
+    assert run.outcomes[LINT].status == "skipped", run.outcomes.get(LINT)
+    assert "the suite did not launch this server" in run.outcomes[LINT].message
+    assert "rackgate: attach without a rack file" in run.stdout, run.stdout[:2000]
+    assert "GSM8K data: lm-eval's gsm8k dataset" in run.stdout and "thresholds: ACC-QUICK pass" in run.stdout
+    assert "rackgate-sim-gsm8k" not in run.stdout + run.stderr
+    quick = run.outcomes["tests/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"]
+    assert quick.status != "passed" or Path(GSM8K).exists()
+
+
+def test_gsm8k_dir_is_checked_at_start(tmp_path):
+    run = run_suite(tmp_path, "-m", "gate", "--atom-url", "http://127.0.0.1:9", "--gsm8k-dir", str(tmp_path))
+    assert run.rc != 0 and "--gsm8k-dir" in run.stdout + run.stderr and "test.jsonl" in run.stdout + run.stderr

@@ -86,6 +86,126 @@ class Client:
     def post(self, path: str, body: dict | None = None, timeout: float | None = None) -> Reply:
         return self.request("POST", path, body or {}, timeout)
 
+    def stream(self, path: str, body: dict, timeout: float | None = None, handle: "StreamHandle | None" = None) -> Reply:
+        """POST with `"stream": true` and read the server-sent events to the end: the Reply holds
+        the answer assembled as a non-streamed body (choices[0].text, or .message.content and
+        .reasoning_content; finish_reason; usage.completion_tokens = chunks read). `timeout`
+        bounds the whole answer. `handle.cancel()` from another thread closes the stream: the
+        server stops generating for it (transformers serve, vLLM-style engines) and this call
+        raises ServerError("cancelled"). A server that answers plain JSON is read as JSON."""
+        url = self.base_url + path
+        body = {**body, "stream": True}
+        limit = timeout or self.timeout
+        t0 = time.monotonic()
+        handle = handle or StreamHandle()
+        try:
+            r = self.session.post(url, json=body, timeout=limit, stream=True)
+        except requests.Timeout:
+            raise ServerError(f"POST {url}: no answer within {limit:g}s") from None
+        except requests.ConnectionError as e:
+            reason = str(e.args[0]) if e.args else str(e)
+            raise ServerError(f"POST {url}: cannot connect ({reason.split(':')[-1].strip()[:120]})") from None
+        handle.attach(r)
+        try:
+            if r.status_code != 200 or "text/event-stream" not in r.headers.get("content-type", ""):
+                try:
+                    data = r.json()
+                except ValueError:
+                    raise ServerError(f"POST {url}: non-JSON response (HTTP {r.status_code}): {r.text[:160]!r}") from None
+                return Reply(r.status_code, data if isinstance(data, dict) else {"_": data}, time.monotonic() - t0, body)
+            text, content, reasoning, finish, n = [], [], [], None, 0
+            for raw in _lines(r):
+                if handle.cancelled:
+                    break
+                if time.monotonic() - t0 > limit:
+                    raise ServerError(f"POST {url}: the answer did not finish within {limit:g}s ({n} chunks read)")
+                line = raw.decode("utf-8", "replace").strip() if raw else ""
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    break
+                try:
+                    c = json.loads(data)["choices"][0]
+                except (ValueError, KeyError, IndexError, TypeError):
+                    raise ServerError(f"POST {url}: a stream event is not an OpenAI chunk: {data[:160]!r}") from None
+                delta = c.get("delta") or {}
+                piece = (c.get("text") or "") + (delta.get("content") or "")
+                think = delta.get("reasoning_content") or delta.get("reasoning") or ""
+                text.append(c.get("text") or "")
+                content.append(delta.get("content") or "")
+                reasoning.append(think)
+                n += 1 if (piece or think) else 0
+                finish = c.get("finish_reason") or finish
+        except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError, AttributeError, OSError,
+                ValueError) as e:
+            if handle.cancelled:
+                raise ServerError(f"POST {url}: cancelled") from None
+            raise ServerError(f"POST {url}: the stream broke after {time.monotonic() - t0:.1f}s: {e}") from None
+        finally:
+            r.close()
+        if handle.cancelled:
+            raise ServerError(f"POST {url}: cancelled")
+        choice = ({"index": 0, "message": {"role": "assistant", "content": "".join(content),
+                                           "reasoning_content": "".join(reasoning) or None}, "finish_reason": finish}
+                  if "messages" in body else {"index": 0, "text": "".join(text), "finish_reason": finish})
+        return Reply(200, {"choices": [choice], "usage": {"completion_tokens": n}}, time.monotonic() - t0, body)
+
+
+def _lines(r):
+    """The response's lines as they arrive: http.client's buffered readline (chunked or not)
+    where there is one, else requests' byte-wise iter_lines."""
+    fp = getattr(r.raw, "_fp", None)
+    if fp is None or not hasattr(fp, "readline"):
+        yield from r.iter_lines(chunk_size=1, decode_unicode=False)
+        return
+    while True:
+        line = fp.readline(1 << 20)
+        if not line:
+            return
+        yield line.rstrip(b"\r\n")
+
+
+class StreamHandle:
+    """Cancel a stream from another thread: shut its socket down (a blocked read returns at once)
+    and close the response, so the server sees the client go."""
+
+    def __init__(self):
+        import threading
+        self._lock = threading.Lock()
+        self._resp = None
+        self.cancelled = False
+
+    def attach(self, resp) -> None:
+        with self._lock:
+            self._resp = resp
+            if self.cancelled:
+                self._close()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled = True
+            self._close()
+
+    def _close(self) -> None:
+        import socket
+        r = self._resp
+        if r is None:
+            return
+        sock = getattr(getattr(r.raw, "_connection", None), "sock", None)
+        if sock is None:
+            fp = getattr(r.raw, "_fp", None)
+            sock = getattr(getattr(getattr(fp, "fp", None), "raw", None), "_sock", None)
+        try:
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        try:
+            r.close()
+        except Exception:  # noqa: BLE001 - closing a response another thread reads may race
+            pass
+
 
 def refusal(reply: Reply) -> str:
     """What a non-200 reply says, in both of ATOM's shapes: {"detail": ...} (FastAPI's

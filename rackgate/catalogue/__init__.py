@@ -17,6 +17,10 @@ RUNBOOK_URL = "https://github.com/ROCm/ATOM/blob/main/recipes/Kimi-K3-455-wideEP
 AREAS = {"PLAT": "platform", "FAB": "fabric", "SRV": "serving", "BENCH": "serving", "ACC": "accuracy",
          "REG": "regression"}
 ROW_FILES = ("plat", "fab", "srv", "bench", "acc", "reg")
+# Rows without an `order`: platform and fabric first (they launch nothing), the rest after the
+# decisive server checks and before the costly ones.
+DEFAULT_ORDER = 60
+FAMILY_ORDER = {"PLAT": 1, "FAB": 2}
 
 
 class _Data(BaseModel):
@@ -57,12 +61,13 @@ class Row(_Data):
     severity: str = "normal"
     family: str = ""
     pattern: tuple[Pattern, ...] = ()   # machine-read signatures ([[row.pattern]] in the TOML)
-    # Fields other helpers add (kept optional so their rows load): what PASSED rests on, and
-    # the order checks run in.
+    # The evidence a PASS needs (docs/catalogue.md): what the suite must have read, never "nothing wrong".
     passes_on: str = ""
-    after: tuple[str, ...] = ()
+    # Run order and dependencies (see the header of srv.toml): `order` sorts the session's items
+    # (lower first, stable); `needs` names rows whose FAILED or ERROR makes this row's items ERROR
+    # at once with rackgate.errors.NotRun instead of spending minutes.
+    order: int = DEFAULT_ORDER
     needs: tuple[str, ...] = ()
-    order: float | None = None
 
     @property
     def area(self) -> str:
@@ -124,13 +129,22 @@ def rows() -> dict[str, Row]:
     out: dict[str, Row] = {}
     for path in (HERE / f"{name}.toml" for name in ROW_FILES):
         for raw in tomllib.loads(path.read_text())["row"]:
+            family = raw.get("id", "").split("-", 1)[0]
+            raw.setdefault("order", FAMILY_ORDER.get(family, DEFAULT_ORDER))
             try:
-                r = Row(**raw, family=raw.get("id", "").split("-", 1)[0])
+                r = Row(**raw, family=family)
             except ValidationError as e:
                 raise ValueError(f"{path.name}: row {raw.get('id')}: {_one_line(e)}") from None
             if r.id in out:
                 raise ValueError(f"{path.name}: duplicate catalogue id {r.id}")
             out[r.id] = r
+    for r in out.values():
+        unknown = [n for n in r.needs if n not in out]
+        if unknown:
+            raise ValueError(f"row {r.id}: needs unknown row(s) {unknown}")
+        late = [n for n in r.needs if out[n].order >= r.order]
+        if late:
+            raise ValueError(f"row {r.id} (order {r.order}): needs {late}, which do not run before it")
     return out
 
 

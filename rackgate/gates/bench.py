@@ -3,6 +3,7 @@ its per-GPU numbers per GPU. A benchmark's exit code 0 is never taken as success
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from ..probes.bench import COVERAGE_ERROR, BenchCommand, BenchFacts
 
@@ -31,19 +32,32 @@ def preflight(cmd: BenchCommand, served: list[str], tokenizer_is_dir: bool | Non
     return out
 
 
-def result(f: BenchFacts, rc: int, fresh: bool | None, min_duration_s: float) -> list[str]:
+HTTP_FAILURE = re.compile(r"\b(?:HTTP(?:/\d(?:\.\d)?)?|[Ss]tatus(?:[ _][Cc]ode)?)[\s:=]*([45]\d\d)\b[ :,-]*([^\n\"'}]{0,100})")
+
+
+def http_failures(text: str, limit: int = 3) -> list[str]:
+    """The HTTP statuses and reasons of failed requests as the benchmark printed them, most
+    frequent first ('32 x HTTP 422: Unprocessable Entity ...'); empty when it printed none."""
+    seen = Counter((m.group(1), m.group(2).strip()[:100]) for m in HTTP_FAILURE.finditer(text or ""))
+    return [f"{n} x HTTP {code}" + (f": {why}" if why else "") for (code, why), n in seen.most_common(limit)]
+
+
+def result(f: BenchFacts, rc: int, fresh: bool | None, min_duration_s: float, output: str = "") -> list[str]:
     """Why the run measured nothing (empty: it measured something). fresh: the result file was
-    written by this run (None: no result file was expected)."""
+    written by this run (None: no result file was expected). output: the benchmark's console
+    output, read for the HTTP status and reason of failed requests when the result has none."""
     out = []
+    reasons = f.error_summary[:3] or http_failures(output)
     if fresh is False:
         out.append("the result file was not written by this run (it is older than the run's start)")
     for w in f.warnings:
         out.append(f"benchmark warned: {w[:160]}")
     if f.completed is not None and f.completed == 0:
-        out.append(f"Successful requests: 0 of {f.sent if f.sent is not None else '?'}")
+        out.append(f"Successful requests: 0 of {f.sent if f.sent is not None else '?'}"
+                   + (f" ({'; '.join(reasons)})" if reasons and not f.failed else ""))
     if f.failed:
         out.append(f"{f.failed} of {f.sent} requests failed"
-                   + (f" ({'; '.join(f.error_summary[:3])})" if f.error_summary else ""))
+                   + (f" ({'; '.join(reasons)})" if reasons else " (the benchmark printed no HTTP status for them)"))
     if f.sent is not None and f.completed is not None and f.completed + (f.failed or 0) != f.sent:
         out.append(f"completed {f.completed} + failed {f.failed or 0} != requests sent {f.sent}")
     if f.completed and f.output_tokens == 0:
@@ -70,6 +84,10 @@ def aggregate(f: BenchFacts, gpu_count: int, tolerance: float) -> tuple[float | 
     that disagrees with it."""
     if f.total_token_throughput is None:
         return None, ["the result has no total token throughput to divide"]
+    if not f.completed or not f.total_token_throughput:
+        return None, [f"the run completed {f.completed if f.completed is not None else 'no'} requests "
+                      f"(total throughput {f.total_token_throughput:g} tok/s): no throughput to judge "
+                      "(see BENCH-RESULT)"]
     ours = f.total_token_throughput / gpu_count
     bad = []
     for k, v in f.per_gpu.items():

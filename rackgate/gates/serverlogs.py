@@ -46,8 +46,15 @@ def kv(budgets: list[MemoryBudget], experts: list[int], min_kv_gb: float, want_e
     return out
 
 
-def engine_args(kwargs: dict, profile_dir: str) -> list[str]:
+def engine_args(kwargs: dict, profile_dir: str, env: dict | None = None) -> list[str]:
+    """env: the launch environment; profiling asked there (ATOM_TORCH_PROFILER_DIR) is judged
+    even when serving.profile_dir is not set -- it never passes silently."""
     out = []
+    asked = (env or {}).get("ATOM_TORCH_PROFILER_DIR")
+    if asked and not profile_dir and kwargs.get("torch_profiler_dir") in (None, ""):
+        out.append(f"ATOM_TORCH_PROFILER_DIR={asked} in the launch environment, but 'torch_profiler_dir': "
+                   f"{kwargs.get('torch_profiler_dir')!r} in Engine kwargs: profiling is not in effect "
+                   "(use --torch-profiler-dir)")
     if "max_model_len" not in kwargs:
         out.append("'max_model_len' missing from Engine kwargs")
     elif kwargs["max_model_len"] is not None:

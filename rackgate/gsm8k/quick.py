@@ -20,7 +20,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from ..atom.client import Client, ServerError
+from ..atom.client import Client, ServerError, StreamHandle
+from ..gates.sanity import degenerate
 from .scoring import ItemVerdict, Outcome, judge
 from .sequential import Decision, Sprt
 from .task import FLEXIBLE, STRICT, Gsm8kTask, response_text
@@ -35,25 +36,31 @@ def question_order(n: int, seed: int) -> list[int]:
     return order
 
 
-def _post(client: Client, task: Gsm8kTask, doc: int, req) -> tuple[str, str | None]:
-    """(the text lm-eval would score, finish_reason) of one question; ServerError otherwise."""
+def _post(client: Client, task: Gsm8kTask, doc: int, req, timeout: float | None = None,
+          handle: StreamHandle | None = None) -> tuple[str, str | None, float, int]:
+    """(the text lm-eval would score, finish_reason, seconds, tokens) of one question, asked as a
+    stream (so that it can be cancelled); ServerError otherwise."""
     body = {"model": client.model, **req.body}
-    reply = client.request("POST", req.path, body)
+    reply = client.stream(req.path, body, timeout=timeout, handle=handle)
     if reply.status != 200:
         raise ServerError(f"GSM8K question {doc}: POST {req.path}: HTTP {reply.status}: {str(reply.body)[:200]}")
     try:
-        return response_text(task.api, reply.body)
+        text, finish = response_text(task.api, reply.body)
     except ValueError as e:
         raise ServerError(f"GSM8K question {doc}: POST {req.path}: {e}") from None
+    return text, finish, reply.elapsed, int((reply.body.get("usage") or {}).get("completion_tokens") or 0)
 
 
 class _Workers:
-    """Daemon threads, one client each: a decided gate walks away from requests still in flight
-    (each bounded by its client's timeout) instead of waiting for them."""
+    """Daemon threads, one client each. close() cancels every request still in flight: its
+    stream is closed, so the server stops generating for it (a decided gate leaves nothing
+    running on the server)."""
 
     def __init__(self, task: Gsm8kTask, client_factory: ClientFactory, n: int):
         self.jobs: queue.Queue = queue.Queue()
         self.task = task
+        self.inflight: set[StreamHandle] = set()
+        self.lock = threading.Lock()
         self.threads = [threading.Thread(target=self._run, args=(client_factory,), daemon=True,
                                          name=f"gsm8k-{i}") for i in range(n)]
         for t in self.threads:
@@ -65,59 +72,146 @@ class _Workers:
             job = self.jobs.get()
             if job is None:
                 return
-            doc, req, box, done = job
+            doc, req, box, done, handle, timeout = job
+            with self.lock:
+                self.inflight.add(handle)
             try:
                 client = client or client_factory()
-                box.append(_post(client, self.task, doc, req))
+                box.append(_post(client, self.task, doc, req, timeout, handle))
             except BaseException as e:  # noqa: BLE001 - handed to the caller, raised there
                 box.append(e)
+            finally:
+                with self.lock:
+                    self.inflight.discard(handle)
             done.set()
 
-    def submit(self, doc: int, req) -> tuple[list, threading.Event]:
-        box, done = [], threading.Event()
-        self.jobs.put((doc, req, box, done))
-        return box, done
+    def submit(self, doc: int, req, timeout: float | None) -> tuple[list, threading.Event, StreamHandle]:
+        box, done, handle = [], threading.Event(), StreamHandle()
+        self.jobs.put((doc, req, box, done, handle, timeout))
+        return box, done, handle
 
     def close(self) -> None:
-        # drop what has not started, then one stop marker per thread
+        # drop what has not started, cancel what is in flight, then one stop marker per thread
         try:
             while True:
-                self.jobs.get_nowait()
+                job = self.jobs.get_nowait()
+                if job is not None:
+                    job[4].cancel()
         except queue.Empty:
             pass
+        with self.lock:
+            for h in list(self.inflight):
+                h.cancel()
         for _ in self.threads:
             self.jobs.put(None)
 
 
+# Load that fits the server: start with one question in flight; after each answer, double the
+# questions in flight (up to the rack file's accuracy.num_concurrent) while the answer's time per
+# token stays within HOLDS x the first answer's, halve it when it does not (an engine that
+# serves one request at a time queues the second). Each request's deadline: DEADLINE_FACTOR x
+# the first answer's seconds x the questions in flight, at least MIN_DEADLINE_S, at most the rack
+# file's bound (accuracy.request_timeout_s).
+HOLDS = 1.5
+DEADLINE_FACTOR = 4.0
+MIN_DEADLINE_S = 30.0
+
+
+@dataclass
+class Pace:
+    """The quick gate's load, as it adapts (read by the caller for its progress line)."""
+    max_in_flight: int
+    bound_s: float | None = None
+    in_flight: int = 1
+    first_s: float | None = None
+    first_per_token_s: float | None = None
+    peak: int = 1
+
+    def deadline(self) -> float | None:
+        if self.first_s is None:
+            return self.bound_s
+        d = max(MIN_DEADLINE_S, DEADLINE_FACTOR * self.first_s * self.in_flight)
+        return min(d, self.bound_s) if self.bound_s else d
+
+    def answered(self, seconds: float, tokens: int) -> None:
+        per_token = seconds / max(1, tokens)
+        if self.first_s is None:
+            self.first_s, self.first_per_token_s = seconds, per_token
+        if per_token <= HOLDS * self.first_per_token_s:
+            self.in_flight = min(self.max_in_flight, self.in_flight * 2)
+        else:
+            self.in_flight = max(1, self.in_flight // 2)
+        self.peak = max(self.peak, self.in_flight)
+
+    def describe(self) -> str:
+        first = f"first answer {self.first_s:.1f}s" if self.first_s is not None else "no answer yet"
+        return f"{self.in_flight} in flight (peak {self.peak}, at most {self.max_in_flight}; {first})"
+
+
 def ask(task: Gsm8kTask, client_factory: ClientFactory, docs: Iterable[int], concurrency: int,
-        wait_s: float | None = None) -> Iterator[ItemVerdict]:
-    """lm-eval's verdict on each document, in the order given, with `concurrency` questions in
-    flight. Prompts are built and answers scored here, in the caller's thread (lm-eval's task
-    is not shared across threads); the threads only talk HTTP. Stopping the iteration abandons
-    the questions in flight. A request that fails raises ServerError; wait_s bounds the wait
-    for one answer beyond the client's own timeout."""
+        wait_s: float | None = None, pace: Pace | None = None) -> Iterator[ItemVerdict]:
+    """lm-eval's verdict on each document, in the order given, with up to `concurrency` questions
+    in flight (as many as the server takes, see Pace). Prompts are built and answers scored
+    here, in the caller's thread (lm-eval's task is not shared across threads); the threads only
+    talk HTTP. Stopping the iteration cancels the questions in flight. A request that fails or
+    passes its deadline raises ServerError; wait_s bounds every request (the rack file's)."""
+    pace = pace or Pace(concurrency, wait_s)
     workers = _Workers(task, client_factory, concurrency)
-    pending: list = []  # (doc, result box, done event), in the order given
+    pending: list = []  # (doc, result box, done event, handle, deadline), in the order given
     it = iter(docs)
     try:
         while True:
-            while len(pending) < concurrency:
+            while len(pending) < pace.in_flight:
                 doc = next(it, None)
                 if doc is None:
                     break
-                pending.append((doc, *workers.submit(doc, task.request(doc))))
+                deadline = pace.deadline()
+                pending.append((doc, *workers.submit(doc, task.request(doc), deadline), deadline))
             if not pending:
                 return
-            doc, box, done = pending.pop(0)
-            if not done.wait(wait_s):
-                raise ServerError(f"GSM8K question {doc} got no answer within {wait_s:g}s")
+            doc, box, done, _handle, deadline = pending.pop(0)
+            if not done.wait(None if deadline is None else deadline + 5):
+                raise ServerError(f"GSM8K question {doc} got no answer within {deadline:g}s")
             res = box[0]
+            if isinstance(res, ServerError) and deadline is not None and "within" in str(res) and \
+                    pace.first_s is not None:
+                raise ServerError(f"GSM8K question {doc}: {res} (the deadline: {DEADLINE_FACTOR:g} x the first "
+                                  f"answer's {pace.first_s:.1f}s x {pace.in_flight} in flight, at most "
+                                  "accuracy.request_timeout_s)")
             if isinstance(res, BaseException):
                 raise res
-            text, finish = res
+            text, finish, seconds, tokens = res
+            pace.answered(seconds, tokens)
             yield judge(task, doc, text, finish)
     finally:
         workers.close()
+
+
+# What a scored answer was, in words that separate the server's faults from the model's limits:
+KINDS = ("correct", "wrong", "truncated", "degenerate", "unparsed", "empty")
+KIND_WORDS = {
+    "correct": "the expected number",
+    "wrong": "a coherent answer with another number: the model's accuracy",
+    "truncated": "cut off by max_tokens before its answer line: finish_reason length",
+    "degenerate": "not language ('!!!!', one token repeated): see SRV-SANITY",
+    "unparsed": "finished, but without a number lm-eval's filter extracts",
+    "empty": "no text at all: see ACC-BUDGET",
+}
+
+
+def kind(item: ItemVerdict, filter_name: str = STRICT) -> str:
+    """One of KINDS for this answer under this filter (lm-eval's score is unchanged: only
+    'correct' scores)."""
+    out = item.filters[filter_name].outcome
+    if out is Outcome.CORRECT:
+        return "correct"
+    if out is Outcome.EMPTY:
+        return "empty"
+    if degenerate(item.response):
+        return "degenerate"
+    if item.finish_reason == "length":
+        return "truncated"
+    return "unparsed" if out is Outcome.UNPARSED else "wrong"
 
 
 @dataclass
@@ -127,6 +221,7 @@ class QuickResult:
     items: list[ItemVerdict] = field(default_factory=list)
     elapsed_s: float = 0.0
     population: int = 0
+    pace: Pace | None = None
 
     def counts(self, filter_name: str = STRICT) -> Counter:
         return Counter(it.filters[filter_name].outcome for it in self.items)
@@ -134,11 +229,13 @@ class QuickResult:
     def accuracy(self, filter_name: str = STRICT) -> float:
         return self.counts(filter_name)[Outcome.CORRECT] / max(1, len(self.items))
 
+    def kinds(self, filter_name: str = STRICT) -> Counter:
+        return Counter(kind(it, filter_name) for it in self.items)
+
     def outcome_line(self, filter_name: str = STRICT) -> str:
-        c = self.counts(filter_name)
-        return (f"{filter_name} {c[Outcome.CORRECT]}/{len(self.items)} correct ({self.accuracy(filter_name):.3f}): "
-                f"{c[Outcome.WRONG]} wrong, {c[Outcome.UNPARSED]} could not be parsed, "
-                f"{c[Outcome.EMPTY]} empty")
+        c = self.kinds(filter_name)
+        return (f"{filter_name} {c['correct']}/{len(self.items)} correct ({self.accuracy(filter_name):.3f}): "
+                + ", ".join(f"{c[k]} {k} ({KIND_WORDS[k]})" for k in KINDS[1:] if c[k]))
 
     def summary(self) -> str:
         d, s = self.decision, self.sprt
@@ -150,6 +247,20 @@ class QuickResult:
                 f"llr {d.llr:+.2f} (PASS at {s.upper:+.2f}, FAIL at {s.lower:+.2f}: accuracy "
                 f">= {s.p_pass:.4f} vs <= {s.p_fail:.4f}, false pass {s.false_pass:g}, false fail {s.false_fail:g})")
 
+    def diagnosis(self) -> str:
+        """What a FAIL means, from the kinds of answers: a broken server (degenerate or empty
+        answers) or a model that, as served, answers below the threshold (coherent answers)."""
+        c = self.kinds()
+        bad = len(self.items) - c["correct"]
+        if not bad:
+            return ""
+        if c["degenerate"] + c["empty"] > bad / 2:
+            return (f"{c['degenerate']} degenerate and {c['empty']} empty of {bad} missed answers: the server is not "
+                    "producing the model's answers (see SRV-SANITY, ACC-BUDGET)")
+        return (f"the answers are coherent ({c['wrong']} wrong, {c['truncated']} truncated, {c['unparsed']} unparsed "
+                f"of {bad} missed): the model, as served, is below the threshold in force "
+                f"(pass at >= {self.sprt.p_pass:.4f})")
+
     def examples(self, limit: int = 3) -> list[str]:
         """A few answers that did not score, as evidence for a failure message."""
         out = []
@@ -157,7 +268,7 @@ class QuickResult:
             v = it.strict
             if v.outcome is Outcome.CORRECT:
                 continue
-            out.append(f"question {it.doc}: {v.outcome.value}, expected {it.target.split('####')[-1].strip()!r}, "
+            out.append(f"question {it.doc}: {kind(it)}, expected {it.target.split('####')[-1].strip()!r}, "
                        f"extracted {v.extracted!r}, finish_reason {it.finish_reason!r}, "
                        f"answer {it.response[-80:]!r}")
             if len(out) >= limit:
@@ -166,9 +277,10 @@ class QuickResult:
 
 
 def progress_line(n: int, population: int, counts: Counter, llr: float, sprt: Sprt, elapsed: float) -> str:
-    return (f"ACC-QUICK {n}/{population} scored in {elapsed:.0f}s: {counts[Outcome.CORRECT]} correct, "
-            f"{counts[Outcome.WRONG]} wrong, {counts[Outcome.UNPARSED]} unparsed, {counts[Outcome.EMPTY]} empty; "
-            f"llr {llr:+.2f} (PASS at {sprt.upper:+.2f}, FAIL at {sprt.lower:+.2f})")
+    """counts: by kind() (correct, wrong, truncated, degenerate, unparsed, empty)."""
+    return (f"ACC-QUICK {n}/{population} scored in {elapsed:.0f}s: "
+            + ", ".join(f"{counts[k]} {k}" for k in KINDS) +
+            f"; llr {llr:+.2f} (PASS at {sprt.upper:+.2f}, FAIL at {sprt.lower:+.2f})")
 
 
 class QuickTimeout(CouldNotObserve):
@@ -185,20 +297,26 @@ def run(task: Gsm8kTask, client_factory: ClientFactory, sprt: Sprt, order: list[
     result = QuickResult(Decision(None, 0, 0, 0.0, ""), sprt, population=population)
     counts: Counter = Counter()
     k = 0
-    for item in ask(task, client_factory, order[:max(sprt.max_n, 1)], concurrency, wait_s):
-        result.items.append(item)
-        counts[item.strict.outcome] += 1
-        k += item.passed
-        result.decision = sprt.decide(len(result.items), k, population)
-        now = time.monotonic()
-        if progress and (now - last >= progress_every_s or result.decision.verdict):
-            last = now
-            progress(progress_line(len(result.items), population, counts, result.decision.llr, sprt, now - t0))
-        if result.decision.verdict:
-            break
-        if timeout_s is not None and now - t0 > timeout_s:
-            result.elapsed_s = now - t0
-            raise QuickTimeout(f"the quick gate did not settle within accuracy.quick_timeout_s ({timeout_s:g}s): "
-                               f"{result.summary()}")
+    result.pace = pace = Pace(concurrency, wait_s)
+    answers = ask(task, client_factory, order[:max(sprt.max_n, 1)], concurrency, wait_s, pace)
+    try:
+        for item in answers:
+            result.items.append(item)
+            counts[kind(item)] += 1
+            k += item.passed
+            result.decision = sprt.decide(len(result.items), k, population)
+            now = time.monotonic()
+            if progress and (now - last >= progress_every_s or result.decision.verdict):
+                last = now
+                progress(progress_line(len(result.items), population, counts, result.decision.llr, sprt, now - t0)
+                         + f"; {pace.describe()}")
+            if result.decision.verdict:
+                break
+            if timeout_s is not None and now - t0 > timeout_s:
+                result.elapsed_s = now - t0
+                raise QuickTimeout(f"the quick gate did not settle within accuracy.quick_timeout_s ({timeout_s:g}s): "
+                                   f"{result.summary()}")
+    finally:
+        answers.close()  # the decision: every request still in flight is cancelled now
     result.elapsed_s = time.monotonic() - t0
     return result

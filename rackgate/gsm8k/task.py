@@ -109,7 +109,7 @@ class Gsm8kTask:
         except DataError:
             raise
         except Exception as e:  # noqa: BLE001 - the hub, the network, a broken install: one line
-            hint = "" if data_dir else "; on a rack without hub access set accuracy.gsm8k_dir"
+            hint = "" if data_dir else "; on a rack without hub access pass --gsm8k-dir DIR or set accuracy.gsm8k_dir"
             raise TaskError(f"lm-eval could not build its {TASK} task from {self.source}: "
                             f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}{hint}") from None
         # as lm_eval's evaluator does: --num_fewshot, --gen_kwargs, then the few-shot seed

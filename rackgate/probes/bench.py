@@ -115,6 +115,9 @@ def serving_result(stdout: str, result_json: str | None) -> BenchFacts:
     if isinstance(lens, list):  # --save-detailed: a failed request has an error and length 0
         errs = errors if isinstance(errors, list) and len(errors) == len(lens) else [""] * len(lens)
         f.zero_token_requests = sum(1 for n, e in zip(lens, errs) if not e and not n)
+    if isinstance(errors, list):  # --save-detailed: each failed request's error, e.g. the HTTP reason
+        from collections import Counter
+        f.error_summary = [f"{n} x {e.strip()[:120]}" for e, n in Counter(e for e in errors if e).most_common(3)]
     f.per_gpu = {k: float(v) for k, v in data.items() if "per_gpu" in k and isinstance(v, (int, float))}
     return f
 

@@ -22,6 +22,7 @@ import gzip
 import itertools
 import json
 import os
+import re
 import socket
 import socketserver
 import sys
@@ -385,6 +386,9 @@ def rank_call(rank: int, req: dict, wait_s: float = FOREVER) -> dict | None:
         return None
 
 
+STREAM_PIECE = re.compile(r"\s*\S+|\s+")  # pieces that join back to the text
+
+
 class Api(BaseHTTPRequestHandler):
     server_version = "uvicorn"
     sim: "SimServer"
@@ -399,6 +403,44 @@ class Api(BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _stream(self, reply: dict) -> None:
+        """`"stream": true`: the reply as OpenAI server-sent events, one chunk a piece of text
+        (`data: {...}` lines, then `data: [DONE]`), RACKGATE_SIM_TPOT_S seconds apart (a server
+        slowed to a measured time per output token). A client that closes the stream stops the
+        generation: the next write fails and nothing more is generated for it."""
+        tpot = float(os.environ.get("RACKGATE_SIM_TPOT_S") or 0)
+        choice = reply["choices"][0]
+        chat = reply["object"] == "chat.completion"
+        base = {"id": reply["id"], "object": "chat.completion.chunk" if chat else "text_completion",
+                "created": reply["created"], "model": reply["model"]}
+        pieces: list[tuple[str, str]] = []
+        if chat:
+            msg = choice["message"]
+            pieces += [("reasoning_content", x) for x in STREAM_PIECE.findall(msg.get("reasoning_content") or "")]
+            pieces += [("content", x) for x in STREAM_PIECE.findall(msg.get("content") or "")]
+        else:
+            pieces += [("text", x) for x in STREAM_PIECE.findall(choice.get("text") or "")]
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.end_headers()
+
+        def event(c: dict) -> None:
+            self.wfile.write(b"data: " + json.dumps({**base, "choices": [c]}).encode() + b"\n\n")
+            self.wfile.flush()
+        try:
+            for i, (field, x) in enumerate(pieces):
+                if tpot:
+                    time.sleep(tpot)
+                c = {"index": 0, "delta": {field: x}} if chat else {"index": 0, "text": x}
+                event({**c, "logprobs": None, "finish_reason": None})
+            end = {"index": 0, "delta": {}} if chat else {"index": 0, "text": ""}
+            event({**end, "logprobs": None, "finish_reason": choice["finish_reason"]})
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):  # the client closed the stream
+            self.close_connection = True
 
     def _body(self) -> dict:
         n = int(self.headers.get("content-length") or 0)
@@ -427,9 +469,13 @@ class Api(BaseHTTPRequestHandler):
                                                       f"model '{s.model_name}'"})
                 return self._send(404, {"detail": "Not Found"})
             try:
-                if self.path == "/v1/completions":
-                    return self._send(200, s.completion(body))
-                return self._send(200, s.chat(body))
+                reply = s.completion(body) if self.path == "/v1/completions" else s.chat(body)
+                if body.get("stream"):
+                    return self._stream(reply)
+                tpot = float(os.environ.get("RACKGATE_SIM_TPOT_S") or 0)
+                if tpot:  # slowed as a streamed answer is: one time per output token
+                    time.sleep(tpot * int((reply.get("usage") or {}).get("completion_tokens") or 0))
+                return self._send(200, reply)
             except ValueError as e:  # value_error_handler
                 return self._send(400, {"error": {"message": str(e), "type": "invalid_request_error", "code": 400}})
         if self.path == "/start_profile":

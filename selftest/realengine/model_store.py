@@ -4,6 +4,10 @@ once from GGUF to a plain transformers folder, and two broken copies of it.
     healthy              smollm2-135m-instruct             the converted model
     nan-norm             smollm2-135m-instruct-nan-norm     final RMSNorm weight = NaN (logits NaN)
     reasoning-template   smollm2-135m-instruct-reasoning    chat template opens a <think> block
+    bang                 smollm2-135m-instruct-bang         nan-norm, with '!' at token id 0: every
+                                                            generated token is '!' (the runbook's A0
+                                                            signature, as a 0.5B Qwen with NaN logits
+                                                            shows it: argmax of NaN is id 0)
 
 The folder name is also the name the server serves: `transformers serve NAME` with cwd = the
 cache directory lists NAME in /v1/models (a bare name, not a filesystem path).
@@ -38,6 +42,7 @@ VARIANTS = {
     "healthy": "smollm2-135m-instruct",
     "nan-norm": "smollm2-135m-instruct-nan-norm",
     "reasoning-template": "smollm2-135m-instruct-reasoning",
+    "bang": "smollm2-135m-instruct-bang",
 }
 
 # SmolLM2's own ChatML template, with the assistant turn opened by a <think> block: the model
@@ -204,8 +209,36 @@ def derive_reasoning(healthy: Path, out: Path) -> None:
     tok.save_pretrained(str(out))
 
 
+def derive_bang(nan_norm: Path, out: Path) -> None:
+    """The NaN-norm weights (every logit NaN, so greedy argmax picks id 0), with the vocabulary's
+    ids 0 and '!' swapped: id 0 is now the plain token '!' and <|endoftext|> moves to the old
+    id of '!'. The server then answers HTTP 200 with '!!!!...' up to max_tokens (eos is
+    <|im_end|>, id 2, never chosen). The weights are hard links; no torch needed."""
+    tok = json.loads((nan_norm / "tokenizer.json").read_text())
+    vocab = tok["model"]["vocab"]
+    bang, eot = vocab["!"], next(a for a in tok["added_tokens"] if a["id"] == 0)
+    vocab["!"] = 0
+    vocab[eot["content"]] = bang
+    eot["id"] = bang
+    for f in nan_norm.iterdir():
+        if f.name == STAMP or f.name == "tokenizer.json":
+            continue
+        if f.name == "config.json":
+            cfg = json.loads(f.read_text())
+            for k in ("bos_token_id", "eos_token_id", "pad_token_id", "unk_token_id"):
+                if cfg.get(k) == 0:
+                    cfg[k] = bang
+            (out / f.name).write_text(json.dumps(cfg, indent=2))
+            continue
+        try:
+            os.link(f, out / f.name)
+        except OSError:
+            shutil.copy2(f, out / f.name)
+    (out / "tokenizer.json").write_text(json.dumps(tok, ensure_ascii=False))
+
+
 BUILDERS = (("healthy", None, convert_healthy), ("nan-norm", "healthy", derive_nan_norm),
-            ("reasoning-template", "healthy", derive_reasoning))
+            ("reasoning-template", "healthy", derive_reasoning), ("bang", "nan-norm", derive_bang))
 
 
 def build(cache: Path) -> dict[str, float]:

@@ -29,6 +29,23 @@ def test_decode_that_picked_another_word():
 
 def test_cuts_on_word_ends_and_on_tokens():
     assert consistency.cuts(consistency.Decoded(" a bc d"), 5) == [2, 5]
+    # never inside a multi-character token such as '.\n' (nor before a newline or after punctuation)
+    assert consistency.cuts(consistency.Decoded(" Paris.\n\nThe answer is: 20"), 5) == [12, 19, 23]
+    assert consistency.cuts(consistency.Decoded(" 6, 7, 8,"), 5) == [3, 6]
+    assert consistency.cuts(consistency.Decoded("!!!!\n!!"), 5) == []
+
+
+def test_a_healthy_server_whose_tokenizer_merges_punctuation_and_newline_agrees():
+    """A real BPE tokenizer: '.\n' is one token, so prefill of a prompt cut after '.' sees another
+    token than decode did and continues differently -- the tokenizer, not the kernels."""
+    truth = " Paris.\n\nThe answer is: 2018"
+
+    def complete(prompt: str, max_tokens: int) -> str:
+        done = prompt[len("The capital of France is"):]
+        if done.endswith((".", "\n")):
+            return " It"  # continues from half a token
+        return prefill(truth)(prompt, max_tokens)
+    assert consistency.judge("The capital of France is", consistency.Decoded(truth), complete, 4) == []
     assert consistency.cuts(consistency.Decoded(" Paris.", (" Paris", ".")), 5) == [6]
 
 
@@ -88,3 +105,33 @@ def test_boot_signatures_are_the_catalogues():
                          "(-17.63GB) at --gpu-memory-utilization 0.94.")
     assert f.signature == "exceeds available KV budget" and "someone else's weights" in f.hint
     assert signatures.match("Server started successfully and ready to accept requests") is None
+
+
+def test_bench_result_says_the_http_status_of_failed_requests():
+    from rackgate.gates import bench
+    from rackgate.probes import bench as probe
+    data = {"num_prompts": 32, "completed": 0, "duration": 0.4, "total_token_throughput": 0.0,
+            "output_lens": [0] * 32, "errors": ["HTTP 422: Unprocessable Entity"] * 32}
+    import json
+    f = probe.serving_result("", json.dumps(data))
+    text = " ".join(bench.result(f, 0, True, 1.0))
+    assert "32 of 32 requests failed (32 x HTTP 422: Unprocessable Entity)" in text, text
+    # a console that prints the statuses (and a result without them)
+    f2 = probe.serving_result("", json.dumps({k: v for k, v in data.items() if k != "errors"}))
+    console = "\n".join(["request failed: HTTP 422 Unprocessable Entity"] * 32)
+    assert "32 x HTTP 422: Unprocessable Entity" in " ".join(bench.result(f2, 0, True, 1.0, console))
+
+
+def test_bench_aggregate_refuses_a_run_that_completed_nothing():
+    from rackgate.gates import bench
+    from rackgate.probes.bench import BenchFacts
+    f = BenchFacts("benchmark_serving", sent=256, completed=0, failed=256, total_token_throughput=0.0)
+    ours, why = bench.aggregate(f, 16, 0.05)
+    assert ours is None and "completed 0 requests" in why[0]
+
+
+def test_profiler_asked_in_the_env_is_judged_without_profile_dir():
+    kwargs = {"max_model_len": None, "torch_profiler_dir": None}
+    found = serverlogs.engine_args(kwargs, "", {"ATOM_TORCH_PROFILER_DIR": "/tmp/prof"})
+    assert found and "profiling is not in effect" in found[0]
+    assert serverlogs.engine_args(kwargs, "", {}) == []

@@ -19,7 +19,7 @@ def test_gsm8k_quick(server, rack, evidence, facts, pytestconfig):
     try:
         result = quick.run(task, setup.clients_for(rack, server.url, server.client.model), setup.sprt_for(cfg),
                            order, cfg.num_concurrent, progress=setup.reporter(pytestconfig),
-                           progress_every_s=cfg.progress_every_s, wait_s=cfg.request_timeout_s + 30,
+                           progress_every_s=cfg.progress_every_s, wait_s=cfg.request_timeout_s,
                            timeout_s=cfg.quick_timeout_s)
     except quick.QuickTimeout as e:
         raise CouldNotObserve(str(e)) from None
@@ -28,4 +28,4 @@ def test_gsm8k_quick(server, rack, evidence, facts, pytestconfig):
         f"{it.doc}\t{it.strict.outcome.value}\t{it.strict.extracted}\t{it.finish_reason}" for it in result.items))
     facts.record("accuracy.gsm8k.quick", round(result.accuracy(), 4), where="rack", row="ACC-QUICK")
     check(result.decision.verdict == "pass", "ACC-QUICK", server.url,
-          result.summary() + "; e.g. " + " | ".join(result.examples()))
+          result.summary() + "; " + result.diagnosis() + "; e.g. " + " | ".join(result.examples()))

@@ -5,9 +5,10 @@ from urllib.parse import urlparse
 
 import pytest
 
-from fixtures.server import DEAD_RANK
+from fixtures.server import dead_ranks
 from rackgate.gates import bench as gate
 from rackgate.probes import bench as probe
+from rackgate.probes import bench_run as bench_run_probe
 from rackgate.report.verdict import CouldNotObserve, check
 
 PLACEHOLDERS = ("head_ip", "port", "served_model", "result_path")
@@ -51,24 +52,10 @@ def bench_run(serving, rack):
     """Run the benchmark once: (command, result, result text, fresh)."""
     server = serving
     if server.dead_ranks:  # its requests would hang on the dead rank until the bench timeout
-        pytest.skip(f"{DEAD_RANK} (dp{', dp'.join(map(str, sorted(server.dead_ranks)))} does not answer)")
+        raise dead_ranks(server)
     cmd = _command(rack, server)
     head = server.node_logs()[rack.head.name].host
-    start = head.now()
-    res = head.run(cmd, timeout=rack.serving.bench.timeout_s)
-    path = rack.bench.result_path
-    text, fresh = None, None
-    if path:
-        parsed = probe.command(cmd)
-        if parsed.tool == "aiperf" and not path.endswith(".json"):
-            found = head.find(path, "profile_export_aiperf.json", newer_than=start) if start else []
-            path = found[0] if found else path
-        mtime = head.mtime(path)
-        if mtime is not None:
-            text = head.read(path)
-            fresh = start is not None and mtime >= start
-        else:
-            fresh = False
+    res, text, fresh = bench_run_probe.run(head, cmd, rack.bench.result_path, rack.serving.bench.timeout_s)
     return cmd, res, text, fresh
 
 
@@ -95,10 +82,13 @@ def test_benchmark_measured_something(server, bench_run, rack, evidence):
     elif rack.bench.result_path and probe.command(cmd).tool == "aiperf":
         # aiperf writes no export at all when every request failed: that run measured nothing
         last = (res.stdout + res.stderr).strip().splitlines()[-3:]
+        why = gate.http_failures(res.stdout + res.stderr)
         check(False, "BENCH-RESULT", rack.head.name, f"aiperf exited {res.rc} and wrote no profile_export_aiperf.json "
-              f"under {rack.bench.result_path}; its last lines: {' | '.join(x.strip() for x in last)[:300]}")
+              f"under {rack.bench.result_path}" + (f"; failed requests: {'; '.join(why)}" if why else "") +
+              f"; its last lines: {' | '.join(x.strip() for x in last)[:300]}")
     f = _facts(bench_run)
-    findings = gate.result(f, res.rc, fresh if rack.bench.result_path else None, rack.serving.bench.min_duration_s)
+    findings = gate.result(f, res.rc, fresh if rack.bench.result_path else None, rack.serving.bench.min_duration_s,
+                           res.stdout + "\n" + res.stderr)
     check(not findings, "BENCH-RESULT", rack.head.name,
           f"{f.tool}: completed {f.completed} of {f.sent}, duration {f.duration_s}s: " + "; ".join(findings))
 

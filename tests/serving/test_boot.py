@@ -10,19 +10,47 @@ def _launch_command(rack) -> str:
     return AtomServer(rack, None).command_for(rack.head, [n.name for n in rack.nodes].index(rack.head.name))
 
 
+NOT_LAUNCHED = "the suite did not launch this server"
+
+
+def _running_command(rack, request) -> tuple[str, dict, str]:
+    """Attached: (command line, environment, where) of the process serving --atom-url, read from
+    the head node's process table; SKIPPED when the suite cannot read it (no nodes, unreachable,
+    no such process)."""
+    from urllib.parse import urlparse
+
+    from rackgate.errors import CouldNotObserve as _CNO
+    url = request.config.option.atom_url
+    if not rack.nodes:
+        pytest.skip(f"{NOT_LAUNCHED} (--atom-url without a rack file: no nodes to read its command line from)")
+    try:
+        head = request.getfixturevalue("hosts")[rack.head.name]
+        port = urlparse(url).port or 80
+        found = lint.server_process(head.run("ps -eo pid=,args=", timeout=30).stdout, port)
+    except _CNO as e:
+        pytest.skip(f"{NOT_LAUNCHED} and its command line could not be read on {rack.head.name}: {e}")
+    if found is None:
+        pytest.skip(f"{NOT_LAUNCHED} and no process on {rack.head.name} serves port {port} with --model")
+    pid, args = found
+    env = lint.environ(head.run(f"tr '\\0' '\\n' < /proc/{pid}/environ", timeout=30).stdout)
+    return args, env, f"{rack.head.name} pid {pid}"
+
+
 @pytest.mark.row("SRV-LAUNCH-LINT")
-def test_launch_lint(rack, evidence):
+def test_launch_lint(rack, evidence, request):
     cfg = rack.serving
-    cmd = _launch_command(rack)
+    if request.config.option.atom_url:
+        cmd, env, where = _running_command(rack, request)
+    else:
+        cmd, env, where = _launch_command(rack), rack.launch.env, rack.head.name
     facts = lint.Facts(hbm_gib=rack.platform.hbm_gib, data_plane_nic=cfg.lint.data_plane_nic,
                        accuracy_run=cfg.lint.accuracy_run, unfused_gather_patch=cfg.lint.unfused_gather_patch,
                        profile_dir=cfg.profile_dir, batched_tokens_limit_small_hbm=cfg.lint.batched_tokens_limit_small_hbm,
                        small_hbm_gib=cfg.lint.small_hbm_gib)
-    env = rack.launch.env
-    evidence.attach("launch command and environment",
+    evidence.attach(f"launch command and environment ({where})",
                     cmd + "\n\n" + "\n".join(f"{k}={v}" for k, v in sorted(env.items())))
     findings = lint.lint(cmd, env, facts)
-    check(not findings, "SRV-LAUNCH-LINT", rack.head.name,
+    check(not findings, "SRV-LAUNCH-LINT", where,
           f"{len(findings)} rule(s) broken:\n" + "\n".join(f"           - {f}" for f in findings))
 
 

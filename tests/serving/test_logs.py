@@ -2,7 +2,7 @@
 each node; the logs are never copied here)."""
 import pytest
 
-from fixtures.server import NOT_BOOTED, read_logs
+from fixtures.server import not_booted, read_logs
 from rackgate.atom import logfacts
 from rackgate.atom.logs import rank_table
 from rackgate.gates import serverlogs
@@ -39,7 +39,7 @@ def test_kv_budget(dp_rank, rack, atom_server, server_logs, kv_records, facts, e
         budgets = [min(budgets, key=lambda b: b.available_for_kv)] if budgets else []
     boot = atom_server.boot
     if not budgets and not errors and boot is not None and not boot.ok and node not in boot.past_rendezvous:
-        pytest.skip(f"{NOT_BOOTED}: {node} stopped before the KV budget arithmetic ({boot.summary()})")
+        raise not_booted(boot)  # {node} stopped before the KV budget arithmetic
     evidence.attach(f"Memory budget lines of dp{dp_rank}",
                     "\n".join([b.line for b in budgets] + [e.line for e in errors]) or "(none)")
     cfg = rack.serving
@@ -67,7 +67,7 @@ def test_engine_kwargs(rack, server_logs, evidence, facts):
         raise CouldNotObserve(f"{rack.head.name}: line {recs[-1].lineno}: {e}") from None
     for k, v in kwargs.items():
         facts.record("serving.engine.kwarg", v if isinstance(v, (int, float, str)) else repr(v), where=k, row="SRV-ENGINE-ARGS")
-    findings = serverlogs.engine_args(kwargs, rack.serving.profile_dir)
+    findings = serverlogs.engine_args(kwargs, rack.serving.profile_dir, rack.launch.env)
     check(not findings, "SRV-ENGINE-ARGS", rack.head.name, "; ".join(findings))
 
 

@@ -4,21 +4,23 @@ import time
 
 import pytest
 
+from fixtures.server import name_source
 from rackgate.atom.client import ServerError, first_choice, refusal
 from rackgate.atom.logs import rank_table
 from rackgate.gates import consistency, sanity
+from rackgate.probes import traces
 from rackgate.report.verdict import CouldNotObserve, check, fail
 
 
 @pytest.mark.row("SRV-MODELS")
-def test_models_lists_served_name(booted, rack, evidence):
+def test_models_lists_served_name(booted, rack, evidence, pytestconfig):
     server = booted
     reply = server.client.models()
     evidence.attach("GET /v1/models", reply.evidence(), "json")
     ids = server.client.model_ids()
     want = server.client.model
     check(want in ids, "SRV-MODELS", server.url,
-          f"/v1/models lists {ids}, not the configured served name {want!r}"
+          f"/v1/models lists {ids}, not the configured served name {want!r} (given by {name_source(pytestconfig)})"
           + (" (a filesystem path)" if any(i.startswith('/') for i in ids) else ""))
 
 
@@ -54,6 +56,9 @@ def test_decode_matches_prefill(server, rack, evidence):
                                 tuple(lp.get("top_logprobs") or ()))
         if not d.text.strip():
             raise CouldNotObserve(f"decode of {prompt!r} returned no text (see SRV-SANITY)")
+        if not consistency.cuts(d, cfg.consistency_positions):
+            raise CouldNotObserve(f"decode of {prompt!r} returned {d.text[:60]!r} without tokens (no logprobs) and "
+                                  "with no boundary-safe place to cut it (a space starting the next word)")
         findings += [f"{prompt!r}: {f}" for f in consistency.judge(prompt, d, complete, cfg.consistency_positions)]
     check(not findings, "SRV-CONSISTENCY", server.url, "; ".join(findings))
 
@@ -108,18 +113,7 @@ def test_profile_writes_traces(server, rack, evidence):
     table = rank_table(rack)
     logs = server.node_logs()
     want = {r: f"{cfg.profile_dir.rstrip('/')}/dp{r}_tp0" for r in table}
-    deadline = time.monotonic() + cfg.profile_wait_s
-    while True:
-        missing = {}
-        for r, d in want.items():
-            log = logs[table[r]]
-            res = log.host.run(f"find {log.host.qpath(d)} -maxdepth 1 -name '*.pt.trace.json.gz' -size +0c "
-                               f"2>/dev/null | head -n 1", timeout=30)
-            if not res.stdout.strip():
-                missing[r] = d
-        if not missing or time.monotonic() >= deadline:
-            break
-        time.sleep(0.5)
+    missing = traces.missing_traces({r: (logs[table[r]].host, d) for r, d in want.items()}, cfg.profile_wait_s)
     evidence.attach("ranks without a trace", "\n".join(f"dp{r}: {d}" for r, d in missing.items()) or "(none)")
     check(not missing, "SRV-PROFILE", ", ".join(sorted({table[r] for r in missing})) or rack.name,
           f"/start_profile answered {started.status} {started.body.get('message')!r}, yet {len(missing)} of "

@@ -1,0 +1,23 @@
+"""Profiler traces on the nodes: which ranks' trace directories hold a non-empty
+`*.pt.trace.json.gz` (SRV-PROFILE), polled until all do or the wait is over (bounded)."""
+from __future__ import annotations
+
+import time
+
+TRACE_GLOB = "*.pt.trace.json.gz"
+
+
+def missing_traces(want: dict[int, tuple[object, str]], wait_s: float, poll_s: float = 0.5) -> dict[int, str]:
+    """want: rank -> (the node's Host, its trace directory). Returns the ranks (-> directory)
+    with no non-empty trace after wait_s (empty: every rank wrote one)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        missing = {}
+        for r, (host, d) in want.items():
+            res = host.run(f"find {host.qpath(d)} -maxdepth 1 -name '{TRACE_GLOB}' -size +0c 2>/dev/null | head -n 1",
+                           timeout=30)
+            if not res.stdout.strip():
+                missing[r] = d
+        if not missing or time.monotonic() >= deadline:
+            return missing
+        time.sleep(poll_s)

@@ -1,0 +1,53 @@
+"""Dependencies and order as catalogue data (`order`, `needs`): the decisive checks run first, and
+once one of them FAILED (or the server did not boot, or does not serve the name) the checks that
+depend on it ERROR at once with "not run: <ROW> failed (see it)" -- never SKIPPED, never exit 0."""
+from rackgate.catalogue import rows
+
+from .harness import run_suite
+from .simserver import sim_server
+
+SANITY = "tests/serving/test_server.py::test_sanity"
+MODELS = "tests/serving/test_server.py::test_models_lists_served_name"
+BUDGET = "tests/accuracy/test_budget.py::test_reasoning_budget"
+CONSISTENCY = "tests/serving/test_server.py::test_decode_matches_prefill"
+QUICK = "tests/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
+
+
+def test_every_needed_row_runs_earlier():
+    for r in rows().values():
+        for need in r.needs:
+            assert rows()[need].order < r.order, (r.id, need)
+
+
+def test_sanity_failure_stops_the_costly_checks(tmp_path):
+    with sim_server("bang-tokens") as (_proc, url):
+        run = run_suite(tmp_path, "-m", "gate", "--atom-url", url, "--served-model", "moonshotai/Kimi-K3")
+    assert run.rc != 0
+    assert run.outcomes[SANITY].status == "failed", run.stdout[-3000:]
+    # SANITY's is the first verdict that blames the server (JUnit lists items in run order)
+    first = next(k for k, o in run.outcomes.items() if o.status in ("failed", "error"))
+    assert first == SANITY, (first, list(run.outcomes))
+    for tid in (BUDGET, CONSISTENCY, QUICK):
+        o = run.outcomes[tid]
+        assert o.status == "error" and "not run: SRV-SANITY failed (see it)" in o.message, (tid, o)
+
+
+def test_unserved_name_stops_every_request_check(tmp_path):
+    with sim_server() as (_proc, url):
+        run = run_suite(tmp_path, "-m", "gate", "--atom-url", url, "--served-model", "nobody/serves-this")
+    assert run.rc != 0
+    assert run.outcomes[MODELS].status == "failed"
+    for tid in (SANITY, BUDGET, CONSISTENCY, QUICK):
+        o = run.outcomes[tid]
+        assert o.status == "error" and "not run: SRV-MODELS" in o.message, (tid, o)
+    assert not run.ids("skipped") & {SANITY, BUDGET, CONSISTENCY, QUICK}
+
+
+def test_accuracy_against_a_server_that_never_boots_exits_non_zero(tmp_path):
+    run = run_suite(tmp_path, "-m", "accuracy and not slow", "--sim-fault", "kv-rack-busy", timeout=600)
+    assert run.rc != 0, run.stdout[-3000:]
+    assert run.outcomes and not run.ids("skipped") and not run.ids("passed") - {
+        "tests/accuracy/test_fake_eplb.py::test_no_fake_eplb"}, run.stdout[-3000:]
+    for tid in (BUDGET, QUICK):
+        o = run.outcomes[tid]
+        assert o.status == "error" and "not run: SRV-BOOT failed" in o.message, (tid, o)

@@ -1,0 +1,45 @@
+"""Options as pytest users type them (issue 12.5): `--rack FILE`, `--atom-url URL`, `--served-model
+NAME`, `--baseline FILE`, `--alluredir DIR`, each in the space and the `=` form, from a directory
+outside the project: the project's ini is in force (its markers select the gate, its testpaths
+collect only tests/), never a test path taken from an option's value."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from .harness import REPO, SUITE_PLUGINS
+
+
+def collect(cwd, *args):
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": str(REPO)}
+    env.pop("RACKGATE_REEXEC", None)
+    p = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *SUITE_PLUGINS, "--co", "-q",  # noqa: PLW1510
+                        "-m", "gate", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    ids = [x for x in p.stdout.splitlines() if "::" in x]
+    return p, ids
+
+
+def values(tmp_path):
+    model = tmp_path / "models" / "SmolLM2"   # a served name that is also a directory here
+    model.mkdir(parents=True)
+    (tmp_path / "allure").mkdir()
+    return {"--rack": str(REPO / "racks/sim.toml"), "--atom-url": "http://127.0.0.1:9",
+            "--served-model": str(model), "--baseline": str(REPO / "racks/sim-baseline.json"),
+            "--alluredir": "allure"}
+
+
+@pytest.mark.parametrize("form", ["space", "equals"])
+@pytest.mark.parametrize("option", ["--rack", "--atom-url", "--served-model", "--baseline", "--alluredir"])
+def test_option_forms_from_another_directory(option, form, tmp_path):
+    v = values(tmp_path)
+    extra = [] if option in ("--atom-url", "--rack") else [f"--atom-url={v['--atom-url']}"]
+    value = v[option] if option != "--alluredir" else str(tmp_path / v[option])
+    # the reference: the `=` form, run from the project directory
+    ref, reference = collect(REPO, *extra, f"{option}={value}")
+    assert ref.returncode == 0 and reference, ref.stdout[-2000:] + ref.stderr[-2000:]
+    args = [option, v[option]] if form == "space" else [f"{option}={v[option]}"]
+    p, ids = collect(tmp_path, *extra, *args)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    assert ids == reference, (ids[:5], p.stderr[-1000:])
+    assert all(i.startswith("tests/") for i in ids)  # the project's testpaths, never a value taken for a path
