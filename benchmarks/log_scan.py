@@ -25,11 +25,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rackgate.atom import logfacts, signatures  # noqa: E402
-from rackgate.atom.logformat import Parser  # noqa: E402
-from rackgate.atom.logs import NodeLog  # noqa: E402
-from rackgate.transport.host import Host  # noqa: E402
-from rackgate.transport.runners import LocalRunner  # noqa: E402
+from rackgate.atom import logfacts, signatures
+from rackgate.atom.logformat import Parser
+from rackgate.atom.logs import NodeLog
+from rackgate.transport.host import Host
+from rackgate.transport.runners import LocalRunner
 
 
 def _block(seed: int) -> str:

@@ -14,7 +14,7 @@ from .harness import REPO, SUITE_PLUGINS
 def collect(cwd, *args):
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": str(REPO)}
     env.pop("RACKGATE_REEXEC", None)
-    p = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *SUITE_PLUGINS, "--co", "-q",  # noqa: PLW1510
+    p = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *SUITE_PLUGINS, "--co", "-q",
                         "-m", "gate", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
     ids = [x for x in p.stdout.splitlines() if "::" in x]
     return p, ids

@@ -1,14 +1,13 @@
 """An OpenAI-protocol client for ATOM: explicit timeouts, no silent retries, one-line errors."""
 from __future__ import annotations
 
-from ..errors import CouldNotObserve
-
 import json
 import time
 from dataclasses import dataclass
 
 import requests
 
+from ..errors import CouldNotObserve
 from ..report.secrets import redact
 
 

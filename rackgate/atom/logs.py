@@ -6,12 +6,11 @@ lines and time. Which rank wrote a line comes from rackgate.atom.logformat.
 """
 from __future__ import annotations
 
-from ..errors import CouldNotObserve
-
 import re
 import shlex
 from dataclasses import dataclass, field
 
+from ..errors import CouldNotObserve
 from ..transport import Host
 from . import logformat
 from .logformat import Record

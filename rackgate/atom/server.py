@@ -10,11 +10,10 @@ and never stops anything.
 """
 from __future__ import annotations
 
-from ..errors import CouldNotObserve
-
 import time
 from dataclasses import dataclass, field
 
+from ..errors import CouldNotObserve
 from ..transport import Host, Spawned, TransportError, container_for, fanout
 from .client import Client, ServerError
 from .logs import NodeLog

@@ -13,6 +13,7 @@ from ..probes.ualink import Link
 from . import accel
 from .ubench07 import LeftoverScan, PairRun
 
+
 def readable(where: str, link: Link, attrs: tuple[str, ...]) -> Link:
     """The link, when each of `attrs` was read with a value; an empty attribute file is not a
     state, an id or a bitmap: could-not-observe naming the file."""

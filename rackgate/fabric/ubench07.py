@@ -226,12 +226,12 @@ class Runner:
         for i, rnd in enumerate(rounds(pairs), 1):
             nodes = sorted({n for p in rnd for n in p})
             label = f"{self.tool} round {i} ({', '.join(pair_id(p) for p in rnd)})"
-            self.result.scans += fanout(nodes, lambda n: scan(self.hosts[n], set(self._ours), f"before {label}"))
+            self.result.scans += fanout(nodes, lambda n, label=label: scan(self.hosts[n], set(self._ours), f"before {label}"))
             for run in fanout(rnd, self.run_pair):
                 if isinstance(run, Exception):
                     raise run
                 self.result.runs[run.id] = run
-            self.result.scans += fanout(nodes, lambda n: scan(self.hosts[n], set(self._ours), f"after {label}"))
+            self.result.scans += fanout(nodes, lambda n, label=label: scan(self.hosts[n], set(self._ours), f"after {label}"))
         return self.result
 
 

@@ -5,11 +5,10 @@ print it as its `seen:` line.
 """
 from __future__ import annotations
 
-from ..errors import CouldNotObserve
-
 import re
 import time
 
+from ..errors import CouldNotObserve
 from ..probes.docker import Event, Inspect, PsRow
 from ..probes.gpus import GpuFacts
 from ..probes.perf_setup import TuningFacts
@@ -27,8 +26,8 @@ def tuned(facts: TuningFacts, params: dict[str, str | None], mode_d_params: list
     if facts.report is None:
         # No report at all says nothing about the tuning (perf_setup may keep it elsewhere):
         # could not observe, naming the rack-file key that points at it.
-        raise CouldNotObserve(f"{where + ': ' if where else ''}no perf_setup report matches platform.perf_report_glob (booted {facts.boot.since}): "
-                              "cannot tell whether the tuning was applied this boot")
+        raise CouldNotObserve(f"{where + ': ' if where else ''}no perf_setup report matches platform.perf_report_glob "
+                              f"(booted {facts.boot.since}): cannot tell whether the tuning was applied this boot")
     r, rep = facts.report, facts.parsed
     if r.mtime <= facts.boot.epoch + slack_s:
         out.append(f"newest report {r.path} is from {_fmt_time(r.mtime)}, older than this boot "

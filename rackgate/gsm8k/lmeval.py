@@ -15,8 +15,6 @@ The API key, if any, travels in OPENAI_API_KEY (lm-eval's API models read it), n
 """
 from __future__ import annotations
 
-from ..errors import CouldNotObserve, UnrecognisedOutput
-
 import json
 import os
 import re
@@ -26,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import CouldNotObserve, UnrecognisedOutput
 from ..transport.procs import Overran, run_bounded
 from .data import check_dir, split_path
 from .task import FLEXIBLE, STRICT, TASK, yaml_path

@@ -10,8 +10,6 @@ asks any documents against any OpenAI-compatible server and yields lm-eval's per
 """
 from __future__ import annotations
 
-from ..errors import CouldNotObserve
-
 import queue
 import random
 import threading
@@ -21,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ..atom.client import Client, ServerError, StreamHandle
+from ..errors import CouldNotObserve
 from ..gates.sanity import degenerate
 from .scoring import ItemVerdict, Outcome, judge
 from .sequential import Decision, Sprt

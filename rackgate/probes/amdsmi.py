@@ -31,14 +31,13 @@ reads them as measurements (FAB-UNPOPULATED).
 """
 from __future__ import annotations
 
-from ..errors import UnrecognisedOutput
-from ..lines import clean_text
-
 import json
 import math
 import re
 from dataclasses import dataclass, field
 
+from ..errors import UnrecognisedOutput
+from ..lines import clean_text
 from ..transport import Host
 
 UNSET_U32 = 4294967295

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 from ..catalogue import Pattern
 from ..catalogue import row as catalogue_row
-from ..errors import CouldNotObserve
 from ..transport import Host
 
 _LINE = re.compile(r"^\[\s*(\d+\.\d+)\]\s?(.*)$")

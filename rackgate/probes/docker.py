@@ -15,11 +15,10 @@ Formats (docker CLI):
 """
 from __future__ import annotations
 
-from ..errors import ToolMissing, UnrecognisedOutput
-
 import json
 from dataclasses import dataclass, field
 
+from ..errors import ToolMissing, UnrecognisedOutput
 from ..report.verdict import CouldNotObserve
 from ..transport import Host
 

@@ -7,13 +7,12 @@ VRAM size is in MB as amd-smi names it (mebibytes: 432 GiB reads 442368).
 """
 from __future__ import annotations
 
-from ..errors import UnrecognisedOutput
-
 import json
 import math
 import re
 from dataclasses import dataclass
 
+from ..errors import UnrecognisedOutput
 from ..report.verdict import CouldNotObserve
 from ..transport import Host
 from . import amdsmi

@@ -56,7 +56,7 @@ def png_map(grid: Grid, notes: dict[str, str] | None = None, title: str = "rack 
     rows = list(grid.items())
     gpus = max((len(v) for _, v in rows), default=1)
     fig, ax = plt.subplots(figsize=(10, 1.2 + 0.32 * max(1, len(rows))), dpi=100)
-    for i, ((node, tray), vs) in enumerate(rows):
+    for i, ((node, _tray), vs) in enumerate(rows):
         for g, v in enumerate(vs):
             ax.add_patch(Rectangle((g, i), 0.92, 0.86, color=COLOUR[v], ec="#444444", lw=0.5))
         if notes.get(node):

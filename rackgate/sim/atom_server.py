@@ -251,7 +251,7 @@ class Rank:
         for i in range(121):
             self.log.raw(f"[hsa-hotswap-rj] eager translation source_id=fnv1a64:{i:016x} input_revision=b0 "
                          f"output_revision=a0 outcome=translated changed=23 translation_status=0")
-        for i in range(27):
+        for _ in range(27):
             self.log.raw("[hsa-hotswap-rj] reused tier=aot input_bytes=501616 output_bytes=505712 status=0")
 
     # --- serving: one request per line of JSON over loopback ------------------------------
@@ -430,7 +430,7 @@ class Api(BaseHTTPRequestHandler):
             self.wfile.write(b"data: " + json.dumps({**base, "choices": [c]}).encode() + b"\n\n")
             self.wfile.flush()
         try:
-            for i, (field, x) in enumerate(pieces):
+            for field, x in pieces:
                 if tpot:
                     time.sleep(tpot)
                 c = {"index": 0, "delta": {field: x}} if chat else {"index": 0, "text": x}

@@ -32,6 +32,7 @@ def tokenize(text: str) -> list[str]:
 Answerer = Callable[[str], "str | None"]
 ANSWERERS: list[Answerer] = []
 from .gsm8k import answerer as _gsm8k_answerer  # noqa: E402 - the accuracy area's GSM8K answerer
+
 ANSWERERS.append(_gsm8k_answerer)
 
 
@@ -63,7 +64,7 @@ def continuation(prompt: str) -> str:
         base = _direct(head)
         if base is not None and base.startswith(tail):
             return base[len(tail):]
-    for head, tail in splits:  # ... or the generic reply
+    for _head, tail in splits:  # ... or the generic reply
         if GENERIC.startswith(tail):
             return GENERIC[len(tail):]
     return GENERIC

@@ -49,7 +49,7 @@ def propose(reports: list[TrayReport], n: int, top: int = 3) -> Proposal:
         domains.setdefault(r.domain, []).append(r)
     order = sorted(domains, key=lambda d: (-len(domains[d]), d))
     sets: list[NodeSet] = []
-    for rank_d, d in enumerate(order):
+    for d in order:
         trays = domains[d]
         windows = [trays[i:i + n] for i in range(len(trays) - n + 1)]
         windows.sort(key=lambda w: (w[-1].tray - w[0].tray, w[0].tray))

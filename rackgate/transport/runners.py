@@ -15,10 +15,10 @@ remote work behind.
 """
 from __future__ import annotations
 
-import shlex
-import subprocess
 import os
+import shlex
 import shutil
+import subprocess
 import threading
 from typing import Protocol, Sequence
 

@@ -7,7 +7,8 @@ import os
 import random
 import re
 
-from hypothesis import HealthCheck, settings, strategies as st
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 # Default self-tests: >= 2,000 examples per parser, fixed seed; benchmark mode: 50,000
 # (RACKGATE_PROPERTY_EXAMPLES=50000, or benchmarks/properties.py).

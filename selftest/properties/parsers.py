@@ -12,8 +12,21 @@ from pathlib import Path
 from typing import Callable
 
 from rackgate.atom import logfacts, logformat, signatures
-from rackgate.probes import (amdsmi, bench, collective, container, dmesg, docker, gpus, modules, perf_setup,
-                             procs, shm, ualink, ubench)
+from rackgate.probes import (
+    amdsmi,
+    bench,
+    collective,
+    container,
+    dmesg,
+    docker,
+    gpus,
+    modules,
+    perf_setup,
+    procs,
+    shm,
+    ualink,
+    ubench,
+)
 
 from ..fabric import test_parsers as fab
 from ..serving import test_bench_parse as bp

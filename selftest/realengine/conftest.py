@@ -15,6 +15,7 @@ from . import env
 from .model_store import ModelStore, ensure_models
 from .server import TransformersServer
 
+
 @pytest.fixture(scope="session")
 def engine_bin() -> Path:
     why = env.missing()

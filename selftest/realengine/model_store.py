@@ -120,7 +120,7 @@ def find_gguf() -> Path:
     try:
         dist = metadata.distribution(DIST)
     except metadata.PackageNotFoundError:
-        raise SystemExit(f"{DIST} is not installed in {sys.executable}: run scripts/real_engine/install.sh")
+        raise SystemExit(f"{DIST} is not installed in {sys.executable}: run scripts/real_engine/install.sh") from None
     ggufs = [f for f in (dist.files or []) if str(f).endswith(".gguf")]
     if len(ggufs) != 1:
         raise SystemExit(f"{DIST} {dist.version}: expected one .gguf file, found {[str(f) for f in ggufs]}")

@@ -4,7 +4,7 @@ reports OpenAI's finish reasons on the image and the engine's own (max_tokens, e
 import pytest
 
 from rackgate.atom import finish
-from rackgate.atom.client import Client, first_choice, refusal, ServerError
+from rackgate.atom.client import Client, ServerError, first_choice, refusal
 
 from ..simserver import sim_server
 

@@ -13,7 +13,8 @@ def test_gpu_count_and_hbm(node, rack, evidence, facts):
     evidence.attach(f"GPUs ({got.source})", got.raw, kind="json" if got.raw.lstrip().startswith(("{", "[")) else "text")
     for g in got.gpus:
         if g.hbm_gib is not None:
-            facts.record("platform.gpu.hbm_gib", round(g.hbm_gib, 1), where=f"{node.name}/gpu{g.index}", unit="GiB", row="PLAT-GPUS")
+            facts.record("platform.gpu.hbm_gib", round(g.hbm_gib, 1), where=f"{node.name}/gpu{g.index}", unit="GiB",
+                         row="PLAT-GPUS")
     facts.record("platform.gpu.count", len(got.gpus), where=node.name, row="PLAT-GPUS")
     bad = judge.gpus(got, rack.gpus_per_node, p.hbm_gib, p.hbm_tolerance_gib)
     check(not bad, "PLAT-GPUS", node.name, "; ".join(bad))

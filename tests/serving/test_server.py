@@ -104,7 +104,7 @@ def test_profile_writes_traces(server, rack, evidence):
     c = server.client
     started = c.post("/start_profile")
     evidence.attach("POST /start_profile", started.evidence(), "json")
-    for i in range(cfg.profile_requests):
+    for _ in range(cfg.profile_requests):
         first_choice(c.completion("The capital of France is", max_tokens=8), "/v1/completions")
     stopped = c.post("/stop_profile", timeout=cfg.profile_wait_s + 60)
     evidence.attach("POST /stop_profile", stopped.evidence(), "json")

@@ -33,7 +33,7 @@ def test_long_prompts_at_concurrency(server, rack, server_logs, evidence):
     out = load.send_all(server.client, prompts, 8, cfg.longctx_timeout_s, cfg.longctx_concurrency, ranks)
     problems = out.problems + [f"{out.pending} request(s) unanswered after {cfg.longctx_timeout_s:g}s"] * bool(out.pending)
     phi = []
-    for n, log in server_logs.items():
+    for log in server_logs.values():
         for rec in read_logs(log.grep, "PHINode::setIncomingValue"):
             phi.append(f"{log.who(rec)} line {rec.lineno}: {rec.text.strip()[:160]}")
     dead = _ranks_alive(server, rack)

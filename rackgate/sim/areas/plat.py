@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from .. import state as sim_state
-from ..plat_content import (PREFIX_IMAGE_COPY, PREFIX_REQUIRED, atom_tree, container_id, perf_report)
+from ..plat_content import PREFIX_IMAGE_COPY, PREFIX_REQUIRED, atom_tree, container_id, perf_report
 from ..render import node_root
 
 # PCI buses of the four GPUs of a tray (illustrative, stable per card).
