@@ -30,7 +30,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-GSM8K = Path(os.environ.get("RACKGATE_GSM8K_DIR", "/work/shared/data/gsm8k"))
+# The project's GSM8K copy (shared/data/gsm8k beside the checkout), or RACKGATE_GSM8K_DIR.
+GSM8K = Path(os.environ.get("RACKGATE_GSM8K_DIR") or REPO.parent / "shared" / "data" / "gsm8k")
 
 
 def gate_until_first_failed(url: str, model: str, extra: list[str], timeout: float, env: dict | None = None,

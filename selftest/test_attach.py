@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 from rackgate.catalogue import row
+from rackgate.sim.gsm8k import SHARED as SHARED_GSM8K
 
 from .harness import run_suite
 from .simserver import sim_server
@@ -11,7 +12,7 @@ from .simserver import sim_server
 SANITY = "tests/serving/test_server.py::test_sanity"
 LINT = "tests/serving/test_boot.py::test_launch_lint"
 # Real GSM8K for the attach profile (the sim server answers from the same rows); read, never committed.
-GSM8K = os.environ.get("RACKGATE_GSM8K_DIR", "/work/shared/data/gsm8k")
+GSM8K = os.environ.get("RACKGATE_GSM8K_DIR") or str(SHARED_GSM8K)
 
 
 def test_gate_against_a_bang_server_fails_sanity(tmp_path):
