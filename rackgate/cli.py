@@ -15,11 +15,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 PATH_OPTIONS = ("--rack", "--baseline", "--junitxml", "--alluredir")
-# `rackgate NAME ...`: subcommands other than a suite run, each a module with main(argv) -> int.
-SUBCOMMANDS = {
-    "compare": (".baseline.cli", "rackgate compare OLD.json NEW.json: the regression table from two recorded runs"),
-    "survey": (".survey.cli", "rackgate survey --rack RACK.toml [--pick N]: which trays can be used now"),
-}
 
 
 def normalize(argv: list[str], cwd: Path) -> list[str]:
@@ -43,24 +38,27 @@ def _help(argv: list[str]) -> int:
     return 0
 
 
-# name -> (function(argv) -> exit status, one-line help). Each helper adds its own line here.
+def _module(name: str) -> Callable[[list[str]], int]:
+    """A subcommand living in a module of the package as its main(argv) (imported when called)."""
+    def run(argv: list[str]) -> int:
+        import importlib
+        return int(importlib.import_module(name, __package__).main(argv))
+    return run
+
+
+# name -> (function(argv) -> exit status, one-line help). A new subcommand is one line here.
 SUBCOMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "help": (_help, "list the subcommands"),
+    "compare": (_module(".baseline.cli"), "OLD.json NEW.json: the regression table from two recorded runs"),
+    "survey": (_module(".survey.cli"), "--rack RACK.toml [--pick N] [--write-rack FILE]: which trays can be used now"),
 }
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    sub = SUBCOMMANDS.get(argv[0]) if argv else None
-    if sub is not None:
-        module, _ = sub
-        import importlib
-        return importlib.import_module(module, __package__).main(argv[1:])
-    import pytest
-
-    argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
         return int(SUBCOMMANDS[argv[0]][0](argv[1:]))
+    import pytest
 
     import rackgate
     project = Path(rackgate.__file__).resolve().parent.parent

@@ -34,7 +34,7 @@ def test_rows_and_cases_refuse_unknown_fields(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="not a regex"):
         Pattern(name="x", regex="(", examples=["("])
     # other helpers' optional fields load
-    assert Row(**{**good, "passes_on": "no pattern in dmesg", "after": ["PLAT-DRIVER"], "order": 3}).order == 3
+    assert Row(**{**good, "passes_on": "no pattern in dmesg", "needs": ["PLAT-DRIVER"], "order": 3}).order == 3
     assert case_problems({"fault": "f", "row": "R", "fail": "not-a-list", "source": "x.toml"}) == [
         "x.toml: case 'f': fail: Input should be a valid list"]
     assert MatrixCase(fault="f", row="R").fail == []

@@ -16,6 +16,7 @@ aiperf (profile_export_aiperf.json, console). Pure parsers; the formats are the 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -129,9 +130,12 @@ def _metric(data: dict, tag: str) -> float | None:
         v = m.get("avg") if isinstance(m, dict) else m
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             try:
-                return float(v)
+                f = float(v)
             except OverflowError:
-                raise BenchParseError(f"aiperf metric {tag} = {str(v)[:40]}...: not a usable number") from None
+                f = math.inf
+            if not math.isfinite(f) or abs(f) > 1e15:
+                raise BenchParseError(f"aiperf metric {tag} = {str(v)[:40]}: not a usable number")
+            return f
     return None
 
 

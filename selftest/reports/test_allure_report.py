@@ -47,9 +47,12 @@ def test_failing_check_diagnosis_is_on_its_page(report):
     d, out = report
     r = row(CASE["row"])
     tr = [json.loads(p.read_text()) for p in (out / "data" / "test-results").glob("*.json")]
-    failed = [t for t in tr if t.get("status") == "failed"]
-    assert failed, "the rendered report holds no failed test"
-    labels = {l["name"]: l["value"] for l in failed[0].get("labels", [])}
+    def story(t):
+        return next((lab["value"] for lab in t.get("labels", []) if lab["name"] == "story"), None)
+    # the case's own row (its consequences, also_fail, fail in the same run under their own rows)
+    failed = [t for t in tr if t.get("status") == "failed" and story(t) == r.id]
+    assert failed, f"the rendered report holds no failed {r.id} test"
+    labels = {lab["name"]: lab["value"] for lab in failed[0].get("labels", [])}
     assert labels.get("story") == r.id and labels.get("epic") == r.area, labels
     with serve(out) as base:
         page = dump_dom(f"{base}/index.html#{failed[0]['id']}", profile=d / "chromium")

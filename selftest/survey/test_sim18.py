@@ -132,6 +132,6 @@ def test_a_missing_tool_is_could_not_observe_never_a_fault(tmp_path):
         assert r2.cells["free"].status == UNOBSERVED and "docker is not installed" in r2.cells["free"].seen
         assert all(c.ok for k, c in r2.cells.items() if k != "free")
         p = pick.propose(reports, 1)
-        assert p.excluded["node2"].startswith("could not observe (free): node2: docker is not installed")
+        assert p.excluded["node2"].startswith("could not observe (free): node node2: docker is not installed")
     finally:
         sim.stop()
