@@ -15,20 +15,20 @@ NOT_LAUNCHED = "the suite did not launch this server"
 
 def _running_command(rack, request) -> tuple[str, dict, str]:
     """Attached: (command line, environment, where) of the process serving --atom-url, read from
-    the head node's process table; SKIPPED when the suite cannot read it (no nodes, unreachable,
-    no such process)."""
+    the head node's process table (could not observe when the head or ps cannot be read); SKIPPED
+    when there are no nodes or no process on the head serves the port (the server is elsewhere)."""
     from urllib.parse import urlparse
 
-    from rackgate.errors import CouldNotObserve as _CNO
     url = request.config.option.atom_url
     if not rack.nodes:
         pytest.skip(f"{NOT_LAUNCHED} (--atom-url without a rack file: no nodes to read its command line from)")
-    try:
-        head = request.getfixturevalue("hosts")[rack.head.name]
-        port = urlparse(url).port or 80
-        found = lint.server_process(head.run("ps -eo pid=,args=", timeout=30).stdout, port)
-    except _CNO as e:
-        pytest.skip(f"{NOT_LAUNCHED} and its command line could not be read on {rack.head.name}: {e}")
+    hosts = request.getfixturevalue("hosts")
+    head = hosts.get(rack.head.name)
+    if head is None:
+        raise CouldNotObserve(f"{NOT_LAUNCHED}, and its command line could not be read: "
+                              f"{hosts.missing.get(rack.head.name, rack.head.name + ' is not reachable')}")
+    port = urlparse(url).port or 80
+    found = lint.server_process(head.run(["ps", "-eo", "pid=,args="], timeout=30).require(tool="ps").stdout, port)
     if found is None:
         pytest.skip(f"{NOT_LAUNCHED} and no process on {rack.head.name} serves port {port} with --model")
     pid, args = found
