@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from rackgate.transport.procs import install_signal_handlers
+
 from . import env
 from .model_store import ModelStore, ensure_models
 from .server import TransformersServer
@@ -51,3 +53,8 @@ def healthy(serve):
     """One healthy server for the whole session (start-up costs 10-40 s on 2 cores)."""
     with serve("healthy") as srv:
         yield srv
+
+
+def pytest_configure(config):
+    """SIGTERM/Ctrl-C end the engine servers these self-tests started (by PID), as in a suite run."""
+    install_signal_handlers()

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rackgate.transport import ports
+from rackgate.transport.procs import REGISTRY
 
 
 class ServerFailed(Exception):
@@ -114,6 +115,9 @@ class TransformersServer:
             self.proc = subprocess.Popen(self.command(), cwd=self.cache, env=self.env(), stdin=subprocess.DEVNULL,
                                          stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         self.pgid = self.proc.pid  # start_new_session: the child leads its own group
+        # Ended by PID at exit and on SIGTERM/Ctrl-C too (rackgate.transport.procs), not only by a
+        # fixture's teardown: a self-test run cut off by `timeout` must not leave the server behind.
+        REGISTRY.add_spawned(self)
         try:
             self.wait_ready(t0 + self.ready_timeout)
         except BaseException:
@@ -150,6 +154,7 @@ class TransformersServer:
         """TERM the group, wait at most stop_grace, KILL the group. Returns the exit code."""
         if self.proc is None:
             return None
+        REGISTRY.drop_spawned(self)
         if self.proc.poll() is None:
             self._signal_group(signal.SIGTERM)
             try:
