@@ -84,7 +84,10 @@ def test_rank_alive(dp_rank, serving, rack, evidence):
              f"{health}; last line of {node}'s log: {last[:200]!r}")
     evidence.attach(f"completion routed to dp{dp_rank}", reply.evidence(), "json")
     if reply.status in (400, 422) and "data_parallel_rank" in refusal(reply):
-        pytest.skip(f"this server does not route by ATOM's data_parallel_rank hint ({refusal(reply)[:120]})")
+        # Not a rack fault and not a pass: per-rank liveness cannot be seen through this server.
+        raise CouldNotObserve(f"the server refused ATOM's data_parallel_rank routing hint for dp{dp_rank} "
+                              f"(HTTP {reply.status}: {refusal(reply)[:120]}): this rank's liveness cannot be "
+                              "observed through it")
     if reply.status != 200:  # refused, not dead: the rank's liveness is not what answered
         raise CouldNotObserve(f"the request routed to dp{dp_rank} was refused: {refusal(reply)}")
 
