@@ -12,33 +12,10 @@ from ..config.model import Launch, Node
 from ..transport import Host, LocalRunner, Spawned, ports
 from . import faults as sim_faults
 from . import state as sim_state
+from .launch import SHIPPED_RACK, SIM_BENCH, SIM_BENCH_RESULT, SIM_LAUNCH
 from .render import node_env, node_root, render_node
 
-SHIPPED_RACK = Path(__file__).resolve().parent.parent.parent / "racks" / "sim.toml"
-
-# The runbook's launch command, with the sim's module in place of atom.entrypoints.openai_server.
-SIM_LAUNCH = (
-    f"{sys.executable} -m rackgate.sim.atom_server --model /models/Kimi-K3"
-    " --served-model-name {served_model} --trust-remote-code -tp 1"
-    " --data-parallel-size {dp_size} --data-parallel-size-local {dp_local}"
-    " --data-parallel-rank {dp_start} --data-parallel-master-ip {head_ip}"
-    " --data-parallel-master-port 29500 --data-parallel-base-port 29700"
-    " --enable-expert-parallel --enable-dp-attention --kv_cache_dtype fp8"
-    " --max-num-seqs 8 --max-num-batched-tokens 2048 --gpu-memory-utilization 0.90"
-    " --torch-profiler-dir /tmp/rackgate/profile"
-    " --host {head_ip} --server-port {port}"
-)
-# The runbook's benchmark_serving run, scaled down, with the sim's stand-in (same output format).
-SIM_BENCH_RESULT = "/tmp/rackgate/bench/result.json"
-SIM_BENCH = (
-    f"{sys.executable} -m rackgate.sim.benchmark_serving --backend openai --host {{head_ip}} --port {{port}}"
-    " --model /models/Kimi-K3 --tokenizer /models/Kimi-K3 --trust-remote-code"
-    " --served-model-name {served_model} --dataset-name random --random-input-len 256 --random-output-len 32"
-    " --random-range-ratio 1.0 --max-concurrency 8 --num-prompts 32 --ignore-eos"
-    " --percentile-metrics ttft,tpot,itl,e2el --save-result --result-dir /tmp/rackgate/bench"
-    " --result-filename result.json"
-)
-
+__all__ = ["SHIPPED_RACK", "SIM_BENCH", "SIM_BENCH_RESULT", "SIM_LAUNCH", "SimRack", "build", "free_port"]
 
 def free_port(host: str = "127.0.0.1") -> int:
     return ports.free_port(host)

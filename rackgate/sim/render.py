@@ -12,6 +12,9 @@ from pathlib import Path
 
 import rackgate
 
+from . import areas
+from . import tools as sim_tools
+
 PKG_ROOT = str(Path(rackgate.__file__).resolve().parent.parent)
 
 
@@ -24,10 +27,9 @@ def _write(path: Path, text: str) -> None:
 def tools() -> dict[str, str]:
     """Executables each node gets: real name -> module under rackgate.sim.tools. A tool module
     declares the name it is installed under as EXE (default: the module name)."""
-    from . import tools as pkg
     out = {}
-    for m in pkgutil.iter_modules(pkg.__path__):
-        mod = importlib.import_module(f"{pkg.__name__}.{m.name}")
+    for m in pkgutil.iter_modules(sim_tools.__path__):
+        mod = importlib.import_module(f"{sim_tools.__name__}.{m.name}")
         out[getattr(mod, "EXE", m.name)] = m.name
     return out
 
@@ -35,7 +37,6 @@ def tools() -> dict[str, str]:
 def extensions(kind: str) -> list:
     """Area hooks in rackgate/sim/areas/*.py: `healthy(state, gpus)` adds an area's healthy facts
     to a new state; `render(rack_dir, name, node)` writes its files into a node's root."""
-    from . import areas
     found = []
     for m in sorted(pkgutil.iter_modules(areas.__path__), key=lambda m: m.name):
         fn = getattr(importlib.import_module(f"{areas.__name__}.{m.name}"), kind, None)

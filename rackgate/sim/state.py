@@ -5,10 +5,15 @@ dmesg lines, containers) and the server's behaviour. Faults mutate this before i
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from .engine.behaviour import ServerFaults
+from .render import extensions
 
 HEALTHY_PPOD = "0x5a1c0de0000000000000000000000001"
 STATE_FILE = "state.json"
@@ -45,7 +50,6 @@ def healthy(nodes: int, gpus: int, accuracy: float) -> dict:
                 for g in range(gpus)
             ],
         }
-    from .render import extensions
     for ext in extensions("healthy"):
         ext(out, gpus)
     return out
@@ -71,3 +75,34 @@ def this_node() -> tuple[str, dict, dict]:
     d = node_dir()
     state = load(d.parent)
     return d.name, state["nodes"][d.name], state
+
+
+class StateError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """The sim server's section of the state (state["server"]), typed. Areas set the healthy
+    values (rackgate/sim/areas/srv.py, acc.py), faults change them (rackgate/sim/faults/)."""
+    accuracy: float = 0.96  # the model's GSM8K accuracy (rackgate/sim/gsm8k.py)
+    gsm8k_dir: str = ""  # the GSM8K data the model answers from
+    api: str = "image"  # "image": the runbook image's HTTP behaviour; "main": current ATOM main
+    silicon: str = "B0"  # what the sim's GPUs are ("A0" needs B0->A0 translation)
+    store_entries: int = 1976  # translation-store entries of the rocjitsu prefix the hook finds
+    step_s: float = 0.08  # seconds per boot phase
+    image_extra_torch_gb: float = 0.0  # GB more peak torch memory per rank
+    decode_s_per_token: float = 0.0  # seconds each generated token takes on a rank
+    ignores_kv_cache_dtype_flag: bool = False  # the engine runs with kv_cache_dtype "auto"
+    megamoe_experts: str = "global"  # "per_rank": the runbook image's MegaMoE expert count
+    kv_budget_first: bool = False  # the runbook image logged the KV budget before its error
+    faults: ServerFaults = field(default_factory=ServerFaults)  # named behaviours (engine/behaviour.py)
+
+    @classmethod
+    def from_json(cls, d: dict) -> ServerState:
+        known = {f.name for f in dataclasses.fields(cls)} | {"rank_faults"}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise StateError(f"state.json server: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        plain = {k: v for k, v in d.items() if k not in ("faults", "rank_faults")}
+        return cls(**plain, faults=ServerFaults.from_server(d))

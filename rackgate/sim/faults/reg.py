@@ -11,7 +11,7 @@ Sim knobs (state["server"], read by rackgate/sim/atom_server.py unless noted):
   step_s                seconds per boot phase (cold start; rackgate/sim/areas/srv.py)
   accuracy              the model's GSM8K accuracy (rackgate/sim/gsm8k.py)
 """
-from . import fault
+from . import Fault, declare, fault
 
 
 @fault("slow-fabric", "REG-FACTS",
@@ -23,37 +23,25 @@ def _slow_fabric(state):
         n["fabric"]["bw_factor"] = 0.8
 
 
-@fault("smaller-kv", "REG-FACTS",
-       "the new image holds 12 GB more torch memory per rank: available_for_kv and the KV block count drop "
-       "~8% on every rank, still far above what the server needs (SRV-KV passes)")
-def _smaller_kv(state):
-    state["server"]["image_extra_torch_gb"] = 12.0
-
-
-@fault("slower-decode", "REG-FACTS",
-       "the new image decodes at 30 ms per token: TPOT rises (and with it per-request latency and the "
-       "sim's TTFT, which its non-streaming benchmark derives from latency), throughput drops; every request "
-       "still completes (BENCH-RESULT and BENCH-AGGREGATE, whose floor is the rack file's, pass)")
-def _slower_decode(state):
-    state["server"]["decode_s_per_token"] = 0.030
-
-
-@fault("kv-dtype-ignored", "REG-FACTS",
-       "the new image's engine no longer reads --kv-cache-dtype: the same launch command now runs with "
-       "kv_cache_dtype 'auto' instead of 'fp8' (Engine kwargs; SRV-ENGINE-ARGS, which judges the profiler dir, passes)")
-def _kv_dtype_ignored(state):
-    state["server"]["ignores_kv_cache_dtype_flag"] = True
-
-
-@fault("slow-boot", "REG-FACTS",
-       "the new image boots slower: each boot phase takes 3 s (cold start to ready ~9 s longer), still inside "
-       "the boot budget and the stall limit (SRV-BOOT passes)")
-def _slow_boot(state):
-    state["server"]["step_s"] = 3.0
-
-
-@fault("lower-accuracy", "REG-FACTS",
-       "the new image answers GSM8K less well: model accuracy 0.90 instead of 0.96; the 100-question rehearsal "
-       "scores 0.96 instead of 0.98, above its pass mark (ACC-GSM8K passes) but 0.02 below the baseline")
-def _lower_accuracy(state):
-    state["server"]["accuracy"] = 0.90
+declare(
+    Fault("smaller-kv", "REG-FACTS",
+          "the new image holds 12 GB more torch memory per rank: available_for_kv and the KV block count drop "
+          "~8% on every rank, still far above what the server needs (SRV-KV passes)",
+          server={"image_extra_torch_gb": 12.0}),
+    Fault("slower-decode", "REG-FACTS",
+          "the new image decodes at 30 ms per token: TPOT rises (and with it per-request latency and the "
+          "sim's TTFT, which its non-streaming benchmark derives from latency), throughput drops; every request "
+          "still completes (BENCH-RESULT and BENCH-AGGREGATE, whose floor is the rack file's, pass)",
+          server={"decode_s_per_token": 0.030}),
+    Fault("kv-dtype-ignored", "REG-FACTS",
+          "the new image's engine no longer reads --kv-cache-dtype: the same launch command now runs with "
+          "kv_cache_dtype 'auto' instead of 'fp8' (Engine kwargs; SRV-ENGINE-ARGS, which judges the profiler dir, "
+          "passes)", server={"ignores_kv_cache_dtype_flag": True}),
+    Fault("slow-boot", "REG-FACTS",
+          "the new image boots slower: each boot phase takes 3 s (cold start to ready ~9 s longer), still inside "
+          "the boot budget and the stall limit (SRV-BOOT passes)", server={"step_s": 3.0}),
+    Fault("lower-accuracy", "REG-FACTS",
+          "the new image answers GSM8K less well: model accuracy 0.90 instead of 0.96; the 100-question "
+          "rehearsal scores 0.96 instead of 0.98, above its pass mark (ACC-GSM8K passes) but 0.02 below the "
+          "baseline", server={"accuracy": 0.90}),
+)
