@@ -1,6 +1,6 @@
 """The simulated ATOM server's healthy behaviour (faults in rackgate/sim/faults/srv.py change it).
 
-state["server"]:
+state["server"] (typed as rackgate/sim/state.py ServerState; rank_faults as engine/behaviour.py ServerFaults):
   api          "image": the runbook image's HTTP behaviour (wrong model -> 404, OpenAI finish
                reasons on completions); "main": current ATOM main (400 with a detail message,
                the engine's own finish reasons such as "max_tokens" on /v1/completions)

@@ -4,7 +4,8 @@ Each one moves a figure that the other areas' sim code produces, by less than th
 tolerate and by more than the [regression] tolerance: only the comparison with a recorded
 baseline (REG-FACTS) can see it, which is the point of `pytest -m regression`.
 
-Sim knobs (state["server"], read by rackgate/sim/atom_server.py unless noted):
+Sim knobs (state["server"], typed as rackgate/sim/state.py ServerState, read by the sim server in
+rackgate/sim/engine/ unless noted):
   image_extra_torch_gb  GB more peak torch memory per rank (the KV budget shrinks by as much)
   decode_s_per_token    seconds each generated token takes on a rank (TPOT)
   ignores_kv_cache_dtype_flag  the engine no longer reads --kv-cache-dtype (runs with "auto")
