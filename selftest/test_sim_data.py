@@ -1,5 +1,8 @@
 """The sim as typed data: launch edits are structured (not text replacement), the server's
 state and fault behaviours are typed and refuse what they do not know."""
+import json
+import re
+
 import pytest
 
 from rackgate.probes import argv
@@ -33,7 +36,7 @@ def test_an_edit_of_a_missing_flag_is_an_error():
         Drop("--no-such-flag").on(Command.parse(SIM_LAUNCH))
 
 
-def _healthy() -> dict:
+def _healthy() -> state.Rack:
     return state.healthy(2, 4, 0.96)
 
 
@@ -41,22 +44,33 @@ def test_launch_faults_edit_the_parsed_launch():
     s = _healthy()
     faults.apply(s, "served-path")
     faults.apply(s, "max-model-len")  # two edits of one launch compose
-    f = _flags(s["rack_overrides"]["launch.command"])
+    f = _flags(s.rack_overrides["launch.command"])
     assert "served-model-name" not in f and f["max-model-len"] == "4096"
     s = _healthy()
     faults.apply(s, "bench-over-context")
-    assert _flags(s["rack_overrides"]["bench.command"])["random-input-len"] == "2048"
-    assert _flags(s["rack_overrides"]["launch.command"])["max-model-len"] == "1024"
+    assert _flags(s.rack_overrides["bench.command"])["random-input-len"] == "2048"
+    assert _flags(s.rack_overrides["launch.command"])["max-model-len"] == "1024"
 
 
 def test_server_state_is_typed_and_refuses_unknown_keys():
     s = _healthy()
     faults.apply(s, "dp-deadlock@node2")
-    srv = state.ServerState.from_json(s["server"])
-    assert srv.faults.dp_deadlock.ranks == (7,) and srv.faults.dp_deadlock.kv_tokens == 512
-    assert srv.faults.on("dp_deadlock", 7) and not srv.faults.on("dp_deadlock", 6)
-    with pytest.raises(state.StateError, match="unknown key.*bogus"):
-        state.ServerState.from_json({**s["server"], "bogus": 1})
+    back = state.Rack.from_json(json.loads(json.dumps(s.to_json())))  # through state.json
+    assert back == s
+    b = back.server.behaviours()
+    assert b.dp_deadlock.ranks == (7,) and b.dp_deadlock.kv_tokens == 512
+    assert b.on("dp_deadlock", 7) and not b.on("dp_deadlock", 6)
+
+
+@pytest.mark.parametrize("where", ["server", "nodes.node1", "nodes.node1.gpus[2]", "nodes.node2.fabric", ""])
+def test_state_json_refuses_unknown_keys(where):
+    data = _healthy().to_json()
+    obj = data
+    for part in filter(None, where.replace("[", ".").replace("]", "").split(".")):
+        obj = obj[int(part)] if part.isdigit() else obj[part]
+    obj["bogus"] = 1
+    with pytest.raises(state.StateError, match=f"state.json state{'.' if where else ''}{re.escape(where)}: unknown key"):
+        state.Rack.from_json(data)
 
 
 def test_unknown_server_behaviours_are_refused():

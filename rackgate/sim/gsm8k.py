@@ -160,7 +160,7 @@ def _server_state() -> tuple[float, frozenset, str]:
     if "RACKGATE_SIM_NODE" in os.environ:
         _, _, state = this_node()
         srv = ServerState.from_json(state.get("server", {}))
-        accuracy, faults, directory = srv.accuracy, srv.faults.output, srv.gsm8k_dir
+        accuracy, faults, directory = srv.accuracy, srv.behaviours().output, srv.gsm8k_dir
     return accuracy, faults, directory or str(data_dir())
 
 

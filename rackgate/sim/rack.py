@@ -49,19 +49,19 @@ def build(rack: Rack, extra_faults: list[str] = (), workdir: str | None = None) 
     rack_dir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="rackgate-sim-"))
     rack_dir.mkdir(parents=True, exist_ok=True)
     st = sim_state.healthy(rack.sim.nodes, rack.gpus_per_node, rack.sim.accuracy)
-    st["served_model"] = rack.server.served_model
-    st["container"], st["image"], st["atom_path"] = rack.container, rack.image, rack.atom_path  # the sim's own container
+    st.served_model = rack.server.served_model
+    st.container, st.image, st.atom_path = rack.container, rack.image, rack.atom_path  # the sim's own container
     for spec in [*rack.sim.faults, *extra_faults]:
         sim_faults.apply(st, spec)
-    st["faults"] = [*rack.sim.faults, *extra_faults]
+    st.faults = [*rack.sim.faults, *extra_faults]
     sim_state.save(rack_dir, st)
     nodes = []
-    for name, n in st["nodes"].items():
+    for name, n in st.nodes.items():
         render_node(rack_dir, name, n)
-        reach = n.get("reach", {})  # a tray the suite cannot reach (rackgate/sim/faults/survey.py)
-        nodes.append(Node(name=name, transport=reach.get("transport", rack.sim.transport),
-                          ssh=reach.get("ssh", rack.sim.ssh_target),
-                          data_ip=n["data_ip"], tray=n["tray"],
+        reach = n.reach  # a tray the suite cannot reach (rackgate/sim/faults/survey.py)
+        nodes.append(Node(name=name, transport=reach.transport if reach else rack.sim.transport,
+                          ssh=reach.ssh if reach else rack.sim.ssh_target,
+                          data_ip=n.data_ip, tray=n.tray,
                           sysroot=str(node_root(rack_dir, name)), env=node_env(rack_dir, name),
                           container_sysroot=str(rack_dir / name / "container")))
     launch = rack.launch
@@ -71,17 +71,17 @@ def build(rack: Rack, extra_faults: list[str] = (), workdir: str | None = None) 
     if not bench.command:
         bench = bench.model_copy(update={"command": SIM_BENCH, "result_path": SIM_BENCH_RESULT})
     built = rack.model_copy(update={"nodes": nodes, "launch": launch, "bench": bench})
-    for dotted, value in st.get("rack_overrides", {}).items():
+    for dotted, value in st.rack_overrides.items():
         built = override(built, dotted, value)
     agents = []
-    for name, n in st["nodes"].items():
-        if n.get("train_s", 0) > 0:
+    for name, n in st.nodes.items():
+        if n.train_s > 0:
             h = Host(name, LocalRunner(name, node_env(rack_dir, name)))
             agents.append(h.spawn(f"{sys.executable} -m rackgate.sim.agent --rack-dir {rack_dir} --node {name}",
                                   str(rack_dir / "logs" / f"agent-{name}.log")))
     # Processes a fault leaves running on a node before the suite starts (e.g. a leftover
-    # ubench listener): [{"node", "cmd", "env"}]; the sim ends them at teardown.
-    for i, bg in enumerate(st.get("background", [])):
-        h = Host(bg["node"], LocalRunner(bg["node"], node_env(rack_dir, bg["node"])))
-        agents.append(h.spawn(bg["cmd"], str(rack_dir / "logs" / f"background-{i}-{bg['node']}.log"), bg.get("env")))
+    # ubench listener); the sim ends them at teardown.
+    for i, bg in enumerate(st.background):
+        h = Host(bg.node, LocalRunner(bg.node, node_env(rack_dir, bg.node)))
+        agents.append(h.spawn(bg.cmd, str(rack_dir / "logs" / f"background-{i}-{bg.node}.log"), bg.env))
     return SimRack(built, rack_dir, agents, keep=workdir is not None)

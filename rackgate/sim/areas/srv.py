@@ -11,6 +11,5 @@ state["server"] (typed as rackgate/sim/state.py ServerState; rank_faults as engi
 """
 
 
-def healthy(state: dict, gpus: int) -> None:
-    state["server"].update({"api": "image", "silicon": "B0", "store_entries": 1976, "rank_faults": {},
-                            "step_s": 0.08})
+def healthy(state, gpus: int) -> None:
+    state.server.set(api="image", silicon="B0", store_entries=1976, rank_faults={}, step_s=0.08)

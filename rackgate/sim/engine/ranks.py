@@ -58,7 +58,7 @@ class Rank:
     def __init__(self, rank: int, args: argparse.Namespace, node: dict, server: ServerState, log: Log, env: dict):
         self.rank, self.args, self.node, self.server, self.env = rank, args, node, server, env
         self.out = RankLog(log, rank)
-        self.faults = server.faults
+        self.faults = server.behaviours()
         self.step = server.step_s
         self.dir = atom_dir()
         self.inflight = 0

@@ -128,14 +128,15 @@ class Api(BaseHTTPRequestHandler):
 class SimServer:
     def __init__(self, args: argparse.Namespace, server: ServerState):
         self.args, self.server = args, server
-        self.faults = server.faults.output  # the model's output behaviours
+        behaviours = server.behaviours()
+        self.faults = behaviours.output  # the model's output behaviours
         self.api = server.api
         self.model_name = args.served_model_name or args.model
         self.started = time.time()
         self.rr = itertools.count()
         self.lock = threading.Lock()
         self.inflight: dict[int, int] = {}
-        self.delay_s = server.faults.slow_server.delay_s if server.faults.slow_server else 0.0
+        self.delay_s = behaviours.slow_server.delay_s if behaviours.slow_server else 0.0
 
     def broadcast(self, req: dict) -> list:
         return [rank_call(r, req, wait_s=10) for r in range(self.args.data_parallel_size)]

@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping
 
 from ...config import load as load_rack
 from .. import launch
+from ..state import Rack
 
 
 class FaultError(ValueError):
@@ -90,10 +91,10 @@ def all_faults() -> dict[str, Fault]:
     return dict(FAULTS)
 
 
-def node_ranks(state: dict, node: str) -> list[int]:
-    n = state["nodes"][node]
-    g = len(n["gpus"])
-    return list(range(n["index"] * g, (n["index"] + 1) * g))
+def node_ranks(state: Rack, node: str) -> list[int]:
+    n = state.nodes[node]
+    g = len(n.gpus)
+    return list(range(n.index * g, (n.index + 1) * g))
 
 
 def _edit(overrides: dict, key: str, base: str, edits: tuple) -> None:
@@ -103,16 +104,16 @@ def _edit(overrides: dict, key: str, base: str, edits: tuple) -> None:
         raise FaultError(f"{key}: {e}") from None
 
 
-def _apply_data(f: Fault, state: dict, node: str) -> None:
-    server = state["server"]
-    server.update(f.server)
-    server["faults"] += [b for b in f.behaviours if b not in server["faults"]]
+def _apply_data(f: Fault, state: Rack, node: str) -> None:
+    server = state.server
+    server.set(**f.server)
+    server.faults += [b for b in f.behaviours if b not in server.faults]
     if f.rank is not None:
         ranks = node_ranks(state, node)
         if f.rank.pick is not None:
             ranks = ranks[slice(*f.rank.pick)]
-        server["rank_faults"][f.rank.name] = {"ranks": ranks, **f.rank.args}
-    overrides = state.setdefault("rack_overrides", {})
+        server.rank_faults[f.rank.name] = {"ranks": ranks, **f.rank.args}
+    overrides = state.rack_overrides
     overrides.update(f.overrides)
     if f.launch:
         _edit(overrides, "launch.command", launch.SIM_LAUNCH, f.launch)
@@ -128,7 +129,7 @@ def _apply_data(f: Fault, state: dict, node: str) -> None:
         overrides["launch.env"] = env
 
 
-def apply(state: dict, spec: str) -> None:
+def apply(state: Rack, spec: str) -> None:
     """Apply one fault spec to the sim state."""
     name, _, place = spec.partition("@")
     f = get(name.strip())
@@ -136,11 +137,11 @@ def apply(state: dict, spec: str) -> None:
     node, _, gpu = place.partition(":")
     where: tuple = ()
     if f.target in ("node", "gpu"):
-        if node not in state["nodes"]:
-            raise FaultError(f"sim fault {spec!r}: no node {node!r} (nodes: {', '.join(state['nodes'])})")
+        if node not in state.nodes:
+            raise FaultError(f"sim fault {spec!r}: no node {node!r} (nodes: {', '.join(state.nodes)})")
         where = (node,)
         if f.target == "gpu":
-            n = len(state["nodes"][node]["gpus"])
+            n = len(state.nodes[node].gpus)
             if not gpu.isdigit() or int(gpu) >= n:
                 raise FaultError(f"sim fault {spec!r}: give a GPU index 0..{n - 1} as name@node:gpu")
             where = (node, int(gpu))

@@ -4,7 +4,7 @@ Each one moves a figure that the other areas' sim code produces, by less than th
 tolerate and by more than the [regression] tolerance: only the comparison with a recorded
 baseline (REG-FACTS) can see it, which is the point of `pytest -m regression`.
 
-Sim knobs (state["server"], typed as rackgate/sim/state.py ServerState, read by the sim server in
+Sim knobs (state.server, typed as rackgate/sim/state.py ServerState, read by the sim server in
 rackgate/sim/engine/ unless noted):
   image_extra_torch_gb  GB more peak torch memory per rank (the KV budget shrinks by as much)
   decode_s_per_token    seconds each generated token takes on a rank (TPOT)
@@ -20,8 +20,8 @@ from . import Fault, declare, fault
        "equal across pairs (FAB-BW passes), but drop against the baseline")
 def _slow_fabric(state):
     # rackgate/sim/areas/fab.py: the sim's ualoe_bw.exe scales its table by each node's bw_factor.
-    for n in state["nodes"].values():
-        n["fabric"]["bw_factor"] = 0.8
+    for n in state.nodes.values():
+        n.fabric.bw_factor = 0.8
 
 
 declare(

@@ -51,6 +51,6 @@ declare(
        "available_for_kv negative on every rank, the server never starts",
        overrides={"platform.hbm_gib": 288}, launch=(Set("--max-num-batched-tokens", "16384"),))
 def _small_hbm(state):
-    for n in state["nodes"].values():
-        for g in n["gpus"]:
-            g["hbm_gib"] = 288
+    for n in state.nodes.values():
+        for g in n.gpus:
+            g.hbm_gib = 288
