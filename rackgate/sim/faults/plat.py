@@ -21,6 +21,11 @@ def _dmesg(state, node, after_boot_s: float, lines: list[str]) -> None:
     n.dmesg.sort(key=lambda e: e[0])
 
 
+def _amdgpu(bdf: str, messages: tuple[str, ...]) -> list[str]:
+    """Kernel lines the amdgpu driver logs for one device (dev_err/dev_info: "amdgpu <bdf>: amdgpu: ...")."""
+    return [f"amdgpu {bdf}: amdgpu: {m}" for m in messages]
+
+
 def _bdf(state, node, gpu: int = 0) -> str:
     return state.nodes[node].gpus[gpu].bdf or f"0000:{0x05 + 0x10 * gpu:02x}:00.0"
 
@@ -125,11 +130,11 @@ def _foreign_proc(state, node):
        "draining, a kworker in D", target="node", default="node3")
 def _wedged(state, node):
     bdf = _bdf(state, node, 2)
-    _dmesg(state, node, 2841.337201, [
-        f"amdgpu {bdf}: amdgpu: MES(0, 0) failed to respond to msg=REMOVE_QUEUE",
-        f"amdgpu {bdf}: amdgpu: failed to remove hardware queue from MES, doorbell=0x1202",
-        f"amdgpu {bdf}: amdgpu: MES might be in unrecoverable state, issue a GPU reset",
-    ])
+    _dmesg(state, node, 2841.337201, _amdgpu(bdf, (
+        "MES(0, 0) failed to respond to msg=REMOVE_QUEUE",
+        "failed to remove hardware queue from MES, doorbell=0x1202",
+        "MES might be in unrecoverable state, issue a GPU reset",
+    )))
     p = _plat(state, node)
     own = f"0::/system.slice/docker-{p['own']['id']}.scope"
     p["procs"] += [
@@ -145,30 +150,30 @@ def _wedged(state, node):
        target="node", default="node1")
 def _page_fault(state, node):
     bdf = _bdf(state, node, 1)
-    _dmesg(state, node, 1733.908114, [
-        f"amdgpu {bdf}: amdgpu: [gfxhub] no-retry page fault (src_id:0 ring:24 vmid:3 pasid:32772)",
-        f"amdgpu {bdf}: amdgpu:  Process python3 pid 39116 thread python3 pid 39116",
-        f"amdgpu {bdf}: amdgpu:   in page starting at address 0x00007f3a11e00000 from IH client 0x1b (UTCL2)",
-        f"amdgpu {bdf}: amdgpu: GCVM_L2_PROTECTION_FAULT_STATUS:0x00301031",
-        f"amdgpu {bdf}: amdgpu: \t Faulty UTCL2 client ID: TCP (0x8)",
-        f"amdgpu {bdf}: amdgpu: \t MORE_FAULTS: 0x1",
-        f"amdgpu {bdf}: amdgpu: \t WALKER_ERROR: 0x0",
-        f"amdgpu {bdf}: amdgpu: \t PERMISSION_FAULTS: 0x3",
-        f"amdgpu {bdf}: amdgpu: \t MAPPING_ERROR: 0x0",
-        f"amdgpu {bdf}: amdgpu: \t RW: 0x0",
-    ])
+    _dmesg(state, node, 1733.908114, _amdgpu(bdf, (
+        "[gfxhub] no-retry page fault (src_id:0 ring:24 vmid:3 pasid:32772)",
+        " Process python3 pid 39116 thread python3 pid 39116",
+        "  in page starting at address 0x00007f3a11e00000 from IH client 0x1b (UTCL2)",
+        "GCVM_L2_PROTECTION_FAULT_STATUS:0x00301031",
+        "\t Faulty UTCL2 client ID: TCP (0x8)",
+        "\t MORE_FAULTS: 0x1",
+        "\t WALKER_ERROR: 0x0",
+        "\t PERMISSION_FAULTS: 0x3",
+        "\t MAPPING_ERROR: 0x0",
+        "\t RW: 0x0",
+    )))
 
 
 @fault("dmesg-ring-timeout", "PLAT-DMESG", "an SDMA ring timeout followed by a GPU reset in the kernel log",
        target="node", default="node2")
 def _ring_timeout(state, node):
     bdf = _bdf(state, node, 0)
-    _dmesg(state, node, 2210.004519, [
-        f"amdgpu {bdf}: amdgpu: ring sdma0 timeout, signaled seq=1201, emitted seq=1203",
-        f"amdgpu {bdf}: amdgpu:  Process information: process python3 pid 40220 thread python3 pid 40220",
-        f"amdgpu {bdf}: amdgpu: GPU reset begin!",
-        f"amdgpu {bdf}: amdgpu: GPU reset(1) succeeded!",
-    ])
+    _dmesg(state, node, 2210.004519, _amdgpu(bdf, (
+        "ring sdma0 timeout, signaled seq=1201, emitted seq=1203",
+        " Process information: process python3 pid 40220 thread python3 pid 40220",
+        "GPU reset begin!",
+        "GPU reset(1) succeeded!",
+    )))
 
 
 # --- PLAT-SHM --------------------------------------------------------------------------------
