@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 
 from .. import config
@@ -41,7 +42,6 @@ def main() -> int:
             "--torch-profiler-dir", "/tmp/rackgate/profile"]
     print(f"serving http://{a.host}:{port} model={rack.server.served_model} faults={a.fault}", flush=True)
     env = {**os.environ, **node.env}
-    import subprocess
     try:
         return subprocess.call(argv, env=env)
     except KeyboardInterrupt:

@@ -20,11 +20,9 @@ def main() -> None:
     ap.add_argument("--node", required=True)
     a = ap.parse_args()
     rack_dir = Path(a.rack_dir)
-    st = sim_state.load(rack_dir)
-    time.sleep(st["nodes"][a.node].get("train_s", 0))
-    st = sim_state.load(rack_dir)
-    node = st["nodes"][a.node]
-    node["train_s"] = 0
+    time.sleep(sim_state.load_rack(rack_dir).nodes[a.node].train_s)
+    node = sim_state.load_rack(rack_dir).nodes[a.node]
+    node.train_s = 0
     render_node(rack_dir, a.node, node)
 
 

@@ -10,7 +10,7 @@ right answers over many questions is the configured accuracy.
 Answers vary their form the way a real model's do, in forms lm-eval's filters must handle:
 "#### 1,234", "#### 18." and text after the number; a small share of answers drop the "####"
 line (lm-eval's strict-match reads those as [invalid]; flexible-extract still finds the number).
-Faults (state["server"]["faults"]):
+Faults (state["server"]["faults"], read as ServerState.faults.output):
   answer-format  most answers drop the "####" line: strict-match collapses, flexible does not
   fake-eplb      the router is uniform: the output is not the model's, the numbers are noise
 """
@@ -26,6 +26,8 @@ import tempfile
 from pathlib import Path
 
 import rackgate
+
+from .state import ServerState, this_node
 
 SHARED = Path(rackgate.__file__).resolve().parents[2] / "shared" / "data" / "gsm8k"
 GENERATED_VERSION = 1
@@ -156,12 +158,9 @@ def _server_state() -> tuple[float, frozenset, str]:
     """(accuracy, server faults, data dir) of the sim server this process is."""
     accuracy, faults, directory = 0.96, frozenset(), ""
     if "RACKGATE_SIM_NODE" in os.environ:
-        from .state import this_node
         _, _, state = this_node()
-        srv = state.get("server", {})
-        accuracy = float(srv.get("accuracy", accuracy))
-        faults = frozenset(srv.get("faults", ()))
-        directory = srv.get("gsm8k_dir", "")
+        srv = ServerState.from_json(state.get("server", {}))
+        accuracy, faults, directory = srv.accuracy, srv.behaviours().output, srv.gsm8k_dir
     return accuracy, faults, directory or str(data_dir())
 
 

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import rackgate
 
+from . import areas
+from . import tools as sim_tools
+
 PKG_ROOT = str(Path(rackgate.__file__).resolve().parent.parent)
 
 
@@ -24,18 +27,17 @@ def _write(path: Path, text: str) -> None:
 def tools() -> dict[str, str]:
     """Executables each node gets: real name -> module under rackgate.sim.tools. A tool module
     declares the name it is installed under as EXE (default: the module name)."""
-    from . import tools as pkg
     out = {}
-    for m in pkgutil.iter_modules(pkg.__path__):
-        mod = importlib.import_module(f"{pkg.__name__}.{m.name}")
+    for m in pkgutil.iter_modules(sim_tools.__path__):
+        mod = importlib.import_module(f"{sim_tools.__name__}.{m.name}")
         out[getattr(mod, "EXE", m.name)] = m.name
     return out
 
 
 def extensions(kind: str) -> list:
     """Area hooks in rackgate/sim/areas/*.py: `healthy(state, gpus)` adds an area's healthy facts
-    to a new state; `render(rack_dir, name, node)` writes its files into a node's root."""
-    from . import areas
+    to a new state (a rackgate.sim.state.Rack); `render(rack_dir, name, node)` writes its files
+    into a node's root (node: a rackgate.sim.state.Node)."""
     found = []
     for m in sorted(pkgutil.iter_modules(areas.__path__), key=lambda m: m.name):
         fn = getattr(importlib.import_module(f"{areas.__name__}.{m.name}"), kind, None)
@@ -48,30 +50,31 @@ def node_root(rack_dir: Path, name: str) -> Path:
     return rack_dir / name / "root"
 
 
-def render_node(rack_dir: Path, name: str, node: dict) -> None:
+def render_node(rack_dir: Path, name: str, node) -> None:
+    """Write a node's files (node: rackgate.sim.state.Node) into its root."""
     root = node_root(rack_dir, name)
-    if "amdgpu" in node["modules"]:  # /sys/module/amdgpu exists only while the driver is loaded
-        for p, v in node["params"].items():
+    if "amdgpu" in node.modules:  # /sys/module/amdgpu exists only while the driver is loaded
+        for p, v in node.params.items():
             _write(root / f"sys/module/amdgpu/parameters/{p}", f"{v}\n")
     else:
         shutil.rmtree(root / "sys/module/amdgpu", ignore_errors=True)
     kfd = root / "dev/kfd"
-    if node["kfd"]:
+    if node.kfd:
         _write(kfd, "")
     elif kfd.exists():
         kfd.unlink()
-    for gpu in node["gpus"] if "amdgpu" in node["modules"] else ():
-        ual = root / f"sys/class/drm/card{gpu['card']}/device/ualink"
+    for gpu in node.gpus if "amdgpu" in node.modules else ():
+        ual = root / f"sys/class/drm/card{gpu.card}/device/ualink"
         # A GPU that is still training (or stuck) reads like the runbook's stuck boot.
-        training = gpu["stuck"] or node.get("train_s", 0) > 0
+        training = gpu.stuck or node.train_s > 0
         values = {
-            "accel_state": "unconfigured" if training else gpu["accel_state"],
-            "accel_id": "4294967295" if training else str(gpu["accel_id"]),
-            "link_type": "invalid" if training else gpu["link_type"],
-            "ppod_id": "00000000-0000-0000-0000-000000000000" if training else gpu["ppod_id"],  # %pU
-            "vpod_id": "0" if training else gpu["vpod_id"],
-            "local_accels": gpu["local_accels"],
-            "station_lane_en_bitmap": gpu["station_lane_en_bitmap"],
+            "accel_state": "unconfigured" if training else gpu.accel_state,
+            "accel_id": "4294967295" if training else str(gpu.accel_id),
+            "link_type": "invalid" if training else gpu.link_type,
+            "ppod_id": "00000000-0000-0000-0000-000000000000" if training else gpu.ppod_id,  # %pU
+            "vpod_id": "0" if training else gpu.vpod_id,
+            "local_accels": gpu.local_accels,
+            "station_lane_en_bitmap": gpu.station_lane_en_bitmap,
         }
         for attr, v in values.items():
             _write(ual / attr, f"{v}\n")

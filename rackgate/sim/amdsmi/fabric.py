@@ -36,7 +36,7 @@ def _sysfs(g: dict) -> dict:
 
 def gpu_fabric(g: dict, node: dict, state: dict, as_json: bool) -> dict:
     drv = _sysfs(g)
-    t = drv["accel_state"] == "unconfigured" if drv["accel_state"] is not None else training(node, g)
+    t = drv["accel_state"] == "unconfigured" if drv["accel_state"] is not None else training(g["stuck"], node.get("train_s", 0))
     smi_bw = node.get("fabric", {}).get("smi_bandwidth")
     bw = int(smi_bw if smi_bw is not None else drv["bandwidth"] or g.get("bandwidth", 0))
     lat = int(drv["latency"] or g.get("latency", 0))

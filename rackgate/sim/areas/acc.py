@@ -10,7 +10,7 @@ rack_overrides accuracy.gsm8k_dir  the same directory: the sim has no hub, it se
 from ..gsm8k import data_dir
 
 
-def healthy(state: dict, gpus: int) -> None:
+def healthy(state, gpus: int) -> None:
     d = str(data_dir())
-    state["server"]["gsm8k_dir"] = d
-    state.setdefault("rack_overrides", {})["accuracy.gsm8k_dir"] = d
+    state.server.gsm8k_dir = d
+    state.rack_overrides["accuracy.gsm8k_dir"] = d

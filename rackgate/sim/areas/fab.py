@@ -19,6 +19,7 @@ from pathlib import Path
 from ...transport.ports import free_port
 from .. import state as sim_state
 from ..render import node_root
+from ..state import Fabric, Node, Rack
 
 HEALTHY_PPOD = "5a1c0de0-0000-4000-8000-000000000001"  # %pU of the pPod id (one fabric domain)
 ZERO_PPOD = "00000000-0000-0000-0000-000000000000"
@@ -27,21 +28,19 @@ HEALTHY_BW = {"read": 5772.0, "write": 6219.0, "bidir": 10942.0}
 TCP_BW = {"read": 4.4, "write": 4.6, "bidir": 8.9}  # MNNVL not in effect: TCP sockets
 
 
-def healthy(state: dict, gpus: int) -> None:
-    for n in state["nodes"].values():
-        ids = [4 * (n["tray"] - 1) + g for g in range(gpus)]
-        for g in n["gpus"]:
-            g["link_type"] = "UALoE"
-            g["ppod_id"] = HEALTHY_PPOD
-            g["local_accels"] = " ".join(str(i) for i in reversed(ids))
-            g["bandwidth"] = "0"  # this firmware does not populate them
-            g["latency"] = "0"
-        n["fabric"] = {"bad_tray": False, "npa_timeout": False, "lsdma_errors": False, "bw_factor": 1.0,
-                       "tcp_fallback": False, "collective_hang": False, "transport": "P2P/CUMEMMNNVL",
-                       "smi_bandwidth": None}
+def healthy(state: Rack, gpus: int) -> None:
+    for n in state.nodes.values():
+        ids = [4 * (n.tray - 1) + g for g in range(gpus)]
+        for g in n.gpus:
+            g.link_type = "UALoE"
+            g.ppod_id = HEALTHY_PPOD
+            g.local_accels = " ".join(str(i) for i in reversed(ids))
+            g.bandwidth = "0"  # this firmware does not populate them
+            g.latency = "0"
+        n.fabric = Fabric()
     # All sim nodes share this machine's loopback, and sims run side by side (the fault matrix):
     # each sim's collectives get ports of their own (node i's worlds base+10i+w, across base-1).
-    state.setdefault("rack_overrides", {})["fabric.collective_port"] = free_port_range(10 * len(state["nodes"]) + 10)
+    state.rack_overrides["fabric.collective_port"] = free_port_range(10 * len(state.nodes) + 10)
 
 
 def free_port_range(span: int) -> int:
@@ -49,21 +48,22 @@ def free_port_range(span: int) -> int:
     return free_port("0.0.0.0", span=span, below=1)
 
 
-def render(rack_dir: Path, name: str, node: dict) -> None:
-    if "amdgpu" not in node["modules"]:
+def render(rack_dir: Path, name: str, node: Node) -> None:
+    if "amdgpu" not in node.modules:
         return
     root = node_root(rack_dir, name)
-    for g in node["gpus"]:
-        ual = root / f"sys/class/drm/card{g['card']}/device/ualink"
+    for g in node.gpus:
+        ual = root / f"sys/class/drm/card{g.card}/device/ualink"
         ual.mkdir(parents=True, exist_ok=True)
         for attr in ("bandwidth", "latency"):
-            (ual / attr).write_text(f"{g.get(attr, '0')}\n")
+            (ual / attr).write_text(f"{getattr(g, attr) or '0'}\n")
     (rack_dir / "ubench").mkdir(exist_ok=True)
 
 
-def training(node: dict, gpu: dict) -> bool:
-    """The link reads like the runbook's stuck boot (render.py's rule, shared by amd-smi)."""
-    return gpu["stuck"] or node.get("train_s", 0) > 0
+def training(stuck: bool, train_s: float) -> bool:
+    """The link reads like the runbook's stuck boot: a stuck GPU, or a node whose links are still
+    training (render.py's rule, shared by amd-smi)."""
+    return stuck or train_s > 0
 
 
 # --- the fabric's kernel log ----------------------------------------------------------------

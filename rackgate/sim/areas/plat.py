@@ -1,8 +1,9 @@
 """The simulated platform of each node: perf_setup reports, processes and the kfd list, /dev/shm,
 docker containers, and the inside of our container (the ATOM tree, py-spy, the rocjitsu prefix).
 
-State lives in node["plat"] (faults in rackgate/sim/faults/plat.py change it); render() writes
-it into the node's root and container root with the real paths.
+State lives in node.plat, a dict of the layout healthy() writes (faults in
+rackgate/sim/faults/plat.py change it); render() writes it into the node's root and container root
+with the real paths.
 """
 from __future__ import annotations
 
@@ -31,13 +32,14 @@ def _proc(pid: int, comm: str, state: str, ppid: int, cgroup: str) -> dict:
     return {"pid": pid, "comm": comm, "state": state, "ppid": ppid, "cgroup": cgroup}
 
 
-def healthy(state: dict, gpus: int) -> None:
-    for name, n in state["nodes"].items():
-        boot = n["boot_time"]
-        for g in n["gpus"]:
-            g.setdefault("bdf", f"0000:{BUSES[g['card'] % len(BUSES)]:02x}:00.0")
+def healthy(state, gpus: int) -> None:
+    for name, n in state.nodes.items():
+        boot = n.boot_time
+        for g in n.gpus:
+            if g.bdf is None:
+                g.bdf = f"0000:{BUSES[g.card % len(BUSES)]:02x}:00.0"
         own_id = container_id(name, "own")
-        n["plat"] = {
+        n.plat = {
             # perf_setup ran 7 minutes after boot, all steps passed (TBP read fine on this tray)
             "perf_reports": [{"at": boot + 420, "mode": "D", "passed": 8, "failed": 0, "result": "PASS",
                               "tbp_ok": True}],
@@ -124,13 +126,13 @@ def _prefix_files(kind: str | None) -> dict[str, tuple]:
     return files
 
 
-def render(rack_dir: Path, name: str, node: dict) -> None:
-    plat = node.get("plat")
+def render(rack_dir: Path, name: str, node) -> None:
+    plat = node.plat
     if plat is None:
         return
     st = sim_state.load(rack_dir)
     root = node_root(rack_dir, name)
-    loaded = "amdgpu" in node["modules"]
+    loaded = "amdgpu" in node.modules
 
     host: dict[str, tuple] = {}
     for r in plat["perf_reports"]:
@@ -146,11 +148,11 @@ def render(rack_dir: Path, name: str, node: dict) -> None:
         host["sys/class/kfd/kfd/proc"] = (None, None)
         for pid in plat["kfd"]:
             host[f"sys/class/kfd/kfd/proc/{pid}/pasid"] = (f"{32768 + pid % 4096}\n".encode(), None)
-        for g in node["gpus"]:
-            dev = f"sys/class/drm/card{g['card']}/device"
+        for g in node.gpus:
+            dev = f"sys/class/drm/card{g.card}/device"
             host[f"{dev}/vendor"] = (b"0x1002\n", None)
-            host[f"{dev}/mem_info_vram_total"] = (f"{int(g['hbm_gib'] * 2**30)}\n".encode(), None)
-            host[f"{dev}/uevent"] = (f"DRIVER=amdgpu\nPCI_SLOT_NAME={g['bdf']}\n".encode(), None)
+            host[f"{dev}/mem_info_vram_total"] = (f"{int(g.hbm_gib * 2**30)}\n".encode(), None)
+            host[f"{dev}/uevent"] = (f"DRIVER=amdgpu\nPCI_SLOT_NAME={g.bdf}\n".encode(), None)
     host["dev/shm"] = (None, None)
     for seg in plat["shm"]:
         host[f"dev/shm/{seg['name']}"] = (seg["size"], seg.get("mtime"))

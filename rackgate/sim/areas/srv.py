@@ -1,6 +1,6 @@
 """The simulated ATOM server's healthy behaviour (faults in rackgate/sim/faults/srv.py change it).
 
-state["server"]:
+state["server"] (typed as rackgate/sim/state.py ServerState; rank_faults as engine/behaviour.py ServerFaults):
   api          "image": the runbook image's HTTP behaviour (wrong model -> 404, OpenAI finish
                reasons on completions); "main": current ATOM main (400 with a detail message,
                the engine's own finish reasons such as "max_tokens" on /v1/completions)
@@ -11,6 +11,5 @@ state["server"]:
 """
 
 
-def healthy(state: dict, gpus: int) -> None:
-    state["server"].update({"api": "image", "silicon": "B0", "store_entries": 1976, "rank_faults": {},
-                            "step_s": 0.08})
+def healthy(state, gpus: int) -> None:
+    state.server.set(api="image", silicon="B0", store_entries=1976, rank_faults={}, step_s=0.08)

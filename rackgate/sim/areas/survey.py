@@ -15,9 +15,10 @@ TCP6_HEAD = ("  sl  local_address                         remote_address        
 TAIL = "00000000:00000000 00:00000000 00000000     0        0 {inode} 1 0000000000000000 100 0 0 10 0"
 
 
-def healthy(state: dict, gpus: int) -> None:
-    for n in state["nodes"].values():
-        n.setdefault("listen", [["0.0.0.0", 22], ["::", 22]])
+def healthy(state, gpus: int) -> None:
+    for n in state.nodes.values():
+        if n.listen is None:
+            n.listen = [["0.0.0.0", 22], ["::", 22]]
 
 
 def _hex(addr: str) -> str:
@@ -26,11 +27,11 @@ def _hex(addr: str) -> str:
     return "".join(packed[i:i + 4][::-1].hex().upper() for i in range(0, len(packed), 4))
 
 
-def render(rack_dir: Path, name: str, node: dict) -> None:
+def render(rack_dir: Path, name: str, node) -> None:
     net = node_root(rack_dir, name) / "proc" / "net"
     net.mkdir(parents=True, exist_ok=True)
     v4, v6 = [TCP_HEAD], [TCP6_HEAD]
-    for i, (addr, port) in enumerate(node.get("listen", [])):
+    for i, (addr, port) in enumerate(node.listen or []):
         six = ipaddress.ip_address(addr).version == 6
         rows = v6 if six else v4
         zero = "0" * (32 if six else 8)

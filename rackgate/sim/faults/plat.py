@@ -11,44 +11,49 @@ A0_LD_PATH = "LD_LIBRARY_PATH=/app/rjprefix/lib:/opt/rocm/lib:/usr/local/lib"
 
 
 def _plat(state, node) -> dict:
-    return state["nodes"][node]["plat"]
+    return state.nodes[node].plat
 
 
 def _dmesg(state, node, after_boot_s: float, lines: list[str]) -> None:
-    n = state["nodes"][node]
+    n = state.nodes[node]
     for k, text in enumerate(lines):
-        n["dmesg"].append([after_boot_s + k * 0.000213, text])
-    n["dmesg"].sort(key=lambda e: e[0])
+        n.dmesg.append([after_boot_s + k * 0.000213, text])
+    n.dmesg.sort(key=lambda e: e[0])
+
+
+def _amdgpu(bdf: str, messages: tuple[str, ...]) -> list[str]:
+    """Kernel lines the amdgpu driver logs for one device (dev_err/dev_info: "amdgpu <bdf>: amdgpu: ...")."""
+    return [f"amdgpu {bdf}: amdgpu: {m}" for m in messages]
 
 
 def _bdf(state, node, gpu: int = 0) -> str:
-    return state["nodes"][node]["gpus"][gpu].get("bdf", f"0000:{0x05 + 0x10 * gpu:02x}:00.0")
+    return state.nodes[node].gpus[gpu].bdf or f"0000:{0x05 + 0x10 * gpu:02x}:00.0"
 
 
 # --- PLAT-DRIVER / PLAT-IFOE / PLAT-PARAMS ---------------------------------------------------
 @fault("driver-not-loaded", "PLAT-DRIVER", "amdgpu not loaded and no /dev/kfd (blacklisted after a reboot)",
        target="node", default="node3")
 def _driver(state, node):
-    n = state["nodes"][node]
-    n["modules"] = [m for m in n["modules"] if m not in ("amdgpu", "amdxcp", "drm_buddy", "gpu_sched")]
-    n["kfd"] = False
+    n = state.nodes[node]
+    n.modules = [m for m in n.modules if m not in ("amdgpu", "amdxcp", "drm_buddy", "gpu_sched")]
+    n.kfd = False
 
 
 @fault("ifoe-not-loaded", "PLAT-IFOE", "the ifoe (UALink-over-Ethernet) module is not loaded",
        target="node", default="node1")
 def _ifoe(state, node):
-    n = state["nodes"][node]
-    n["modules"] = [m for m in n["modules"] if m != "ifoe"]
+    n = state.nodes[node]
+    n.modules = [m for m in n.modules if m != "ifoe"]
 
 
 @fault("params-default", "PLAT-PARAMS",
        "after a reboot amdgpu was loaded with a bare modprobe: default parameters (-1 0 -1 -1), and the "
        "newest perf_setup report is from before the reboot", target="node", default="node2")
 def _params(state, node):
-    n = state["nodes"][node]
-    n["params"] = {"gpu_recovery": "-1", "halt_if_hws_hang": "0", "mtype_local": "-1", "noretry": "-1"}
-    for r in n["plat"]["perf_reports"]:
-        r["at"] = n["boot_time"] - 86400 + 600
+    n = state.nodes[node]
+    n.params = {"gpu_recovery": "-1", "halt_if_hws_hang": "0", "mtype_local": "-1", "noretry": "-1"}
+    for r in n.plat["perf_reports"]:
+        r["at"] = n.boot_time - 86400 + 600
 
 
 # --- PLAT-TUNED ------------------------------------------------------------------------------
@@ -56,7 +61,7 @@ def _params(state, node):
        "the tray rebooted after its last perf_setup; the driver was then loaded by hand with the "
        "bring-up parameters (the newest report is older than uptime -s)", target="node", default="node4")
 def _untuned(state, node):
-    boot = state["nodes"][node]["boot_time"]
+    boot = state.nodes[node].boot_time
     _plat(state, node)["perf_reports"] = [
         {"at": boot - 2 * 86400, "mode": "D", "passed": 8, "failed": 0, "result": "PASS", "tbp_ok": True},
         {"at": boot - 86400 + 1800, "mode": "D", "passed": 8, "failed": 0, "result": "PASS", "tbp_ok": True}]
@@ -66,7 +71,7 @@ def _untuned(state, node):
        "perf_setup ran with amdgpu already loaded: its report says mode D, the parameters are the defaults",
        target="node", default="node1")
 def _late(state, node):
-    state["nodes"][node]["params"] = {"gpu_recovery": "-1", "halt_if_hws_hang": "0",
+    state.nodes[node].params = {"gpu_recovery": "-1", "halt_if_hws_hang": "0",
                                       "mtype_local": "-1", "noretry": "-1"}
 
 
@@ -89,13 +94,13 @@ def _partial(state, node):
 @fault("gpu-missing", "PLAT-GPUS", "a GPU fell off the bus: the node shows 3 of its 4 GPUs",
        target="gpu", default="node2:3")
 def _gpu_missing(state, node, gpu):
-    del state["nodes"][node]["gpus"][gpu]
+    del state.nodes[node].gpus[gpu]
 
 
 @fault("mixed-hbm", "PLAT-GPUS", "one board with 288 GiB HBM among 432 GiB boards",
        target="gpu", default="node3:1")
 def _mixed(state, node, gpu):
-    state["nodes"][node]["gpus"][gpu]["hbm_gib"] = 288
+    state.nodes[node].gpus[gpu].hbm_gib = 288
 
 
 # --- PLAT-FREE -------------------------------------------------------------------------------
@@ -125,11 +130,11 @@ def _foreign_proc(state, node):
        "draining, a kworker in D", target="node", default="node3")
 def _wedged(state, node):
     bdf = _bdf(state, node, 2)
-    _dmesg(state, node, 2841.337201, [
-        f"amdgpu {bdf}: amdgpu: MES(0, 0) failed to respond to msg=REMOVE_QUEUE",
-        f"amdgpu {bdf}: amdgpu: failed to remove hardware queue from MES, doorbell=0x1202",
-        f"amdgpu {bdf}: amdgpu: MES might be in unrecoverable state, issue a GPU reset",
-    ])
+    _dmesg(state, node, 2841.337201, _amdgpu(bdf, (
+        "MES(0, 0) failed to respond to msg=REMOVE_QUEUE",
+        "failed to remove hardware queue from MES, doorbell=0x1202",
+        "MES might be in unrecoverable state, issue a GPU reset",
+    )))
     p = _plat(state, node)
     own = f"0::/system.slice/docker-{p['own']['id']}.scope"
     p["procs"] += [
@@ -145,37 +150,37 @@ def _wedged(state, node):
        target="node", default="node1")
 def _page_fault(state, node):
     bdf = _bdf(state, node, 1)
-    _dmesg(state, node, 1733.908114, [
-        f"amdgpu {bdf}: amdgpu: [gfxhub] no-retry page fault (src_id:0 ring:24 vmid:3 pasid:32772)",
-        f"amdgpu {bdf}: amdgpu:  Process python3 pid 39116 thread python3 pid 39116",
-        f"amdgpu {bdf}: amdgpu:   in page starting at address 0x00007f3a11e00000 from IH client 0x1b (UTCL2)",
-        f"amdgpu {bdf}: amdgpu: GCVM_L2_PROTECTION_FAULT_STATUS:0x00301031",
-        f"amdgpu {bdf}: amdgpu: \t Faulty UTCL2 client ID: TCP (0x8)",
-        f"amdgpu {bdf}: amdgpu: \t MORE_FAULTS: 0x1",
-        f"amdgpu {bdf}: amdgpu: \t WALKER_ERROR: 0x0",
-        f"amdgpu {bdf}: amdgpu: \t PERMISSION_FAULTS: 0x3",
-        f"amdgpu {bdf}: amdgpu: \t MAPPING_ERROR: 0x0",
-        f"amdgpu {bdf}: amdgpu: \t RW: 0x0",
-    ])
+    _dmesg(state, node, 1733.908114, _amdgpu(bdf, (
+        "[gfxhub] no-retry page fault (src_id:0 ring:24 vmid:3 pasid:32772)",
+        " Process python3 pid 39116 thread python3 pid 39116",
+        "  in page starting at address 0x00007f3a11e00000 from IH client 0x1b (UTCL2)",
+        "GCVM_L2_PROTECTION_FAULT_STATUS:0x00301031",
+        "\t Faulty UTCL2 client ID: TCP (0x8)",
+        "\t MORE_FAULTS: 0x1",
+        "\t WALKER_ERROR: 0x0",
+        "\t PERMISSION_FAULTS: 0x3",
+        "\t MAPPING_ERROR: 0x0",
+        "\t RW: 0x0",
+    )))
 
 
 @fault("dmesg-ring-timeout", "PLAT-DMESG", "an SDMA ring timeout followed by a GPU reset in the kernel log",
        target="node", default="node2")
 def _ring_timeout(state, node):
     bdf = _bdf(state, node, 0)
-    _dmesg(state, node, 2210.004519, [
-        f"amdgpu {bdf}: amdgpu: ring sdma0 timeout, signaled seq=1201, emitted seq=1203",
-        f"amdgpu {bdf}: amdgpu:  Process information: process python3 pid 40220 thread python3 pid 40220",
-        f"amdgpu {bdf}: amdgpu: GPU reset begin!",
-        f"amdgpu {bdf}: amdgpu: GPU reset(1) succeeded!",
-    ])
+    _dmesg(state, node, 2210.004519, _amdgpu(bdf, (
+        "ring sdma0 timeout, signaled seq=1201, emitted seq=1203",
+        " Process information: process python3 pid 40220 thread python3 pid 40220",
+        "GPU reset begin!",
+        "GPU reset(1) succeeded!",
+    )))
 
 
 # --- PLAT-SHM --------------------------------------------------------------------------------
 @fault("stale-shm", "PLAT-SHM", "PSM and NCCL segments left in /dev/shm by a crashed run",
        target="node", default="node1")
 def _shm(state, node):
-    t = state["nodes"][node]["boot_time"] + 2500
+    t = state.nodes[node].boot_time + 2500
     _plat(state, node)["shm"] += [{"name": "psm_shm.7f3a2c1e-0b9d-4c55-9a0e-1d2f3c4b5a69", "size": 33554432, "mtime": t},
                                   {"name": "nccl-Qx81Vd", "size": 9637888, "mtime": t},
                                   {"name": "nccl-bG02mK", "size": 9637888, "mtime": t}]
@@ -187,7 +192,7 @@ def _shm(state, node):
        target="node", default="node2")
 def _stopped(state, node):
     own = _plat(state, node)["own"]
-    own.update(status="exited", exit_code=255, finished=state["nodes"][node]["boot_time"] - 30)
+    own.update(status="exited", exit_code=255, finished=state.nodes[node].boot_time - 30)
 
 
 @fault("container-bridge", "PLAT-CONTAINER", "our container was created without --network=host (bridge network)",
@@ -244,9 +249,9 @@ def _elsewhere(state, node):
 # --- PLAT-PREFIX (A0) ------------------------------------------------------------------------
 def _a0(state) -> None:
     """A0 silicon, with the required prefix installed correctly on every node."""
-    state.setdefault("rack_overrides", {})["silicon"] = "A0"
-    for n in state["nodes"].values():
-        p = n["plat"]
+    state.rack_overrides["silicon"] = "A0"
+    for n in state.nodes.values():
+        p = n.plat
         p["prefix"] = "required"
         p["own"]["env"] = [e for e in p["own"]["env"] if not e.startswith("LD_LIBRARY_PATH=")] + [A0_LD_PATH]
 
@@ -272,10 +277,10 @@ def _tools_lib(state, node):
     own = _plat(state, node)["own"]
     own["env"].append("HSA_TOOLS_LIB=/app/rjprefix/lib/librocjitsu_gfx1250_b0_to_a0.so.0")
     # the rack file's launch env does not set it on this rack: the container's value is the one used
-    state["rack_overrides"]["launch.env"] = {"HSA_HOTSWAP_VERBOSE": "1"}
-    for other, n in state["nodes"].items():
+    state.rack_overrides["launch.env"] = {"HSA_HOTSWAP_VERBOSE": "1"}
+    for other, n in state.nodes.items():
         if other != node:
-            n["plat"]["own"]["env"].append("HSA_TOOLS_LIB=/app/rjprefix/lib/libhsa_hotswap_rocjitsu.so")
+            n.plat["own"]["env"].append("HSA_TOOLS_LIB=/app/rjprefix/lib/libhsa_hotswap_rocjitsu.so")
 
 
 @fault("prefix-ld-order", "PLAT-PREFIX", "A0 rack, one node has the prefix lib after /opt/rocm/lib on LD_LIBRARY_PATH",

@@ -4,14 +4,15 @@ Each one moves a figure that the other areas' sim code produces, by less than th
 tolerate and by more than the [regression] tolerance: only the comparison with a recorded
 baseline (REG-FACTS) can see it, which is the point of `pytest -m regression`.
 
-Sim knobs (state["server"], read by rackgate/sim/atom_server.py unless noted):
+Sim knobs (state.server, typed as rackgate/sim/state.py ServerState, read by the sim server in
+rackgate/sim/engine/ unless noted):
   image_extra_torch_gb  GB more peak torch memory per rank (the KV budget shrinks by as much)
   decode_s_per_token    seconds each generated token takes on a rank (TPOT)
   ignores_kv_cache_dtype_flag  the engine no longer reads --kv-cache-dtype (runs with "auto")
   step_s                seconds per boot phase (cold start; rackgate/sim/areas/srv.py)
   accuracy              the model's GSM8K accuracy (rackgate/sim/gsm8k.py)
 """
-from . import fault
+from . import Fault, declare, fault
 
 
 @fault("slow-fabric", "REG-FACTS",
@@ -19,41 +20,29 @@ from . import fault
        "equal across pairs (FAB-BW passes), but drop against the baseline")
 def _slow_fabric(state):
     # rackgate/sim/areas/fab.py: the sim's ualoe_bw.exe scales its table by each node's bw_factor.
-    for n in state["nodes"].values():
-        n["fabric"]["bw_factor"] = 0.8
+    for n in state.nodes.values():
+        n.fabric.bw_factor = 0.8
 
 
-@fault("smaller-kv", "REG-FACTS",
-       "the new image holds 12 GB more torch memory per rank: available_for_kv and the KV block count drop "
-       "~8% on every rank, still far above what the server needs (SRV-KV passes)")
-def _smaller_kv(state):
-    state["server"]["image_extra_torch_gb"] = 12.0
-
-
-@fault("slower-decode", "REG-FACTS",
-       "the new image decodes at 30 ms per token: TPOT rises (and with it per-request latency and the "
-       "sim's TTFT, which its non-streaming benchmark derives from latency), throughput drops; every request "
-       "still completes (BENCH-RESULT and BENCH-AGGREGATE, whose floor is the rack file's, pass)")
-def _slower_decode(state):
-    state["server"]["decode_s_per_token"] = 0.030
-
-
-@fault("kv-dtype-ignored", "REG-FACTS",
-       "the new image's engine no longer reads --kv-cache-dtype: the same launch command now runs with "
-       "kv_cache_dtype 'auto' instead of 'fp8' (Engine kwargs; SRV-ENGINE-ARGS, which judges the profiler dir, passes)")
-def _kv_dtype_ignored(state):
-    state["server"]["ignores_kv_cache_dtype_flag"] = True
-
-
-@fault("slow-boot", "REG-FACTS",
-       "the new image boots slower: each boot phase takes 3 s (cold start to ready ~9 s longer), still inside "
-       "the boot budget and the stall limit (SRV-BOOT passes)")
-def _slow_boot(state):
-    state["server"]["step_s"] = 3.0
-
-
-@fault("lower-accuracy", "REG-FACTS",
-       "the new image answers GSM8K less well: model accuracy 0.90 instead of 0.96; the 100-question rehearsal "
-       "scores 0.96 instead of 0.98, above its pass mark (ACC-GSM8K passes) but 0.02 below the baseline")
-def _lower_accuracy(state):
-    state["server"]["accuracy"] = 0.90
+declare(
+    Fault("smaller-kv", "REG-FACTS",
+          "the new image holds 12 GB more torch memory per rank: available_for_kv and the KV block count drop "
+          "~8% on every rank, still far above what the server needs (SRV-KV passes)",
+          server={"image_extra_torch_gb": 12.0}),
+    Fault("slower-decode", "REG-FACTS",
+          "the new image decodes at 30 ms per token: TPOT rises (and with it per-request latency and the "
+          "sim's TTFT, which its non-streaming benchmark derives from latency), throughput drops; every request "
+          "still completes (BENCH-RESULT and BENCH-AGGREGATE, whose floor is the rack file's, pass)",
+          server={"decode_s_per_token": 0.030}),
+    Fault("kv-dtype-ignored", "REG-FACTS",
+          "the new image's engine no longer reads --kv-cache-dtype: the same launch command now runs with "
+          "kv_cache_dtype 'auto' instead of 'fp8' (Engine kwargs; SRV-ENGINE-ARGS, which judges the profiler dir, "
+          "passes)", server={"ignores_kv_cache_dtype_flag": True}),
+    Fault("slow-boot", "REG-FACTS",
+          "the new image boots slower: each boot phase takes 3 s (cold start to ready ~9 s longer), still inside "
+          "the boot budget and the stall limit (SRV-BOOT passes)", server={"step_s": 3.0}),
+    Fault("lower-accuracy", "REG-FACTS",
+          "the new image answers GSM8K less well: model accuracy 0.90 instead of 0.96; the 100-question "
+          "rehearsal scores 0.96 instead of 0.98, above its pass mark (ACC-GSM8K passes) but 0.02 below the "
+          "baseline", server={"accuracy": 0.90}),
+)

@@ -1,0 +1,90 @@
+"""What the server's faults make the sim server do, as data the ranks and routes consult.
+
+The sim state's server section names them (rackgate/sim/faults/srv.py declares which fault sets
+which): `faults` lists behaviours of the model's output, `rank_faults` behaviours of some DP
+ranks with their parameters. `ServerFaults.from_server` reads both into typed fields, and a
+name it does not know is an error (a fault the server would silently ignore).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class UnknownBehaviour(ValueError):
+    pass
+
+
+# The model's output (rackgate/sim/model.py and gsm8k.py consult these by name).
+OUTPUT = frozenset({"bang-tokens", "decode-mismatch", "answer-format", "fake-eplb"})
+
+
+@dataclass(frozen=True)
+class Ranks:
+    """The DP ranks a behaviour hits (all of them when `ranks` is None)."""
+    ranks: tuple[int, ...] | None = None
+
+    def hits(self, rank: int) -> bool:
+        return self.ranks is None or rank in self.ranks
+
+
+@dataclass(frozen=True)
+class RackBusy(Ranks):
+    """Someone else's weights land on these ranks' GPUs `delay_s` into the KV budget."""
+    delay_s: float = 0.0
+    foreign_gb: float = 130.0
+
+
+@dataclass(frozen=True)
+class DpDeadlock(Ranks):
+    """These ranks stop joining _sync_dp_state once KV usage reaches 98.6% of `kv_tokens`; the
+    others time out after `sync_timeout_s` (ATOM's 1800000 ms, scaled)."""
+    kv_tokens: int = 512
+    sync_timeout_s: float = 1.0
+
+
+@dataclass(frozen=True)
+class SlowServer(Ranks):
+    delay_s: float = 0.0
+
+
+# rank_faults name -> its type and the field of ServerFaults it fills
+RANK_BEHAVIOURS = {
+    "rendezvous-stall": Ranks,  # ncclCommInitRank never returns
+    "rank-dead": Ranks,  # the ModelRunner dies on its first request
+    "longctx-phi": Ranks,  # a long chunked prefill aborts on an LLVM assertion
+    "rack-busy": RackBusy,
+    "dp-deadlock": DpDeadlock,
+    "slow-server": SlowServer,
+}
+
+
+@dataclass(frozen=True)
+class ServerFaults:
+    output: frozenset[str] = frozenset()
+    rendezvous_stall: Ranks | None = None
+    rank_dead: Ranks | None = None
+    longctx_phi: Ranks | None = None
+    rack_busy: RackBusy | None = None
+    dp_deadlock: DpDeadlock | None = None
+    slow_server: SlowServer | None = None
+
+    @classmethod
+    def from_server(cls, server: dict) -> ServerFaults:
+        output = frozenset(server.get("faults", ()))
+        if output - OUTPUT:
+            raise UnknownBehaviour(f"sim server: unknown output behaviour(s) {sorted(output - OUTPUT)}; "
+                                   f"known: {sorted(OUTPUT)}")
+        kw = {}
+        for name, args in (server.get("rank_faults") or {}).items():
+            kind = RANK_BEHAVIOURS.get(name)
+            if kind is None:
+                raise UnknownBehaviour(f"sim server: unknown rank behaviour {name!r}; known: {sorted(RANK_BEHAVIOURS)}")
+            args = dict(args)
+            ranks = args.pop("ranks", None)
+            kw[name.replace("-", "_")] = kind(ranks=None if ranks is None else tuple(ranks), **args)
+        return cls(output=output, **kw)
+
+    def on(self, name: str, rank: int):
+        """The behaviour `name` (a field) when it hits this rank, else None."""
+        b = getattr(self, name)
+        return b if b is not None and b.hits(rank) else None

@@ -1,0 +1,153 @@
+"""Every line the simulated ATOM server prints, in ATOM's formats.
+
+The formats are taken from ATOM's source (atom/utils/__init__.py getLogger; the messages from
+the modules each `where` names) and checked in docs/formats.md. `Log` writes a record in ATOM's
+layout; `RankLog` holds the messages of one DP rank (EngineCore and ModelRunner); the
+functions below are the node process's own messages.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+
+ATOM = "/app/ATOM/atom"
+RCCL_VERSION = "2.27.7"
+
+
+# --- ATOM's log format (atom/utils/__init__.py getLogger) --------------------------------
+class Log:
+    def __init__(self, more: bool):
+        self.more = more
+        self.lock = threading.Lock()
+
+    def __call__(self, msg: str, proc: str = "MainProcess", where: str = "entrypoints/openai/api_server.py:1163",
+                 func: str = "main", level: str = "INFO") -> None:
+        now = time.time()
+        if self.more:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now)) + f".{int(now * 10) % 10}"
+            path, _, lineno = where.partition(":")
+            text = f"[atom {level}] {stamp} - {proc}:{os.getpid()} - {ATOM}/{path}:{lineno} - {func}\n{msg}"
+        else:
+            text = f"[atom {time.strftime('%H:%M:%S', time.localtime(now))}] {msg}"
+        self.raw(text)
+
+    def raw(self, text: str) -> None:
+        """A line written outside ATOM's logger (RCCL, the hotswap hook, stderr tracebacks)."""
+        with self.lock:
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+
+
+def _gb(x: float) -> str:
+    return f"{x:.2f}GB"
+
+
+# --- the node process (the one the suite launched) ------------------------------------------
+def engine_kwargs(log: Log, kwargs: dict) -> None:
+    log(f"Engine kwargs: {kwargs}", where="model_engine/arg_utils.py:620", func="_get_engine_kwargs")
+
+
+def creating_engine_core(log: Log, rank: int) -> None:
+    log(f"Creating EngineCore process: DP rank {rank}, will use GPUs {rank} to {rank}",
+        where="model_engine/engine_core_mgr.py:954", func="launch_engine_core")
+
+
+def computes_only(log: Log) -> None:
+    log("Engine Core Mgr: all local EngineCores ready; this node computes only",
+        where="model_engine/engine_core_mgr.py:299", func="__init__")
+
+
+def server_started(log: Log) -> None:
+    log("Server started successfully and ready to accept requests")
+
+
+# --- one DP rank ----------------------------------------------------------------------------
+MEGA_WIRE_RENAMED = ("RuntimeError: MEGA_WIRE was renamed to MEGA_DISPATCH_WIRE; update the launch script, "
+                     "the old name is no longer read", "model_ops/fused_moe/mori_v2_prepare_finalize.py:88")
+
+
+class RankLog:
+    """The messages of DP rank `rank`: its EngineCore, its ModelRunner, and what the libraries
+    it loads write."""
+
+    def __init__(self, log: Log, rank: int):
+        self.log, self.rank = log, rank
+
+    def engine(self, msg: str, where: str = "model_engine/engine_core.py:172", func: str = "__init__",
+               level: str = "INFO") -> None:
+        self.log(msg, f"EngineCore-DP{self.rank}", where, func, level)
+
+    def runner(self, msg: str, where: str = "model_engine/model_runner.py:1738", func: str = "get_num_blocks",
+               level: str = "INFO") -> None:
+        self.log(msg, "ModelRunner0/1", where, func, level)
+
+    def rccl_version(self) -> None:
+        self.log.raw(f"[aiter] load RCCL version: {RCCL_VERSION}")
+
+    def megamoe(self, ep: int, experts: int, wire: str) -> None:
+        self.runner(f"[MORI-V2] Created MegaMoE: ep_rank={self.rank if ep > 1 else 0} ep_size={ep} hidden=7168 "
+                    f"inter=2048 experts={experts} topk=8 M=4096 act=silu gate=noaux_tc quant=fp4 pad=(0,0) "
+                    f"swiglu_limit=None dispatch=mori wire={wire} "
+                    "force_a8w4=False", "model_ops/fused_moe/mega_moe.py:211", "_get_mega_transport")
+
+    def ready(self) -> None:
+        self.engine("Engine Core: EngineCore fully initialized and ready")
+
+    def memory_budget(self, total: float, free: float, utilization: float, budget: float, peak_torch: float,
+                      non_torch: float, cudagraph: float, safety: float, available: float, blocks: int) -> None:
+        self.runner(f"Memory budget: total_gpu={_gb(total)}, free={_gb(free)}, "
+                    f"utilization={utilization}, budget={_gb(budget)}, "
+                    f"peak_torch={_gb(peak_torch)}, non_torch={_gb(non_torch)}, "
+                    f"cudagraph_est={_gb(cudagraph)}, safety={_gb(safety)}, "
+                    f"available_for_kv={_gb(available)}, block_bytes=1179648, num_kvcache_blocks={blocks}")
+
+    @staticmethod
+    def kv_error(reserved: float, slots: int, available: float, utilization: float, need: float) -> str:
+        """model_runner.get_num_blocks's per-request cache error (the exception's message)."""
+        return (f"Per-request cache tensor ({reserved:.2f}GB for {slots} slots) exceeds available KV "
+                f"budget ({available:.2f}GB) at --gpu-memory-utilization {utilization:.2f}. "
+                f"Set --gpu-memory-utilization >= {min(need, 0.99):.2f} (this only zeroes out the deficit; use a "
+                f"higher value for actual KV capacity) or reduce --max-num-seqs (currently {slots}).")
+
+    def exception(self, exc_line: str, where: str, engine_msg: str | None = None) -> None:
+        """run_engine logs an exception in the rank, with its traceback."""
+        msg = engine_msg or exc_line.split(": ", 1)[-1]
+        self.engine(f"run_engine: exception: {msg}", "model_engine/engine_core.py:243", "run_engine", "ERROR")
+        path, _, lineno = where.partition(":")
+        self.log.raw("Traceback (most recent call last):\n"
+                     f'  File "{ATOM}/model_engine/engine_core.py", line 240, in run_engine\n'
+                     f'  File "{ATOM}/{path}", line {lineno}, in get_num_blocks\n'
+                     f"{exc_line}")
+
+    def hotswap_installed(self) -> None:
+        self.log.raw("[hsa-hotswap-rj] installed eager gfx1250 B0-to-A0 hook")
+
+    def hotswap_translated(self) -> None:
+        for i in range(121):
+            self.log.raw(f"[hsa-hotswap-rj] eager translation source_id=fnv1a64:{i:016x} input_revision=b0 "
+                         f"output_revision=a0 outcome=translated changed=23 translation_status=0")
+        for _ in range(27):
+            self.log.raw("[hsa-hotswap-rj] reused tier=aot input_bytes=501616 output_bytes=505712 status=0")
+
+    def ca_comm_assert(self) -> None:
+        self.log("Traceback (most recent call last):", "ModelRunner0/1", "model_engine/async_proc.py:133",
+                 "busy_loop", "ERROR")
+        self.log.raw('  File "/usr/local/lib/python3.12/dist-packages/aiter/dist/parallel_state.py", line 412, in all_gather\n'
+                     "    assert not ca_comm.disabled\nAssertionError")
+
+    def phi_assert(self) -> None:
+        self.log.raw("python3: /root/.triton/llvm/llvm-project/llvm/include/llvm/IR/Instructions.h:2778: void "
+                     "llvm::PHINode::setIncomingValue(unsigned int, llvm::Value*): Assertion `V && \"PHI node got "
+                     "a null value!\"' failed.")
+
+    def kv_full(self, load: int) -> None:
+        self.engine(f"Engine {self.rank:03d}: prompt throughput: 0.0 tok/s, Running: {load}, KV usage: 98.6%",
+                    "model_engine/scheduler.py:1502", "log_stats")
+
+    def dp_sync_timeout(self) -> None:
+        self.engine("Engine Core: _sync_dp_state failed: Timed out waiting 1800000ms",
+                    "model_engine/engine_core.py:711", "_sync_dp_state", "WARNING")
+        self.engine("Engine Core: All DP ranks agreed to shutdown, exiting busy_loop",
+                    "model_engine/engine_core.py:647", "busy_loop")

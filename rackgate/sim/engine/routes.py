@@ -1,0 +1,208 @@
+"""The simulated ATOM server's OpenAI HTTP API (the head node serves it on --host:--server-port):
+/health, /v1/models, /v1/completions, /v1/chat/completions (streamed or not), /start_profile,
+/stop_profile. `SimServer` routes each request to a DP rank (the request's data_parallel_rank,
+else the least loaded) and waits for it; a dead or stuck rank makes its requests hang while
+/health stays 200, as on the real rack. The model's text comes from rackgate/sim/model.py.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import re
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler
+
+from .. import model
+from ..state import ServerState
+from .ranks import hang, rank_call
+
+REASONING_TOKENS = 1500  # K3 reasons before it answers; GSM8K needs a large max_tokens
+
+
+STREAM_PIECE = re.compile(r"\s*\S+|\s+")  # pieces that join back to the text
+
+
+class Api(BaseHTTPRequestHandler):
+    server_version = "uvicorn"
+    sim: "SimServer"
+
+    def log_message(self, *a):  # access log off (--disable_uvicorn_access_log)
+        pass
+
+    def _send(self, code: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _stream(self, reply: dict) -> None:
+        """`"stream": true`: the reply as OpenAI server-sent events, one chunk a piece of text
+        (`data: {...}` lines, then `data: [DONE]`), RACKGATE_SIM_TPOT_S seconds apart (a server
+        slowed to a measured time per output token). A client that closes the stream stops the
+        generation: the next write fails and nothing more is generated for it."""
+        tpot = float(os.environ.get("RACKGATE_SIM_TPOT_S") or 0)
+        choice = reply["choices"][0]
+        chat = reply["object"] == "chat.completion"
+        base = {"id": reply["id"], "object": "chat.completion.chunk" if chat else "text_completion",
+                "created": reply["created"], "model": reply["model"]}
+        pieces: list[tuple[str, str]] = []
+        if chat:
+            msg = choice["message"]
+            pieces += [("reasoning_content", x) for x in STREAM_PIECE.findall(msg.get("reasoning_content") or "")]
+            pieces += [("content", x) for x in STREAM_PIECE.findall(msg.get("content") or "")]
+        else:
+            pieces += [("text", x) for x in STREAM_PIECE.findall(choice.get("text") or "")]
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.end_headers()
+
+        def event(c: dict) -> None:
+            self.wfile.write(b"data: " + json.dumps({**base, "choices": [c]}).encode() + b"\n\n")
+            self.wfile.flush()
+        try:
+            for field, x in pieces:
+                if tpot:
+                    time.sleep(tpot)
+                c = {"index": 0, "delta": {field: x}} if chat else {"index": 0, "text": x}
+                event({**c, "logprobs": None, "finish_reason": None})
+            end = {"index": 0, "delta": {}} if chat else {"index": 0, "text": ""}
+            event({**end, "logprobs": None, "finish_reason": choice["finish_reason"]})
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):  # the client closed the stream
+            self.close_connection = True
+
+    def _body(self) -> dict:
+        n = int(self.headers.get("content-length") or 0)
+        try:
+            body = json.loads(self.rfile.read(n) or b"{}")
+        except json.JSONDecodeError:
+            return {}
+        return body if isinstance(body, dict) else {}
+
+    def do_GET(self):
+        s = self.sim
+        if self.path == "/health":
+            return self._send(200, {"status": "ok"})
+        if self.path == "/v1/models":
+            return self._send(200, {"object": "list", "data": [
+                {"id": s.model_name, "object": "model", "created": int(s.started), "owned_by": "atom"}]})
+        self._send(404, {"detail": "Not Found"})
+
+    def do_POST(self):
+        s, body = self.sim, self._body()
+        if self.path in ("/v1/completions", "/v1/chat/completions"):
+            requested = body.get("model")
+            if requested is not None and str(requested).rstrip("/") != s.model_name.rstrip("/"):
+                if s.api == "main":  # validate_model() in atom/entrypoints/openai/api_server.py
+                    return self._send(400, {"detail": f"Requested model '{requested}' does not match server "
+                                                      f"model '{s.model_name}'"})
+                return self._send(404, {"detail": "Not Found"})
+            try:
+                reply = s.completion(body) if self.path == "/v1/completions" else s.chat(body)
+                if body.get("stream"):
+                    return self._stream(reply)
+                tpot = float(os.environ.get("RACKGATE_SIM_TPOT_S") or 0)
+                if tpot:  # slowed as a streamed answer is: one time per output token
+                    time.sleep(tpot * int((reply.get("usage") or {}).get("completion_tokens") or 0))
+                return self._send(200, reply)
+            except ValueError as e:  # value_error_handler
+                return self._send(400, {"error": {"message": str(e), "type": "invalid_request_error", "code": 400}})
+        if self.path == "/start_profile":
+            s.broadcast({"op": "profile", "action": "start"})
+            return self._send(200, {"status": "success", "message": "Profiling started"})
+        if self.path == "/stop_profile":
+            traces = [r.get("trace") for r in s.broadcast({"op": "profile", "action": "stop"}) if r and r.get("trace")]
+            return self._send(200, {"status": "success", "message": "Profiling stopped. Trace files generated.",
+                                    "traces": traces})
+        self._send(404, {"detail": "Not Found"})
+
+
+class SimServer:
+    def __init__(self, args: argparse.Namespace, server: ServerState):
+        self.args, self.server = args, server
+        behaviours = server.behaviours()
+        self.faults = behaviours.output  # the model's output behaviours
+        self.api = server.api
+        self.model_name = args.served_model_name or args.model
+        self.started = time.time()
+        self.rr = itertools.count()
+        self.lock = threading.Lock()
+        self.inflight: dict[int, int] = {}
+        self.delay_s = behaviours.slow_server.delay_s if behaviours.slow_server else 0.0
+
+    def broadcast(self, req: dict) -> list:
+        return [rank_call(r, req, wait_s=10) for r in range(self.args.data_parallel_size)]
+
+    def forward(self, body: dict, prompt_tokens: int, max_tokens: int) -> None:
+        """Route to a DP rank (the request's data_parallel_rank, else round robin) and wait."""
+        a = self.args
+        hint = body.get("data_parallel_rank")
+        if hint is not None:
+            if not isinstance(hint, int) or not 0 <= hint < a.data_parallel_size:
+                raise ValueError(f"Invalid data_parallel_rank={hint}; local_engine_count={a.data_parallel_size}")
+            rank = hint
+        else:  # load-aware, as ATOM's default: the fewest requests in flight, ties round robin
+            start = next(self.rr)
+            with self.lock:
+                rank = min(((self.inflight.get(r, 0), (r - start) % a.data_parallel_size, r)
+                            for r in range(a.data_parallel_size)))[2]
+        if a.max_model_len is not None and prompt_tokens + max_tokens > a.max_model_len:
+            raise ValueError(f"prompt ({prompt_tokens} tokens) plus max_tokens ({max_tokens}) exceeds "
+                             f"max_model_len ({a.max_model_len})")
+        with self.lock:
+            self.inflight[rank] = self.inflight.get(rank, 0) + 1
+        reply = rank_call(rank, {"op": "forward", "prompt_tokens": prompt_tokens, "max_tokens": max_tokens,
+                                 "delay_s": self.delay_s, "decode_s": self.server.decode_s_per_token})
+        with self.lock:
+            self.inflight[rank] -= 1
+        if reply is None:
+            hang()  # the rank is gone or stuck: the request never completes
+
+    def _usage(self, prompt_tokens: int, completion_tokens: int) -> dict:
+        return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens}
+
+    def _finish(self, gen: model.Generation) -> str:
+        # /v1/completions passes the engine's reason through on current main; the image (and
+        # chat everywhere) speaks OpenAI's stop/length.
+        return gen.engine_reason or gen.finish_reason if self.api == "main" else gen.finish_reason
+
+    def completion(self, body: dict) -> dict:
+        prompt = body.get("prompt", "")
+        prompt = prompt[0] if isinstance(prompt, list) else str(prompt)
+        stop = body.get("stop")
+        stop = [stop] if isinstance(stop, str) else stop
+        max_tokens = int(body.get("max_tokens") or 16)
+        n_prompt = len(model.tokenize(prompt))
+        self.forward(body, n_prompt, max_tokens)
+        gen = model.generate(prompt, max_tokens, self.faults, stop)
+        lp = None
+        if body.get("logprobs") and self.api != "main":  # CompletionRequest on main drops logprobs
+            n = int(body["logprobs"])
+            lp = {"tokens": gen.tokens, "token_logprobs": [x["logprob"] for x in gen.logprobs],
+                  "top_logprobs": [dict(list(x["top"].items())[:n]) for x in gen.logprobs],
+                  "text_offset": []}
+        return {"id": f"cmpl-{uuid.uuid4().hex}", "object": "text_completion", "created": int(time.time()),
+                "model": self.model_name,
+                "choices": [{"index": 0, "text": gen.text, "logprobs": lp, "finish_reason": self._finish(gen)}],
+                "usage": self._usage(n_prompt, len(gen.tokens))}
+
+    def chat(self, body: dict) -> dict:
+        msgs = body.get("messages") or []
+        max_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or 16)
+        prompt_tokens = sum(len(model.tokenize(str(m.get("content", "")))) for m in msgs if isinstance(m, dict))
+        self.forward(body, prompt_tokens, max_tokens)
+        gen = model.chat(msgs, max_tokens, self.faults, REASONING_TOKENS)
+        msg = {"role": "assistant", "content": gen.content, "reasoning_content": gen.reasoning or None}
+        return {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()),
+                "model": self.model_name,
+                "choices": [{"index": 0, "message": msg, "logprobs": None, "finish_reason": gen.finish_reason}],
+                "usage": self._usage(prompt_tokens, gen.completion_tokens)}
