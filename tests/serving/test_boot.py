@@ -3,6 +3,7 @@ import pytest
 
 from rackgate.atom.server import AtomServer
 from rackgate.gates import lint
+from rackgate.probes import procs
 from rackgate.report.verdict import CouldNotObserve, check, fail
 
 
@@ -32,7 +33,7 @@ def _running_command(rack, request) -> tuple[str, dict, str]:
     if found is None:
         pytest.skip(f"{NOT_LAUNCHED} and no process on {rack.head.name} serves port {port} with --model")
     pid, args = found
-    env = lint.environ(head.run(f"tr '\\0' '\\n' < /proc/{pid}/environ", timeout=30).stdout)
+    env = lint.environ(procs.environ(head, pid))
     return args, env, f"{rack.head.name} pid {pid}"
 
 
