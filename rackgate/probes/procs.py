@@ -83,10 +83,38 @@ def containers_of(host: Host, pids: list[int]) -> dict[int, str | None]:
     return {p: container_id(raw[f"/proc/{p}/cgroup"]) for p in pids}
 
 
-def environ(host: Host, pid: int) -> str:
-    """The environment of a process `ps` on the node listed (/proc/PID/environ, NUL-separated);
-    could not observe when it cannot be read (gone, or not ours to read)."""
+
+def parse_environ(text: str) -> dict[str, str]:
+    """/proc/PID/environ (NUL- or newline-separated KEY=VALUE) -> dict."""
+    out = {}
+    for item in text.replace("\0", "\n").splitlines():
+        k, eq, v = item.partition("=")
+        if eq and k:
+            out[k] = v
+    return out
+
+
+def environ(host: Host, pid: int) -> dict[str, str]:
+    """The environment of a process `ps` on the node listed (/proc/PID/environ); could not
+    observe when it cannot be read (gone, or not ours to read)."""
     res = host.run(["cat", "--", f"/proc/{int(pid)}/environ"], timeout=30)
     if not res.ok:
         raise CouldNotObserve(f"node {host.name}: cannot read /proc/{pid}/environ: {res.came_back()}")
-    return res.stdout
+    return parse_environ(res.stdout)
+
+
+def parse_serving(ps_lines: str, port: int) -> tuple[str, str] | None:
+    """From `ps -eo pid=,args=` output: (pid, command line) of the process serving `port` (its
+    --server-port/--port argument, either form, with --model), or None."""
+    want = re.compile(rf"(?:^|\s)--(?:server-)?port(?:=|\s+){port}(?:\s|$)")
+    for line in ps_lines.splitlines():
+        pid, _, args = line.strip().partition(" ")
+        if pid.isdigit() and want.search(args) and "--model" in args:
+            return pid, args.strip()
+    return None
+
+
+def serving(host: Host, port: int) -> tuple[str, str] | None:
+    """(pid, command line) of the node's process serving `port` (attach mode lints the command
+    line the running server has); could not observe when ps is missing or fails."""
+    return parse_serving(host.run(["ps", "-eo", "pid=,args="], timeout=30).require(tool="ps").stdout, port)
