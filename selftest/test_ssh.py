@@ -27,10 +27,10 @@ def test_commands_are_values_over_ssh(server):
     control = tempfile.mkdtemp(prefix="rg-t-")  # short: a unix socket path has ~100 bytes
     h = ssh_host(server, control, env={"RG_X": "a b"})
     try:
-        res = h.run("echo $RG_X; echo oops >&2; exit 7", timeout=20)
+        res = h.shell("echo $RG_X; echo oops >&2; exit 7", timeout=20)
         assert (res.rc, res.stdout, res.stderr) == (7, "a b\n", "oops\n")
         assert os.listdir(control), "a ControlMaster socket is expected in the control dir"
-        assert h.run("echo again", timeout=20).stdout == "again\n"
+        assert h.run(["echo", "again"], timeout=20).stdout == "again\n"
     finally:
         h.runner.stop()
     # `ssh -O exit` returns when the master has been asked; it removes its socket as it exits
@@ -46,7 +46,7 @@ def test_remote_work_ends_at_the_timeout(server, tmp_path):
     marker = f"sleep 299.{os.getpid()}"  # unique in ps
     h = ssh_host(server)
     with pytest.raises(CommandTimeout):
-        h.run(marker, timeout=2)
+        h.run(marker.split(), timeout=2)
     deadline = time.monotonic() + 30
     while marker in os.popen("ps -eo args").read():
         assert time.monotonic() < deadline, "the remote command outlived its timeout"
@@ -57,7 +57,7 @@ def test_refused_key_is_a_transport_error(server, tmp_path):
     opts = [o for o in server.options if not o.startswith("IdentityFile")] + [f"IdentityFile={tmp_path}/none"]
     h = Host("n1", SshRunner("n1", server.target, 5, opts))
     with pytest.raises(TransportError) as e:
-        h.run("true")
+        h.run(["true"])
     assert "node n1: unreachable over ssh" in str(e.value) and "Permission denied" in str(e.value)
 
 

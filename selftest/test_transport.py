@@ -35,9 +35,9 @@ def host(tmp_path):
 
 
 def test_run_returns_a_value_on_failure(host):
-    res = host.run("echo out; echo err >&2; exit 3")
+    res = host.shell("echo out; echo err >&2; exit 3")
     assert (res.rc, res.stdout, res.stderr, res.ok) == (3, "out\n", "err\n", False)
-    assert host.run("echo $RG_TEST").stdout == "yes\n"
+    assert host.shell("echo $RG_TEST").stdout == "yes\n"
 
 
 def test_sysroot_read_and_missing(host):
@@ -51,13 +51,13 @@ def test_sysroot_read_and_missing(host):
 def test_timeout_ends_the_whole_process_group(host, tmp_path):
     pidfile = tmp_path / "child.pid"
     with pytest.raises(CommandTimeout) as e:
-        host.run(f"sleep 300 & echo $! > {pidfile}; echo started; wait", timeout=1)
+        host.shell('sleep 300 & echo $! > "$1"; echo started; wait', str(pidfile), timeout=1)
     assert "started" in e.value.stdout and "within 1s" in str(e.value)
     assert wait_until(lambda: not alive(int(pidfile.read_text()))), "the group's background child survived"
 
 
 def test_spawn_and_stop_by_pid(host, tmp_path):
-    proc = host.spawn("sleep 300", "/logs/sleep.log")
+    proc = host.spawn(["sleep", "300"], "/logs/sleep.log")
     assert proc.alive() and alive(proc.pid)
     assert (tmp_path / "logs" / "sleep.log").exists()
     assert proc in REGISTRY.spawned()
@@ -70,16 +70,16 @@ def test_stop_escalates_to_kill(host, tmp_path):
     # the shell says when it ignores TERM (an event: a timer raced its start under load), and
     # SIGKILL is delivered asynchronously: the process is gone soon after stop(), not at its return
     log = tmp_path / "logs" / "stubborn.log"
-    proc = host.spawn("trap '' TERM; echo armed; while :; do sleep 0.1; done", "/logs/stubborn.log")
+    proc = host.spawn(["sh", "-c", "trap '' TERM; echo armed; while :; do sleep 0.1; done"], "/logs/stubborn.log")
     assert wait_until(lambda: log.exists() and "armed" in log.read_text())
-    host.run(f"kill -TERM -{proc.pid}")
+    host.run(["kill", "-TERM", "--", f"-{proc.pid}"])
     assert alive(proc.pid), "the process ignores TERM"
     proc.stop(grace_s=1)
     assert wait_until(lambda: not alive(proc.pid)), "stop() did not end a process that ignores TERM"
 
 
 def test_registry_stop_all_ends_everything(host):
-    procs = [host.spawn("sleep 300", f"/logs/s{i}.log") for i in range(3)]
+    procs = [host.spawn(["sleep", "300"], f"/logs/s{i}.log") for i in range(3)]
     REGISTRY.stop_all()
     assert not any(alive(p.pid) for p in procs)
 
@@ -89,7 +89,7 @@ def test_ssh_unreachable_is_a_transport_error_not_a_hang():
     # The system OpenSSH client against a closed loopback port: refused at once.
     runner = SshRunner("ghost", "root@127.0.0.1", connect_timeout_s=3, options=["Port=1"])
     with pytest.raises(TransportError) as e:
-        runner.run("true", timeout=5)
+        runner.run(["true"], timeout=5)
     assert str(e.value).startswith("node ghost: unreachable over ssh (root@127.0.0.1):")
     assert "\n" not in str(e.value)
 
@@ -107,7 +107,7 @@ def test_ssh_command_line_uses_batchmode_and_control_master():
 def test_spawn_env_extends_variables_like_the_runbook(host, tmp_path):
     # `export LD_LIBRARY_PATH=/app/rjprefix/lib:$LD_LIBRARY_PATH` extends the node's own value;
     # quotes and backticks in values stay literal.
-    proc = host.spawn('echo "$LD_LIBRARY_PATH|$Q"', "/logs/env.log",
+    proc = host.spawn(["sh", "-c", 'echo "$LD_LIBRARY_PATH|$Q"'], "/logs/env.log",
                       {"LD_LIBRARY_PATH": "/app/rjprefix/lib:$RG_TEST", "Q": 'a "q" `x` \\z'})
     log = tmp_path / "logs" / "env.log"
     assert wait_until(lambda: log.exists() and log.read_text().endswith("\n"))

@@ -78,8 +78,49 @@ def test_env_values_expand_on_the_node(host):
     assert (res.rc, res.stdout) == (0, WANT + "\n"), res.evidence()
 
 
-def test_a_str_is_a_shell_command(host):
-    assert host.run("echo one two | wc -w", timeout=60).stdout.strip() == "2"
+# Values a shell would take apart if they were ever pasted into a command line.
+HOSTILE = ["/x/a dir/$(touch {canary})/y", "it's 'quoted'", '"; touch {canary}; #', "`touch {canary}`",
+           "$HOME", "*", "back\\slash", "-e", ""]
+
+
+def test_a_str_is_refused_and_a_script_takes_values_as_arguments(host, tmp_path):
+    with pytest.raises(TypeError, match="Host.shell"):
+        host.run("echo one two | wc -w", timeout=60)
+    with pytest.raises(TypeError, match="Host.shell"):
+        host.spawn("sleep 1", str(tmp_path / "never.log"))
+    canary = tmp_path / "canary"
+    words = [w.format(canary=canary) for w in HOSTILE]
+    res = host.shell('for a; do printf "<%s>\\n" "$a"; done', *words, timeout=60)
+    assert res.stdout.splitlines() == [f"<{w}>" for w in words], res.evidence()
+    assert not canary.exists(), "a value was run as a command"
+
+
+def test_path_questions_take_quote_hostile_paths_intact(host, tmp_path):
+    from rackgate.atom.logs import NodeLog
+    from rackgate.fabric.ubench07 import require_exe
+    from rackgate.probes import container, traces
+
+    # were a path ever pasted into a command line, $(id) would change it and nothing below be found
+    d = tmp_path / "a dir $(id) it's"
+    d.mkdir()
+    log = d / "server log's.txt"
+    log.write_text("INFO it's 'ready'\nnoise\nERROR it's `x` $(touch c)\n")
+    (d / "rank0.pt.trace.json.gz").write_bytes(b"x")
+    exe = d / "tool it's.exe"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    assert host.exists(str(log)) and host.read(str(log)).startswith("INFO it's")
+    assert host.find(str(d), "*log's.txt") == [str(log)]
+    assert host.stat([str(log)], "%s") == {str(log): str(log.stat().st_size)}
+    assert host.glob(str(d / "*.exe")) == [str(exe)]
+    got = NodeLog("n1", host, str(log), range(1)).grep("it's 'ready'", "`x` $(touch")
+    assert [r.text for r in got][-1].endswith("$(touch c)") and len(got) == 2
+    sizes, count, _ = container.sizes_and_count(host, [str(log), str(d / "none")], "it's", str(log))
+    assert (sizes, count) == ({str(log): log.stat().st_size, str(d / "none"): None}, 2)
+    assert container.count_entries(host, str(d)) == 3
+    assert container.which(host, "sh") is not None
+    require_exe(host, str(exe))
+    assert traces.missing_traces({0: (host, str(d))}, wait_s=0) == {}
 
 
 def test_spawn_stream_and_stop(host, tmp_path):

@@ -24,7 +24,7 @@ def _host(tmp_path, name="n1", tools: dict[str, str] | None = None) -> Host:
 
 
 def test_require_missing_tool_names_executable_node_and_key(tmp_path):
-    res = _host(tmp_path).run("/opt/nowhere/ualoe_p2p.exe export -port=1")
+    res = _host(tmp_path).run(["/opt/nowhere/ualoe_p2p.exe", "export", "-port=1"])
     assert res.rc == 127
     with pytest.raises(ToolMissing) as e:
         res.require(tool="/opt/nowhere/ualoe_p2p.exe", key="fabric.ubench_dir")
@@ -32,7 +32,7 @@ def test_require_missing_tool_names_executable_node_and_key(tmp_path):
 
 
 def test_require_nonzero_exit_is_could_not_observe_with_what_came_back(tmp_path):
-    res = _host(tmp_path, tools={"amd-smi": "echo 'unsupported: static' >&2; exit 2"}).run("amd-smi static --json")
+    res = _host(tmp_path, tools={"amd-smi": "echo 'unsupported: static' >&2; exit 2"}).run(["amd-smi", "static", "--json"])
     with pytest.raises(CouldNotObserve) as e:
         res.require(tool="amd-smi")
     assert not isinstance(e.value, ToolMissing)
@@ -41,7 +41,7 @@ def test_require_nonzero_exit_is_could_not_observe_with_what_came_back(tmp_path)
 
 def test_require_silent_success_is_unrecognised(tmp_path):
     with pytest.raises(UnrecognisedOutput, match="printed nothing"):
-        _host(tmp_path, tools={"lsmod": "exit 0"}).run("lsmod").require()
+        _host(tmp_path, tools={"lsmod": "exit 0"}).run(["lsmod"]).require()
 
 
 def test_require_records_refuses_empty():

@@ -7,7 +7,6 @@ lines and time. Which rank wrote a line comes from rackgate.atom.logformat.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field
 
 from ..errors import CouldNotObserve
@@ -37,11 +36,12 @@ class NodeLog:
 
     def grep(self, *patterns: str, fixed: bool = True, max_matches: int = MAX_MATCHES) -> list[Record]:
         """Records whose line matches any pattern, in log order, each with its header if any."""
-        q = self.host.qpath(self.path)
-        pats = " ".join(f"-e {shlex.quote(p)}" for p in patterns)
-        mode = "-F" if fixed else "-E"
-        res = self.host.run(f"if [ -e {q} ]; then grep -a -n -B1 {mode} {pats} {q} | head -n {2 * max_matches}; "
-                            f"else echo __rackgate_nolog__; fi", timeout=120)
+        pats = [w for p in patterns for w in ("-e", p)]
+        # $1 the log, $2 the line bound, $3 -F/-E, then the -e PATTERN pairs
+        res = self.host.shell('f="$1" n="$2" m="$3"; shift 3; if [ -e "$f" ]; then grep -a -n -B1 "$m" "$@" -- "$f" '
+                              '| head -n "$n"; else echo __rackgate_nolog__; fi',
+                              self.host.path(self.path), str(2 * max_matches), "-F" if fixed else "-E", *pats,
+                              timeout=120)
         if res.stdout.strip() == "__rackgate_nolog__":
             raise LogMissing(f"{self.node}: no server log at {self.path}")
         out, prev = [], None

@@ -93,8 +93,9 @@ class AtomServer:
         def start(node):
             ch = self.container_hosts[node.name]
             # a fresh log per launch: the watcher must not read the last run's fatal line
-            ch.run(f"rm -f {ch.qpath(self.log_path(node.name))}", timeout=30)
-            return ch.spawn(commands[node.name], self.log_path(node.name), env)
+            ch.run(["rm", "-f", ch.path(self.log_path(node.name))], timeout=30)
+            # the rack file's launch line is a shell command line, run as one
+            return ch.spawn(["sh", "-c", commands[node.name]], self.log_path(node.name), env)
 
         for node, res in zip(rack.nodes, fanout(list(rack.nodes), start)):
             if isinstance(res, Exception):

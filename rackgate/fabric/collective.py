@@ -13,19 +13,19 @@ from ..probes import collective
 from ..transport import Host, Result, container_for, fanout
 
 
-def command(rack, node_rank: int, data_ip: str) -> str:
+def command(rack, node_rank: int, data_ip: str) -> list[str]:
+    """argv of the probe (its source arrives on stdin) on one node."""
     cfg = rack.fabric
     sizes = ",".join(str(w) for w in cfg.collective_world_sizes)
     ranks = cfg.collective_ranks_per_node or rack.gpus_per_node
-    across = (f" --nnodes {len(rack.nodes)} --node-rank {node_rank} --ranks-per-node {ranks} "
-              f"--master-addr {rack.head.data_ip}") if len(rack.nodes) > 1 else ""
+    across = ["--nnodes", str(len(rack.nodes)), "--node-rank", str(node_rank), "--ranks-per-node", str(ranks),
+              "--master-addr", rack.head.data_ip] if len(rack.nodes) > 1 else []
     # each node's own worlds on ports of their own: a TCPStore listens on every address, so nodes
     # that share a host (the sim) would collide on one port
-    return (f"{cfg.container_python} - --world-sizes {sizes} --local-addr {data_ip} "
-            f"--port {cfg.collective_port + 10 * node_rank} --across-port {cfg.collective_port - 1}"
-            f"{across} --join-timeout {cfg.collective_join_s:g} --backend {cfg.collective_backend} "
-            f"--timeout {cfg.collective_timeout_s:g} "
-            f"--grace {cfg.collective_grace_s:g}")
+    return [cfg.container_python, "-", "--world-sizes", sizes, "--local-addr", data_ip,
+            "--port", str(cfg.collective_port + 10 * node_rank), "--across-port", str(cfg.collective_port - 1),
+            *across, "--join-timeout", f"{cfg.collective_join_s:g}", "--backend", cfg.collective_backend,
+            "--timeout", f"{cfg.collective_timeout_s:g}", "--grace", f"{cfg.collective_grace_s:g}"]
 
 
 def bound(rack) -> float:

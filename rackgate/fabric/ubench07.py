@@ -14,6 +14,7 @@ someone else's run (the runbook's "is the rack actually free?").
 from __future__ import annotations
 
 import re
+import shlex
 import threading
 import time
 from dataclasses import dataclass, field
@@ -82,23 +83,23 @@ def _exe(cfg, name: str) -> str:
     return f"{cfg.ubench_dir.rstrip('/')}/{name}" if cfg.ubench_dir else name
 
 
-def commands(tool: str, cfg, peer_ip: str) -> tuple[str, str]:
-    """The runbook's two command lines: (exporter/listener on A, importer/connector on B)."""
-    gpu = "" if cfg.ubench_gpu is None else f" -gpu={cfg.ubench_gpu}"
+def commands(tool: str, cfg, peer_ip: str) -> tuple[list[str], list[str]]:
+    """The runbook's two commands, as argv: (exporter/listener on A, importer/connector on B)."""
+    gpu = [] if cfg.ubench_gpu is None else [f"-gpu={cfg.ubench_gpu}"]
     if tool == "p2p":
         exe = _exe(cfg, "ualoe_p2p.exe")
-        return (f"{exe} export -port={cfg.p2p_port}{gpu}",
-                f"{exe} import -peer_ip={peer_ip} -port={cfg.p2p_port}{gpu}")
+        return ([exe, "export", f"-port={cfg.p2p_port}", *gpu],
+                [exe, "import", f"-peer_ip={peer_ip}", f"-port={cfg.p2p_port}", *gpu])
     exe = _exe(cfg, "ualoe_bw.exe")
-    return (f"{exe} listen -port={cfg.bw_port}{gpu}", f"{exe} connect -peer_ip={peer_ip} -port={cfg.bw_port}{gpu}")
+    return ([exe, "listen", f"-port={cfg.bw_port}", *gpu],
+            [exe, "connect", f"-peer_ip={peer_ip}", f"-port={cfg.bw_port}", *gpu])
 
 
 def require_exe(host: Host, exe: str) -> None:
     """Raise ToolMissing (naming the executable, the node and the rack-file key fabric.ubench_dir)
     when the tool is not an executable on the node: a missing build is never a fabric fault."""
-    q = host.qpath(exe) if "/" in exe else exe
-    res = host.run(f"if [ -x {q} ] || command -v {q} >/dev/null 2>&1; then echo present; "
-                   f"else ls -ld {q} 2>&1; exit 127; fi", timeout=30)
+    res = host.shell('if [ -x "$1" ] || command -v "$1" >/dev/null 2>&1; then echo present; '
+                     'else ls -ld "$1" 2>&1; exit 127; fi', host.path(exe) if "/" in exe else exe, timeout=30)
     if res.rc == 127 or "present" not in res.stdout:
         raise ToolMissing(host.name, exe, "fabric.ubench_dir", res.came_back())
 
@@ -132,8 +133,8 @@ class Runner:
         self._lock = threading.Lock()
 
     # --- processes ----------------------------------------------------------------------------
-    def _spawn(self, host: Host, cmd: str, log: str) -> Spawned:
-        proc = host.spawn(f"exec {cmd}", log)
+    def _spawn(self, host: Host, cmd: list[str], log: str) -> Spawned:
+        proc = host.spawn(cmd, log)
         with self._lock:
             self._ours.add(proc.pid)
         return proc
@@ -162,13 +163,13 @@ class Runner:
         peer_ip = self.rack.node(a).data_ip
         scmd, ccmd = commands(self.tool, self.cfg, peer_ip)
         roles = ("exporter", "importer") if self.tool == "p2p" else ("listener", "connector")
-        run = PairRun(self.tool, pair, Side(a, roles[0], scmd), None)
+        run = PairRun(self.tool, pair, Side(a, roles[0], shlex.join(scmd)), None)
         tag = f"{self.tool}-{a}-{b}-{int(time.time() * 1000)}"
         slog, clog = f"{LOG_DIR}/{tag}-{roles[0]}.log", f"{LOG_DIR}/{tag}-{roles[1]}.log"
         t0 = time.monotonic()
         try:
             for h, cmd in ((ha, scmd), (hb, ccmd)):
-                require_exe(h, cmd.split()[0])
+                require_exe(h, cmd[0])
             cursors = dict(zip((a, b), fanout([ha, hb], dmesg.cursor)))
             server = self._spawn(ha, scmd, slog)
             run.server.pid = server.pid
@@ -180,7 +181,7 @@ class Runner:
             client = None
             if server.alive():
                 client = self._spawn(hb, ccmd, clog)
-                run.client = Side(b, roles[1], ccmd, pid=client.pid)
+                run.client = Side(b, roles[1], shlex.join(ccmd), pid=client.pid)
                 self._wait(server, client, run)
             else:
                 run.server.exited = True
@@ -189,7 +190,7 @@ class Runner:
                 run.client.output = self._output(hb, clog)
             self._end(server, run.server)
             for side, h in ((run.server, ha), (run.client, hb)):
-                exe = (side.command.split() or [""])[0] if side else ""
+                exe = (shlex.split(side.command) or [""])[0] if side else ""
                 if side is not None and _not_found_in(side.output, exe):
                     raise ToolMissing(h.name, exe, "fabric.ubench_dir", side.output.strip()[-200:])
             for n, h in ((a, ha), (b, hb)):

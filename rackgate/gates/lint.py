@@ -123,26 +123,3 @@ def lint(command: str, env: dict[str, str], facts: Facts) -> list[Finding]:
                 "peak_torch and the cudagraph estimate push available_for_kv negative, the server never starts; "
                 "use --max-num-batched-tokens 2048")
     return out
-
-
-def server_process(ps_lines: str, port: int) -> tuple[str, str] | None:
-    """From `ps -eo pid=,args=` output: (pid, command line) of the process serving `port` (its
-    --server-port/--port argument, either form), or None. Used in attach mode to lint the
-    command line the running server actually has."""
-    import re
-    want = re.compile(rf"(?:^|\s)--(?:server-)?port(?:=|\s+){port}(?:\s|$)")
-    for line in ps_lines.splitlines():
-        pid, _, args = line.strip().partition(" ")
-        if pid.isdigit() and want.search(args) and "--model" in args:
-            return pid, args.strip()
-    return None
-
-
-def environ(text: str) -> dict[str, str]:
-    """/proc/PID/environ (NUL- or newline-separated KEY=VALUE) -> dict."""
-    out = {}
-    for item in text.replace("\0", "\n").splitlines():
-        k, eq, v = item.partition("=")
-        if eq and k:
-            out[k] = v
-    return out

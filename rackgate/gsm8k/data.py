@@ -6,8 +6,9 @@ few-shot sampler draws by position, so the order is part of the task.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from .. import jsonl
 
 SPLITS = ("test", "train")  # test: the questions asked; train: lm-eval's fewshot_split
 FIELDS = ("question", "answer")
@@ -28,15 +29,13 @@ def read_split(data_dir: str | Path, split: str) -> list[dict]:
     except OSError as e:
         raise DataError(f"GSM8K data {path}: cannot read it ({e.strerror}); accuracy.gsm8k_dir must hold "
                         f"{' and '.join(s + '.jsonl' for s in SPLITS)}") from None
+    try:
+        lines = jsonl.objects(text)
+    except jsonl.BadLine as e:
+        raise DataError(f"GSM8K data {path}:{e.n}: {e.why}") from None
     rows = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DataError(f"GSM8K data {path}:{n}: not JSON ({e.msg})") from None
-        if not isinstance(row, dict) or not all(isinstance(row.get(f), str) for f in FIELDS):
+    for n, row in lines:
+        if not all(isinstance(row.get(f), str) for f in FIELDS):
             raise DataError(f"GSM8K data {path}:{n}: a row needs string fields {', '.join(FIELDS)}")
         rows.append({f: row[f] for f in FIELDS})
     if not rows:

@@ -3,14 +3,32 @@ command's Result, the result file's text (None when there is none) and whether t
 The judging is in rackgate.gates.bench and rackgate.probes.bench."""
 from __future__ import annotations
 
+import shlex
+
 from . import bench as probe
+
+PLACEHOLDERS = ("head_ip", "port", "served_model", "result_path")
+
+
+def fill(template: str, values: dict[str, object]) -> str:
+    """The rack file's benchmark command line with our placeholders filled in, each value one
+    shell word (quoted when it needs it); any other braces (a JSON argument) stay as they are."""
+    cmd = template
+    for k in PLACEHOLDERS:
+        cmd = cmd.replace("{" + k + "}", shlex.quote(str(values[k])))
+    return cmd
+
+
+def readable_dir(head, path: str) -> bool:
+    """The path is a directory the node can read (a --tokenizer given as a path)."""
+    return head.shell('[ -d "$1" ] && [ -r "$1" ]', head.path(path), timeout=30).ok
 
 
 def run(head, cmd: str, result_path: str, timeout: float):
     """(Result, result text or None, fresh: the file is newer than the run's start; None when no
     result_path is configured). The command is the rack file's shell line, run as one."""
     start = head.now()
-    res = head.run(cmd, timeout=timeout)
+    res = head.shell(cmd, timeout=timeout)  # the rack file's command line, a shell line by design
     path, text, fresh = result_path, None, None
     if path:
         if probe.command(cmd).tool == "aiperf" and not path.endswith(".json"):

@@ -28,10 +28,8 @@ def parse_sizes(text: str) -> dict[str, int | None]:
     return out
 
 
-def _stat_script(host: Host, paths: list[str]) -> str:
-    return "; ".join(
-        f"if [ -e {host.qpath(p)} ]; then stat -c '%s %n' {host.qpath(p)}; else echo {_MISSING} {host.qpath(p)}; fi"
-        for p in paths)
+# Each path "$@" after the missing marker "$1": `SIZE PATH`, or `MARKER PATH` when it is absent.
+_STAT_SCRIPT = 'm="$1"; shift; for p; do if [ -e "$p" ]; then stat -c "%s %n" -- "$p"; else echo "$m $p"; fi; done'
 
 
 def _sizes_from(host: Host, paths: list[str], text: str, stderr: str) -> tuple[dict[str, int | None], str]:
@@ -44,14 +42,14 @@ def _sizes_from(host: Host, paths: list[str], text: str, stderr: str) -> tuple[d
 
 def sizes(host: Host, paths: list[str]) -> tuple[dict[str, int | None], str]:
     """Byte sizes of files (None: missing), keyed by container path; plus the raw output."""
-    res = host.run(_stat_script(host, paths), timeout=60)
+    res = host.shell(_STAT_SCRIPT, _MISSING, *map(host.path, paths), timeout=60)
     return _sizes_from(host, paths, res.stdout, res.stderr)
 
 
 def count_entries(host: Host, directory: str) -> int | None:
     """Entries in a directory (`ls -A | wc -l`), None when it does not exist."""
-    q = host.qpath(directory)
-    res = host.run(f"if [ -d {q} ]; then ls -A {q} | wc -l; else echo {_MISSING}; fi", timeout=60)
+    res = host.shell('if [ -d "$1" ]; then ls -A -- "$1" | wc -l; else echo "$2"; fi', host.path(directory), _MISSING,
+                     timeout=60)
     out = res.stdout.strip()
     if out == _MISSING:
         return None
@@ -85,10 +83,12 @@ def parse_python(rc: int, stdout: str, stderr: str) -> PyResult:
     return PyResult(rc, lines[-1].strip() if lines else None, error)
 
 
-def _python_cmd(code: str, python_exe: str, env: dict[str, str] | None, unset: tuple[str, ...]) -> str:
-    prefix = "env " + " ".join(f"-u {shlex.quote(v)}" for v in unset) + " " if unset else ""
-    assigns = " ".join(f"{k}={shlex.quote(v)}" for k, v in (env or {}).items())
-    return f"{prefix}{assigns + ' ' if assigns else ''}{python_exe} -c {shlex.quote(code)}"
+def _python_cmd(code: str, python_exe: str, env: dict[str, str] | None, unset: tuple[str, ...]) -> list[str]:
+    """argv: `python3 -c CODE`, through env(1) when variables are set (literally) or unset for it."""
+    if not env and not unset:
+        return [python_exe, "-c", code]
+    return ["env", *[w for v in unset for w in ("-u", v)], *[f"{k}={v}" for k, v in (env or {}).items()],
+            python_exe, "-c", code]
 
 
 def _no_docker(host: Host, res) -> None:
@@ -132,8 +132,12 @@ def python_variants(host: Host, code: str, variants: list[tuple[dict[str, str], 
                     python_exe: str = "python3") -> tuple[list[PyResult], str]:
     """`python3 -c CODE` once per (env to set, vars to unset), in ONE docker exec."""
     cmds = [_python_cmd(code, python_exe, env, unset) for env, unset in variants]
-    script = "; ".join(f"{c} 2>&1; echo {_RUN} $?" for c in cmds)
-    res = host.run(script, timeout=120)
+    # One fixed function runs each argv; the script names only argument positions, never values.
+    script, words, at = f'r() {{ "$@" 2>&1; echo {_RUN} $?; }}', [], 1
+    for c in cmds:
+        script += "; r " + " ".join(f'"${{{i}}}"' for i in range(at, at + len(c)))
+        words, at = words + c, at + len(c)
+    res = host.shell(script, *words, timeout=120)
     runs = split_runs(res.stdout)
     if not runs:
         _no_docker(host, res)
@@ -148,15 +152,15 @@ def python_variants(host: Host, code: str, variants: list[tuple[dict[str, str], 
         results.append(parse_python(rc, out if rc == 0 else "", out))
         if rc == 0 and results[-1].value is None:
             raise UnrecognisedOutput(f"{host.name}: `{python_exe} -c ...` exited 0 but printed nothing")
-    shown = "\n".join(f"$ {c}\n{out}(rc={rc})" for c, (rc, out) in zip(cmds, runs))
+    shown = "\n".join(f"$ {shlex.join(c)}\n{out}(rc={rc})" for c, (rc, out) in zip(cmds, runs))
     return results, shown
 
 
 def sizes_and_count(host: Host, paths: list[str], pattern: str, grep_path: str) -> tuple[dict[str, int | None], int | None, str]:
     """sizes(), and `grep -c PATTERN FILE` (None when the file is missing), in one docker exec."""
-    q = host.qpath(grep_path)
-    res = host.run(f"{_stat_script(host, paths)}; echo {_RUN} 0; if [ -e {q} ]; then grep -c -- "
-                   f"{shlex.quote(pattern)} {q}; else echo {_MISSING}; fi; echo {_RUN} $?", timeout=60)
+    res = host.shell('r="$1" pat="$2" g="$3"; shift 3; ' + _STAT_SCRIPT + '; echo "$r 0"; '
+                     'if [ -e "$g" ]; then grep -c -- "$pat" "$g"; else echo "$m"; fi; echo "$r $?"',
+                     _RUN, pattern, host.path(grep_path), _MISSING, *map(host.path, paths), timeout=60)
     runs = split_runs(res.stdout)
     if len(runs) != 2:
         raise CouldNotObserve(f"{host.name}: stat/grep in the container failed: {res.stderr.strip()[:200]}")
@@ -182,7 +186,7 @@ def environment(host: Host) -> dict[str, str]:
 
 def which(host: Host, tool: str) -> str | None:
     """The tool's path on the container's PATH, or None."""
-    res = host.run(f"command -v {shlex.quote(tool)}; echo __rackgate_asked__", timeout=30)
+    res = host.shell('command -v "$1"; echo __rackgate_asked__', tool, timeout=30)
     if "__rackgate_asked__" not in res.stdout:
         # The shell in the container never ran (docker missing, exec refused): nothing was asked.
         _no_docker(host, res)

@@ -93,7 +93,7 @@ def match(lines: list[KmsgLine], patterns: tuple[Pattern, ...] | list[Pattern],
 
 def _run(host: Host) -> str:
     # kernel.dmesg_restrict=1 lets only root read the buffer: go through sudo -n otherwise.
-    cmd = "dmesg" if host.is_root else "sudo -n dmesg"
+    cmd = ["dmesg"] if host.is_root else ["sudo", "-n", "dmesg"]
     # Missing, failing, or printing nothing (a booted kernel has always logged): could not observe.
     return host.run(cmd, timeout=60).require(tool="dmesg").stdout
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..errors import ToolMissing, UnrecognisedOutput
-from ..report.verdict import CouldNotObserve
+from .. import jsonl
+from ..errors import CouldNotObserve, ToolMissing, UnrecognisedOutput
 from ..transport import Host
 
 PS = ["docker", "ps", "-a", "--no-trunc", "--size=false", "--format", "{{json .}}"]
@@ -31,18 +31,10 @@ class DockerOutputError(UnrecognisedOutput, ValueError):
 
 
 def _json_lines(text: str, what: str) -> list[dict]:
-    out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DockerOutputError(f"{what}: line {n} is not JSON ({e.msg}): {line[:120]!r}") from None
-        if not isinstance(obj, dict):
-            raise DockerOutputError(f"{what}: line {n} is not a JSON object: {line[:120]!r}")
-        out.append(obj)
-    return out
+    try:
+        return [obj for _, obj in jsonl.objects(text)]
+    except jsonl.BadLine as e:
+        raise DockerOutputError(f"{what}: {e}") from None
 
 
 @dataclass(frozen=True)

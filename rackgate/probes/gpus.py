@@ -12,8 +12,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from ..errors import UnrecognisedOutput
-from ..report.verdict import CouldNotObserve
+from ..errors import CouldNotObserve, UnrecognisedOutput
 from ..transport import Host
 from . import amdsmi
 

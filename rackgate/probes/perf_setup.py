@@ -94,7 +94,7 @@ class TuningFacts:
 
 
 def boot(host: Host) -> Boot:
-    res = host.run('b=$(uptime -s) && echo "$b" && date -d "$b" +%s', timeout=30)
+    res = host.shell('b=$(uptime -s) && echo "$b" && date -d "$b" +%s', timeout=30)
     if not res.ok:
         raise CouldNotObserve(f"{host.name}: `uptime -s` failed (rc={res.rc}): {res.stderr.strip()[:200]}")
     try:

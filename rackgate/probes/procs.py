@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..errors import CouldNotObserve
 from ..transport import Host
 
 KFD_PROC = "/sys/class/kfd/kfd/proc"
@@ -63,7 +64,7 @@ def parse_kfd_listing(paths: list[str]) -> list[int]:
 
 
 def processes(host: Host) -> dict[int, Proc]:
-    res = host.run(f"cat {host.path('/proc')}/[0-9]*/stat 2>/dev/null; true", timeout=60)
+    res = host.shell('cat "$1"/[0-9]*/stat 2>/dev/null; true', host.path("/proc"), timeout=60)
     return parse_stat(res.stdout)
 
 
@@ -71,7 +72,6 @@ def kfd_pids(host: Host) -> list[int]:
     """The pids in the kfd process list; without the list itself (amdgpu not loaded, or a node that
     does not show it) there is no GPU-user evidence: could not observe."""
     if not host.exists(KFD_PROC):
-        from ..errors import CouldNotObserve
         raise CouldNotObserve(f"node {host.name}: {KFD_PROC} does not exist (is amdgpu loaded? see PLAT-DRIVER): "
                               "the processes holding the GPUs cannot be listed")
     return parse_kfd_listing(host.glob(f"{KFD_PROC}/*"))
@@ -81,3 +81,40 @@ def containers_of(host: Host, pids: list[int]) -> dict[int, str | None]:
     """pid -> container id (None: a host process or gone)."""
     raw = host.read_many([f"/proc/{p}/cgroup" for p in pids])
     return {p: container_id(raw[f"/proc/{p}/cgroup"]) for p in pids}
+
+
+
+def parse_environ(text: str) -> dict[str, str]:
+    """/proc/PID/environ (NUL- or newline-separated KEY=VALUE) -> dict."""
+    out = {}
+    for item in text.replace("\0", "\n").splitlines():
+        k, eq, v = item.partition("=")
+        if eq and k:
+            out[k] = v
+    return out
+
+
+def environ(host: Host, pid: int) -> dict[str, str]:
+    """The environment of a process `ps` on the node listed (/proc/PID/environ); could not
+    observe when it cannot be read (gone, or not ours to read)."""
+    res = host.run(["cat", "--", f"/proc/{int(pid)}/environ"], timeout=30)
+    if not res.ok:
+        raise CouldNotObserve(f"node {host.name}: cannot read /proc/{pid}/environ: {res.came_back()}")
+    return parse_environ(res.stdout)
+
+
+def parse_serving(ps_lines: str, port: int) -> tuple[str, str] | None:
+    """From `ps -eo pid=,args=` output: (pid, command line) of the process serving `port` (its
+    --server-port/--port argument, either form, with --model), or None."""
+    want = re.compile(rf"(?:^|\s)--(?:server-)?port(?:=|\s+){port}(?:\s|$)")
+    for line in ps_lines.splitlines():
+        pid, _, args = line.strip().partition(" ")
+        if pid.isdigit() and want.search(args) and "--model" in args:
+            return pid, args.strip()
+    return None
+
+
+def serving(host: Host, port: int) -> tuple[str, str] | None:
+    """(pid, command line) of the node's process serving `port` (attach mode lints the command
+    line the running server has); could not observe when ps is missing or fails."""
+    return parse_serving(host.run(["ps", "-eo", "pid=,args="], timeout=30).require(tool="ps").stdout, port)

@@ -14,8 +14,8 @@ def missing_traces(want: dict[int, tuple[object, str]], wait_s: float, poll_s: f
     while True:
         missing = {}
         for r, (host, d) in want.items():
-            res = host.run(f"find {host.qpath(d)} -maxdepth 1 -name '{TRACE_GLOB}' -size +0c 2>/dev/null | head -n 1",
-                           timeout=30)
+            res = host.shell('find "$1" -maxdepth 1 -name "$2" -size +0c 2>/dev/null | head -n 1', host.path(d),
+                             TRACE_GLOB, timeout=30)
             if not res.stdout.strip():
                 missing[r] = d
         if not missing or time.monotonic() >= deadline:

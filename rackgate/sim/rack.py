@@ -77,11 +77,11 @@ def build(rack: Rack, extra_faults: list[str] = (), workdir: str | None = None) 
     for name, n in st.nodes.items():
         if n.train_s > 0:
             h = Host(name, LocalRunner(name, node_env(rack_dir, name)))
-            agents.append(h.spawn(f"{sys.executable} -m rackgate.sim.agent --rack-dir {rack_dir} --node {name}",
+            agents.append(h.spawn([sys.executable, "-m", "rackgate.sim.agent", "--rack-dir", str(rack_dir), "--node", name],
                                   str(rack_dir / "logs" / f"agent-{name}.log")))
     # Processes a fault leaves running on a node before the suite starts (e.g. a leftover
     # ubench listener); the sim ends them at teardown.
     for i, bg in enumerate(st.background):
         h = Host(bg.node, LocalRunner(bg.node, node_env(rack_dir, bg.node)))
-        agents.append(h.spawn(bg.cmd, str(rack_dir / "logs" / f"background-{i}-{bg.node}.log"), bg.env))
+        agents.append(h.spawn(["sh", "-c", bg.cmd], str(rack_dir / "logs" / f"background-{i}-{bg.node}.log"), bg.env))
     return SimRack(built, rack_dir, agents, keep=workdir is not None)

@@ -20,9 +20,6 @@ class Listener:
     addr: str
     port: int
 
-    def __str__(self) -> str:
-        return f"{self.addr}:{self.port}"
-
 
 def _addr(hexaddr: str) -> str:
     if len(hexaddr) == 8:
@@ -68,5 +65,5 @@ def listeners(host) -> list[Listener]:
 
 def busy(found: list[Listener], ports: list[int]) -> list[str]:
     """Findings: a port the bring-up needs (server, rendezvous, ubench07) is already listening."""
-    hits = sorted({(li.port, str(li)) for li in found if li.port in ports})
+    hits = sorted({(li.port, f"{li.addr}:{li.port}") for li in found if li.port in ports})
     return [f"port {p} is listening ({where}): someone's server or rendezvous holds it" for p, where in hits]

@@ -4,7 +4,6 @@ Probes get a Host and never know whether the node is real or simulated.
 """
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -32,8 +31,7 @@ class Spawned:
         return self.host.run(["kill", "-0", str(self.pid)], timeout=15).ok
 
     def _signal(self, sig: str) -> None:
-        self.host.run(["sh", "-c", f'kill -{sig} -"$1" 2>/dev/null || kill -{sig} "$1" 2>/dev/null', "sh",
-                       str(self.pid)], timeout=15)
+        self.host.shell('kill -"$1" -"$2" 2>/dev/null || kill -"$1" "$2" 2>/dev/null', sig, str(self.pid), timeout=15)
 
     def stop(self, grace_s: float = 10.0) -> None:
         """TERM the process group we created, wait a bounded time, then KILL it."""
@@ -66,14 +64,23 @@ class Host:
         return f"Host({self.name}, {self.runner.kind})"
 
     # --- commands -------------------------------------------------------------------------
-    def run(self, cmd: str | Sequence[str], timeout: float | None = None, stdin: str | None = None) -> Result:
-        """Run argv on the node (a str is run as a shell command, `sh -c`). Never raises on a
-        non-zero rc; raises TransportError when the node cannot be reached and CommandTimeout
-        when the command outlives its bound."""
+    def run(self, cmd: Sequence[str], timeout: float | None = None, stdin: str | None = None) -> Result:
+        """Run argv on the node, word for word. Never raises on a non-zero rc; raises
+        TransportError when the node cannot be reached and CommandTimeout when the command
+        outlives its bound. A str is refused (TypeError): a shell script goes through shell()."""
         return self.runner.run(as_argv(cmd), timeout or self.default_timeout, stdin)
 
-    def argv(self, cmd: str | Sequence[str], timeout: float | None = None) -> list[str]:
-        """The local argv that runs cmd on the node (for a process we read as it runs)."""
+    def shell(self, script: str, *args: str, timeout: float | None = None, stdin: str | None = None) -> Result:
+        """Run a fixed shell script on the node with values as its positional arguments ("$1",
+        "$2", ...): `sh -c SCRIPT sh ARGS...`. Values are never pasted into the script text, so a
+        path with a space, a quote or `$(...)` arrives as one word. Node paths among args are
+        the caller's to resolve (self.path)."""
+        if not isinstance(script, str):
+            raise TypeError("Host.shell takes the script text; argv goes through Host.run")
+        return self.run(["sh", "-c", script, "sh", *args], timeout, stdin)
+
+    def argv(self, cmd: Sequence[str], timeout: float | None = None) -> list[str]:
+        """The local argv that runs cmd (argv on the node) there (for a process we read as it runs)."""
         return self.runner.argv(as_argv(cmd), timeout)
 
     def path(self, p: str) -> str:
@@ -89,9 +96,6 @@ class Host:
     def node_text(self, text: str) -> str:
         """Command output with every sysrooted path shown as a node path (for evidence)."""
         return text.replace(self.sysroot + "/", "/") if self.sysroot else text
-
-    def qpath(self, p: str) -> str:
-        return shlex.quote(self.path(p))
 
     @property
     def is_root(self) -> bool:
@@ -125,9 +129,12 @@ class Host:
 
     def _cat(self, paths: list[str], privileged: bool) -> tuple[list[str | None], str]:
         sep = "__rackgate_sep__"
-        script = (f'for f; do echo {sep}; if [ -e "$f" ]; then {self._sudo(privileged)}cat -- "$f" || echo {_FAILED}; '
-                  f'else echo {_MISSING}; fi; done')
-        res = self._check_sudo(self.run(["sh", "-c", script, "sh", *map(self.path, paths)], timeout=30), privileged)
+        sudo = "sudo -n" if self._sudo(privileged) else ""
+        # $1 the separator, $2 the read-failed marker, $3 the missing marker, $4 "sudo -n" or "".
+        script = ('s="$1" failed="$2" missing="$3" sudo="$4"; shift 4; for f; do echo "$s"; if [ -e "$f" ]; then '
+                  '$sudo cat -- "$f" || echo "$failed"; else echo "$missing"; fi; done')
+        res = self._check_sudo(self.shell(script, sep, _FAILED, _MISSING, sudo, *map(self.path, paths), timeout=30),
+                               privileged)
         chunks = res.stdout.split(sep + "\n")[1:]
         if len(chunks) != len(paths):
             raise TransportError(self.name, f"truncated output reading {len(paths)} files: {res.stderr.strip()[:200]}")
@@ -139,16 +146,16 @@ class Host:
     def glob(self, pattern: str) -> list[str]:
         """Node paths matching a shell glob on the node. The pattern is a glob, never a command:
         it is handed to the node's shell as a positional argument and only pathname-expanded."""
-        res = self.run(["sh", "-c", 'for f in $1; do [ -e "$f" ] && printf "%s\\n" "$f"; done; true', "sh",
-                        self.path(pattern)], timeout=30)
+        res = self.shell('IFS=; for f in $1; do [ -e "$f" ] && printf "%s\\n" "$f"; done; true', self.path(pattern),
+                         timeout=30)
         return [self.node_path(line) for line in res.lines() if line]
 
     def stat(self, paths: list[str], fmt: str = "%s") -> dict[str, str | None]:
         """`stat -c FMT` of each node path: {path: the formatted line, or None when it is absent}."""
         if not paths:
             return {}
-        res = self.run(["sh", "-c", 'f="$1"; shift; for p; do if [ -e "$p" ]; then stat -c "$f" -- "$p"; '
-                        f'else echo {_MISSING}; fi; done', "sh", fmt, *[self.path(p) for p in paths]], timeout=30)
+        res = self.shell('f="$1" missing="$2"; shift 2; for p; do if [ -e "$p" ]; then stat -c "$f" -- "$p"; '
+                         'else echo "$missing"; fi; done', fmt, _MISSING, *[self.path(p) for p in paths], timeout=30)
         got = res.lines()
         if len(got) != len(paths):
             raise TransportError(self.name, f"stat of {len(paths)} paths gave {len(got)} lines: "
@@ -173,12 +180,12 @@ class Host:
         return int(got) if got.isdigit() else None
 
     # --- background processes -------------------------------------------------------------
-    def spawn(self, cmd: str | Sequence[str], log_path: str, env: dict[str, str] | None = None) -> Spawned:
+    def spawn(self, cmd: Sequence[str], log_path: str, env: dict[str, str] | None = None) -> Spawned:
         """Start a long-lived process in its own session, output to log_path on the node.
         env values expand on the node (runners.with_env). It is recorded and stopped by PID
         at teardown."""
         argv = as_argv(cmd)
-        res = self.run(["sh", "-c", _SPAWN, "sh", self.path(log_path), *with_env(argv, env)], timeout=30)
+        res = self.shell(_SPAWN, self.path(log_path), *with_env(argv, env), timeout=30)
         try:
             pid = int(res.stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):

@@ -38,12 +38,16 @@ class Runner(Protocol):
     def run(self, cmd: Sequence[str], timeout: float, stdin: str | None = None) -> Result: ...
 
 
-def as_argv(cmd: str | Sequence[str]) -> list[str]:
-    """A command as argv. A str is accepted only as an explicit shell command (`sh -c`)."""
-    return ["sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+def as_argv(cmd: Sequence[str]) -> list[str]:
+    """A command as argv. A str is refused: a command line built as text is how values get
+    interpolated into a shell; a script goes through Host.shell(script, *args)."""
+    if isinstance(cmd, str):
+        raise TypeError(f"a command is an argv list, not a str ({cmd[:60]!r}): "
+                        "use Host.shell(script, *args) for a shell script")
+    return list(cmd)
 
 
-def shown(cmd: str | Sequence[str]) -> str:
+def shown(cmd: Sequence[str]) -> str:
     """A command as a person reads it in evidence: `sh -c SCRIPT` shows the script."""
     cmd = as_argv(cmd)
     if len(cmd) == 3 and cmd[:2] == ["sh", "-c"]:

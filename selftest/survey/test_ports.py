@@ -18,8 +18,8 @@ TCP6 = """  sl  local_address                         remote_address            
 
 def test_listen_rows_only():
     got = ports.parse(TCP)
-    assert [str(x) for x in got] == ["127.0.0.1:52515", "0.0.0.0:29556"]
-    assert [str(x) for x in ports.parse(TCP6, "/proc/net/tcp6")] == ["[::]:22"]
+    assert [(x.addr, x.port) for x in got] == [("127.0.0.1", 52515), ("0.0.0.0", 29556)]
+    assert [(x.addr, x.port) for x in ports.parse(TCP6, "/proc/net/tcp6")] == [("[::]", 22)]
 
 
 def test_busy_names_the_port():

@@ -11,20 +11,15 @@ from rackgate.probes import bench as probe
 from rackgate.probes import bench_run as bench_run_probe
 from rackgate.report.verdict import CouldNotObserve, check
 
-PLACEHOLDERS = ("head_ip", "port", "served_model", "result_path")
-
 
 def _command(rack, server) -> str:
     """The rack file's benchmark command aimed at the server under test (the attached one too)."""
     if not rack.bench.command:
         pytest.skip("the rack file has no [bench] command: no benchmark to check")
-    cmd = rack.bench.command
     url = urlparse(server.url)
-    values = {"head_ip": url.hostname, "port": url.port or 80, "served_model": server.client.model,
-              "result_path": rack.bench.result_path}
-    for k in PLACEHOLDERS:  # only ours: a JSON argument's braces stay as they are
-        cmd = cmd.replace("{" + k + "}", str(values[k]))
-    return cmd
+    return bench_run_probe.fill(rack.bench.command, {"head_ip": url.hostname, "port": url.port or 80,
+                                                     "served_model": server.client.model,
+                                                     "result_path": rack.bench.result_path})
 
 
 def _parsed(rack, server) -> probe.BenchCommand:
@@ -41,7 +36,7 @@ def test_wire_name_is_served(server, rack, evidence):
     head = server.node_logs()[rack.head.name].host
     tok_dir = None
     if cmd.tokenizer and cmd.tokenizer.startswith(("/", ".", "~")):
-        tok_dir = head.run(f"[ -d {head.qpath(cmd.tokenizer)} ] && [ -r {head.qpath(cmd.tokenizer)} ]", timeout=30).ok
+        tok_dir = bench_run_probe.readable_dir(head, cmd.tokenizer)
     evidence.attach("benchmark command", _command(rack, server))
     findings = gate.preflight(cmd, served, tok_dir)
     check(not findings, "BENCH-PREFLIGHT", rack.head.name, f"{cmd.tool}: " + "; ".join(findings))

@@ -3,6 +3,7 @@ import pytest
 
 from rackgate.atom.server import AtomServer
 from rackgate.gates import lint
+from rackgate.probes import procs
 from rackgate.report.verdict import CouldNotObserve, check, fail
 
 
@@ -28,11 +29,11 @@ def _running_command(rack, request) -> tuple[str, dict, str]:
         raise CouldNotObserve(f"{NOT_LAUNCHED}, and its command line could not be read: "
                               f"{hosts.missing.get(rack.head.name, rack.head.name + ' is not reachable')}")
     port = urlparse(url).port or 80
-    found = lint.server_process(head.run(["ps", "-eo", "pid=,args="], timeout=30).require(tool="ps").stdout, port)
+    found = procs.serving(head, port)
     if found is None:
         pytest.skip(f"{NOT_LAUNCHED} and no process on {rack.head.name} serves port {port} with --model")
     pid, args = found
-    env = lint.environ(head.run(f"tr '\\0' '\\n' < /proc/{pid}/environ", timeout=30).stdout)
+    env = procs.environ(head, pid)
     return args, env, f"{rack.head.name} pid {pid}"
 
 

@@ -31,34 +31,16 @@ def test_reachable(tray, survey, evidence):
     _cell(survey, tray, "reach", evidence)
 
 
-@pytest.mark.row("PLAT-FREE")
-def test_free(tray, survey, evidence):
-    c = _cell(survey, tray, "free", evidence)
-    check(c.status != FAIL, "PLAT-FREE", tray.name, c.seen)
+# Each tray's own checks: (survey cell, catalogue row); each carries its row's marker.
+CHECKS = [pytest.param(cell, row, marks=pytest.mark.row(row), id=cell) for cell, row in (
+    ("free", "PLAT-FREE"), ("tuned", "PLAT-TUNED"), ("params", "PLAT-PARAMS"), ("links", "FAB-STATE"),
+    ("accel", "FAB-ACCEL-ID"))]
 
 
-@pytest.mark.row("PLAT-TUNED")
-def test_tuned(tray, survey, evidence):
-    c = _cell(survey, tray, "tuned", evidence)
-    check(c.status != FAIL, "PLAT-TUNED", tray.name, c.seen)
-
-
-@pytest.mark.row("PLAT-PARAMS")
-def test_params(tray, survey, evidence):
-    c = _cell(survey, tray, "params", evidence)
-    check(c.status != FAIL, "PLAT-PARAMS", tray.name, c.seen)
-
-
-@pytest.mark.row("FAB-STATE")
-def test_links(tray, survey, evidence):
-    c = _cell(survey, tray, "links", evidence)
-    check(c.status != FAIL, "FAB-STATE", tray.name, c.seen)
-
-
-@pytest.mark.row("FAB-ACCEL-ID")
-def test_accel_id(tray, survey, evidence):
-    c = _cell(survey, tray, "accel", evidence)
-    check(c.status != FAIL, "FAB-ACCEL-ID", tray.name, c.seen)
+@pytest.mark.parametrize(("cell", "row"), CHECKS)
+def test_tray(tray, survey, evidence, cell, row):
+    c = _cell(survey, tray, cell, evidence)
+    check(c.status != FAIL, row, tray.name, c.seen)
 
 
 @pytest.mark.row("FAB-POD")
