@@ -10,6 +10,7 @@ Sim knobs (state["server"], read by rackgate/sim/atom_server.py unless noted):
   ignores_kv_cache_dtype_flag  the engine no longer reads --kv-cache-dtype (runs with "auto")
   step_s                seconds per boot phase (cold start; rackgate/sim/areas/srv.py)
   accuracy              the model's GSM8K accuracy (rackgate/sim/gsm8k.py)
+  node["fabric"]["collective_factor"]  the sim fabric's collective rate (rackgate/sim/nccl/sitecustomize.py)
 """
 from . import fault
 
@@ -57,3 +58,11 @@ def _slow_boot(state):
        "scores 0.96 instead of 0.98, above its pass mark (ACC-GSM8K passes) but 0.02 below the baseline")
 def _lower_accuracy(state):
     state["server"]["accuracy"] = 0.90
+
+
+@fault("slower-collective", "REG-FACTS",
+       "the new image's collectives run at half the bus bandwidth on every node: every all_reduce still sums "
+       "correctly over the fabric (FAB-COLLECTIVE, FAB-TRANSPORT pass), but busbw halves against the baseline")
+def _slower_collective(state):
+    for n in state["nodes"].values():
+        n["fabric"]["collective_factor"] = 0.5
