@@ -48,9 +48,10 @@ class World:
         if len(self.timings) != self.ws or len({b for b, _ in self.timings.values()}) != 1:
             return None
         size = next(iter(self.timings.values()))[0]
-        t = max(s for _, s in self.timings.values())
-        if not (t > 0 and t != float("inf")) or size <= 0:
+        times = [s for _, s in self.timings.values()]
+        if size <= 0 or not all(0 < s < float("inf") for s in times):  # NaN fails both comparisons
             return None
+        t = max(times)
         alg = size / t / 1e9
         return Bandwidth(self.ws, size, t, alg, alg * 2 * (self.ws - 1) / self.ws)
 
