@@ -63,6 +63,8 @@ def _defaults() -> dict[str, Tolerance]:
         # What the image is: changes with the image by definition; shown, never judged.
         "platform.image.tag": _t("report"),
         "platform.image.id": _t("report"),
+        # The ATOM commit the image's checkout is at: the engine code itself; must be equal.
+        "platform.atom.commit": _t("equal"),
         # Inventory, patch sizes, link identity and training: configuration, must be equal.
         "platform.gpu.count": _t("equal"),
         "platform.gpu.hbm_gib": _t("equal"),
