@@ -4,6 +4,7 @@ The probe is shipped with the suite (rackgate/probes/collective_probe.py), runs 
 once (fixtures/fabric.py: collective_runs) and bounds every world itself."""
 import pytest
 
+from rackgate.errors import NotRun
 from rackgate.fabric import judge
 from rackgate.report.verdict import CouldNotObserve, check
 
@@ -42,6 +43,9 @@ def test_collective_bandwidth(node, rack, collective_runs, evidence, facts):
     found, seen = [], []
     for ws in sizes:
         w = out.worlds.get(ws)
+        if w is not None and w.status != "ok":
+            raise NotRun("FAB-COLLECTIVE", f"on {node.name} (world {ws}: {w.status}): no bandwidth from a collective "
+                         "that did not complete")
         bw = w.bandwidth() if w is not None else None
         if bw is None:
             raise CouldNotObserve(f"{node.name}: world {ws}: no bus bandwidth from the collective probe "
