@@ -105,6 +105,37 @@ class Facts:
             return len(self._facts)
 
 
+# Provenance read from facts: provenance key -> the fact every node records.
+PROVENANCE_FACTS = (("image", "platform.image.tag"), ("image_id", "platform.image.id"),
+                    ("atom_commit", "platform.atom.commit"))
+NODES_DIFFER = "(differs across nodes)"
+
+
+def agreed(facts: list[Fact], name: str) -> tuple[str | None, dict[str, str]]:
+    """(the value every `where` recorded for `name`, {}) when they agree; (NODES_DIFFER,
+    {where: value}) when they do not; (None, {}) when none was recorded. A rack runs one image:
+    nodes that disagree deserve their own line, not a joined value."""
+    vals = {f.where: str(f.value) for f in facts if f.name == name}
+    if not vals:
+        return None, {}
+    if len(set(vals.values())) == 1:
+        return next(iter(vals.values())), {}
+    return NODES_DIFFER, dict(sorted(vals.items()))
+
+
+def provenance_from_facts(facts: list[Fact]) -> dict:
+    """image, image_id, atom_commit as the nodes reported them (keys absent when not recorded),
+    with `<key>_by_node` when the nodes disagree."""
+    out: dict = {}
+    for key, name in PROVENANCE_FACTS:
+        one, per = agreed(facts, name)
+        if one is not None:
+            out[key] = one
+        if per:
+            out[f"{key}_by_node"] = per
+    return out
+
+
 @dataclass(frozen=True)
 class Baseline:
     path: str

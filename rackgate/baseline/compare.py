@@ -101,6 +101,11 @@ def header(old_prov: dict, new_prov: dict) -> str:
     for key, label in PROVENANCE:
         a, b = old_prov.get(key) or "?", new_prov.get(key) or "?"
         rows.append(f"{label + ':':<13}{a} -> {b}" + ("" if a != b or key == "time" else "   (same)"))
+        for side, prov in (("old", old_prov), ("new", new_prov)):
+            per = prov.get(f"{key}_by_node")
+            if isinstance(per, dict) and per:
+                rows.append(f"{'':<13}{side}: the nodes disagree on the {label}: "
+                            + ", ".join(f"{n}={v}" for n, v in per.items()))
     return "\n".join(rows)
 
 

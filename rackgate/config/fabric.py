@@ -69,5 +69,13 @@ class FabricExpect(Section):
     collective_env: dict[str, str] = Field(default_factory=lambda: {
         "NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,P2P,NET", "NCCL_MNNVL_ENABLE": "1",
         "NCCL_IB_DISABLE": "1", "NCCL_P2P_DISABLE": "0", "NCCL_P2P_LEVEL": "SYS", "NCCL_CUMEM_ENABLE": "1"})
+    # FAB-COLLECTIVE bandwidth: in each of a node's own worlds of 2+ ranks, an all_reduce of this
+    # many bytes (float32), timed over collective_bw_iters after collective_bw_warmup untimed ones;
+    # algbw = bytes / mean time, busbw = algbw x 2(n-1)/n (nccl-tests' definitions). 0: not measured.
+    collective_bw_bytes: int = Field(default=256 * 2**20, ge=0)
+    collective_bw_warmup: int = Field(default=5, ge=1)
+    collective_bw_iters: int = Field(default=20, ge=1)
+    # A floor for that busbw (GB/s); 0: none (recorded as a fact and compared with the baseline).
+    collective_busbw_floor_gbps: float = Field(default=0.0, ge=0)
     # FAB-TRANSPORT: transports that count as the fabric ("via <transport>" in NCCL INFO lines).
     healthy_transports: list[str] = Field(default_factory=lambda: ["P2P/CUMEMMNNVL"])

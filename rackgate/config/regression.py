@@ -63,6 +63,8 @@ def _defaults() -> dict[str, Tolerance]:
         # What the image is: changes with the image by definition; shown, never judged.
         "platform.image.tag": _t("report"),
         "platform.image.id": _t("report"),
+        # The ATOM commit the image's checkout is at: the engine code itself; must be equal.
+        "platform.atom.commit": _t("equal"),
         # Inventory, patch sizes, link identity and training: configuration, must be equal.
         "platform.gpu.count": _t("equal"),
         "platform.gpu.hbm_gib": _t("equal"),
@@ -86,6 +88,8 @@ def _defaults() -> dict[str, Tolerance]:
         "fabric.ubench07.read_gbps": _t("higher", rel=0.10, noise=3.0),
         "fabric.ubench07.write_gbps": _t("higher", rel=0.10, noise=3.0),
         "fabric.ubench07.bidir_gbps": _t("higher", rel=0.10, noise=3.0),
+        # all_reduce bus bandwidth per node and world: timed over a few iterations, noisier than ubench07.
+        "fabric.collective.busbw_gbps": _t("higher", rel=0.25, noise=3.0),
         "bench.tok_s_per_gpu": _t("higher", rel=0.15, noise=3.0),
         "bench.ttft_ms": _t("lower", rel=0.25, noise=3.0),
         "bench.tpot_ms": _t("lower", rel=0.25, noise=3.0),

@@ -5,7 +5,9 @@ for both parts.
 The probe's source goes to `python3 -` on stdin: nothing is copied onto the node. Its
 environment is the rack file's fabric.collective_env (NCCL_DEBUG=INFO and the launch's
 communication settings), passed with `docker exec -e`. A node's own worlds rendezvous on its
-data-plane address (its own), the run across nodes on the head node's.
+data-plane address (its own), the run across nodes on the head node's. In each of a node's own
+worlds of 2+ ranks the probe also times an all_reduce of fabric.collective_bw_bytes (the bus
+bandwidth, rackgate.probes.collective.Bandwidth).
 """
 from __future__ import annotations
 
@@ -25,7 +27,9 @@ def command(rack, node_rank: int, data_ip: str) -> list[str]:
     return [cfg.container_python, "-", "--world-sizes", sizes, "--local-addr", data_ip,
             "--port", str(cfg.collective_port + 10 * node_rank), "--across-port", str(cfg.collective_port - 1),
             *across, "--join-timeout", f"{cfg.collective_join_s:g}", "--backend", cfg.collective_backend,
-            "--timeout", f"{cfg.collective_timeout_s:g}", "--grace", f"{cfg.collective_grace_s:g}"]
+            "--timeout", f"{cfg.collective_timeout_s:g}", "--grace", f"{cfg.collective_grace_s:g}",
+            "--bw-bytes", str(cfg.collective_bw_bytes), "--bw-warmup", str(cfg.collective_bw_warmup),
+            "--bw-iters", str(cfg.collective_bw_iters)]
 
 
 def bound(rack) -> float:

@@ -11,6 +11,10 @@ NCCL / PyTorch line shapes read here:
    (either an error or timeout) detected by watchdog at work: 1, last enqueued NCCL work: 1,
    last completed NCCL work: -1.`
   `... Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, ...)`
+
+Bandwidth (the probe's RGCOLL-BW lines, one per rank: mean seconds per all_reduce of S bytes),
+as nccl-tests defines it for all_reduce: algbw = S / t, busbw = algbw x 2(n-1)/n, with t the
+slowest rank's mean time (the collective is done when its last rank is) and GB = 1e9 bytes.
 """
 from __future__ import annotations
 
@@ -22,6 +26,8 @@ PROBE_PATH = Path(__file__).with_name("collective_probe.py")
 
 _RANK = re.compile(r"^RGCOLL (?:scope=(\w+) )?ws=(\d+) rank=(\d+) (.*)$")
 _WORLD = re.compile(r"^RGCOLL-WORLD (?:scope=(\w+) )?ws=(\d+) status=(\w+) ranks_ok=(\d+)/(\d+) elapsed=([\d.]+)s")
+_BW = re.compile(r"^RGCOLL-BW (?:scope=(\w+) )?ws=(\d+) rank=(\d+) bytes=(\d+) iters=(\d+) warmup=(\d+) "
+                 r"mean_s=(\S+)$")
 _VIA = re.compile(r"NCCL INFO .*\bvia (\S+)")
 _NETWORK = re.compile(r"NCCL INFO Using network (\S+)")
 _WATCHDOG = re.compile(r"last completed (?:NCCL )?work: (-?\d+)|Watchdog caught collective operation timeout")
@@ -34,6 +40,20 @@ class World:
     ranks_ok: int = 0
     elapsed_s: float | None = None
     results: dict[int, str] = field(default_factory=dict)  # rank -> 'result=3 expect=3' or 'error=...'
+    timings: dict[int, tuple[int, float]] = field(default_factory=dict)  # rank -> (bytes, mean s per all_reduce)
+
+    def bandwidth(self) -> "Bandwidth | None":
+        """algbw and busbw of the timed all_reduce (None unless every rank of the world printed
+        a finite, positive time for the same size)."""
+        if len(self.timings) != self.ws or len({b for b, _ in self.timings.values()}) != 1:
+            return None
+        size = next(iter(self.timings.values()))[0]
+        times = [s for _, s in self.timings.values()]
+        if size <= 0 or not all(0 < s < float("inf") for s in times):  # NaN fails both comparisons
+            return None
+        t = max(times)
+        alg = size / t / 1e9
+        return Bandwidth(self.ws, size, t, alg, alg * 2 * (self.ws - 1) / self.ws)
 
     def wrong_ranks(self) -> list[str]:
         out = []
@@ -44,6 +64,19 @@ class World:
             elif float(m.group(1)) != float(m.group(2)):
                 out.append(f"rank {r}: sum {m.group(1)}, expected {m.group(2)}")
         return out
+
+
+@dataclass(frozen=True)
+class Bandwidth:
+    ws: int
+    size_bytes: int
+    time_s: float  # the slowest rank's mean seconds per all_reduce
+    algbw_gbps: float
+    busbw_gbps: float
+
+    def describe(self) -> str:
+        return (f"all_reduce of {self.size_bytes} B over {self.ws} ranks: {self.time_s * 1e6:.1f} us, "
+                f"algbw {self.algbw_gbps:.4g} GB/s, busbw {self.busbw_gbps:.4g} GB/s")
 
 
 @dataclass
@@ -79,6 +112,15 @@ def parse(text: str) -> ProbeOutput:
             d = across if m.group(1) == "across" else worlds
             w = d.setdefault(int(m.group(2)), World(int(m.group(2))))
             w.status, w.ranks_ok, w.elapsed_s = m.group(3), int(m.group(4)), float(m.group(6))
+            continue
+        m = _BW.match(s)
+        if m:
+            d = across if m.group(1) == "across" else worlds
+            try:
+                took = float(m.group(7))
+            except ValueError:
+                continue
+            d.setdefault(int(m.group(2)), World(int(m.group(2)))).timings[int(m.group(3))] = (int(m.group(4)), took)
             continue
         m = _RANK.match(s)
         if m:

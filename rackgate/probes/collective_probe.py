@@ -18,6 +18,12 @@ this process's children) and the world is reported as a timeout. So a slow start
 machine, ranks of other nodes starting later) never eats the collective's own timeout.
 With NCCL_DEBUG=INFO in the environment, NCCL's own lines (the transport, FAB-TRANSPORT) pass
 through on stdout. Output lines for the suite start with RGCOLL.
+
+Bandwidth (--bw-bytes N, this node's own worlds of 2+ ranks): after the correctness check, each
+rank all_reduces a float32 tensor of N bytes --bw-warmup times untimed, then --bw-iters times
+timed (device synchronised before and after) and prints its mean seconds per all_reduce
+(RGCOLL-BW). The suite turns the slowest rank's time into algbw and busbw as nccl-tests define
+them (rackgate/probes/collective.py).
 """
 from __future__ import annotations
 
@@ -36,7 +42,7 @@ def _say(line: str) -> None:
 
 
 def _rank(scope: str, ws: int, rank: int, local_rank: int, addr: str, port: int, backend: str, timeout_s: float,
-          join_s: float, joined_fd: int) -> None:
+          join_s: float, joined_fd: int, bw: tuple[int, int, int] = (0, 0, 0)) -> None:
     """One rank (a forked child). Writes one byte to joined_fd once the process group is up;
     prints one RGCOLL line, exits 0 on a correct sum."""
     os.environ.update({"RANK": str(rank), "WORLD_SIZE": str(ws), "LOCAL_RANK": str(local_rank),
@@ -67,6 +73,9 @@ def _rank(scope: str, ws: int, rank: int, local_rank: int, addr: str, port: int,
         got, expect = t[0].item(), ws * (ws + 1) // 2
         _say(f"RGCOLL scope={scope} ws={ws} rank={rank} backend={backend} device={device} result={got:g} "
              f"expect={expect}")
+        nbytes, warmup, iters = bw
+        if nbytes and ws > 1 and got == expect:
+            _bandwidth(torch, dist, scope, ws, rank, device, backend == "nccl", nbytes, warmup, iters)
         dist.destroy_process_group()
         os._exit(0 if got == expect else 3)
     except BaseException as e:  # noqa: BLE001 - report and exit, whatever it was
@@ -75,8 +84,26 @@ def _rank(scope: str, ws: int, rank: int, local_rank: int, addr: str, port: int,
         os._exit(4)
 
 
+def _bandwidth(torch, dist, scope: str, ws: int, rank: int, device: str, sync: bool, nbytes: int, warmup: int,
+               iters: int) -> None:
+    """Mean seconds per all_reduce of nbytes of float32, after warm-up (one RGCOLL-BW line)."""
+    t = torch.ones(max(1, nbytes // 4), device=device)
+    for _ in range(warmup):
+        dist.all_reduce(t)
+    if sync:
+        torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        dist.all_reduce(t)
+    if sync:
+        torch.cuda.synchronize()
+    took = (time.perf_counter() - t0) / iters
+    _say(f"RGCOLL-BW scope={scope} ws={ws} rank={rank} bytes={t.numel() * 4} iters={iters} warmup={warmup} "
+         f"mean_s={took:.6e}")
+
+
 def world(scope: str, ws: int, ranks: list[tuple[int, int]], addr: str, port: int, backend: str, timeout_s: float,
-          grace_s: float, join_s: float = 0.0) -> str:
+          grace_s: float, join_s: float = 0.0, bw: tuple[int, int, int] = (0, 0, 0)) -> str:
     """Run the given (global rank, local rank) pairs of a world of size ws; returns the status."""
     t0 = time.monotonic()
     join_s = join_s or timeout_s
@@ -87,7 +114,7 @@ def world(scope: str, ws: int, ranks: list[tuple[int, int]], addr: str, port: in
         pid = os.fork()
         if pid == 0:
             os.close(joined_r)
-            _rank(scope, ws, rank, local, addr, port, backend, timeout_s, join_s, joined_w)
+            _rank(scope, ws, rank, local, addr, port, backend, timeout_s, join_s, joined_w, bw)
         children[pid] = rank
     os.close(joined_w)
     codes: dict[int, int] = {}
@@ -146,6 +173,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--join-timeout", type=float, default=0.0,
                     help="how long a world's ranks wait for each other at the rendezvous (s; 0: the "
                     "process-group timeout)")
+    ap.add_argument("--bw-bytes", type=int, default=0, help="this node's own worlds of 2+ ranks: time an "
+                    "all_reduce of this many bytes of float32 (0: correctness only)")
+    ap.add_argument("--bw-warmup", type=int, default=5, help="untimed all_reduces before the timed ones")
+    ap.add_argument("--bw-iters", type=int, default=20, help="timed all_reduces (the mean is printed)")
     a = ap.parse_args(argv)
     # Import torch once, here, so no world's bound is spent importing it in every rank. This
     # does not initialise a GPU (that happens in the ranks, after the fork).
@@ -160,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = 0
     for ws in (int(x) for x in a.world_sizes.split(",") if x.strip()):
         bad += world("local", ws, [(r, r) for r in range(ws)], a.local_addr, a.port + ws, a.backend, a.timeout,
-                     a.grace, a.join_timeout) != "ok"
+                     a.grace, a.join_timeout, (a.bw_bytes, max(1, a.bw_warmup), max(1, a.bw_iters))) != "ok"
     if a.nnodes > 1:  # then every node's ranks together (the other nodes may still be on their own worlds)
         ws = a.nnodes * a.ranks_per_node
         ranks = [(a.node_rank * a.ranks_per_node + j, j) for j in range(a.ranks_per_node)]

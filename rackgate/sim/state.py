@@ -101,6 +101,7 @@ class Fabric(JsonState):
     npa_timeout: bool = False
     lsdma_errors: bool = False
     bw_factor: float = 1.0
+    collective_factor: float = 1.0  # the collectives' bus-bandwidth rate (rackgate/sim/nccl/sitecustomize.py)
     tcp_fallback: bool = False
     collective_hang: bool = False
     transport: str = "P2P/CUMEMMNNVL"

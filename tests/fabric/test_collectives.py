@@ -4,6 +4,7 @@ The probe is shipped with the suite (rackgate/probes/collective_probe.py), runs 
 once (fixtures/fabric.py: collective_runs) and bounds every world itself."""
 import pytest
 
+from rackgate.errors import NotRun
 from rackgate.fabric import judge
 from rackgate.report.verdict import CouldNotObserve, check
 
@@ -27,6 +28,35 @@ def _node(collective_runs, name, evidence=None):
 def test_collective(node, rack, collective_runs, evidence):
     _, out = _node(collective_runs, node.name, evidence)
     found = judge.collective_worlds(out, rack.fabric.collective_world_sizes)
+    check(not found, "FAB-COLLECTIVE", node.name, "; ".join(found))
+
+
+@pytest.mark.row("FAB-COLLECTIVE")
+def test_collective_bandwidth(node, rack, collective_runs, evidence, facts):
+    """Bus bandwidth of an all_reduce of fabric.collective_bw_bytes in each of this node's own
+    worlds of 2+ ranks (a fact for the regression comparison; below the floor when one is set)."""
+    cfg = rack.fabric
+    sizes = [w for w in cfg.collective_world_sizes if w > 1]
+    if not cfg.collective_bw_bytes or not sizes:
+        pytest.skip("the rack file measures no collective bandwidth (collective_bw_bytes = 0 or no world of 2+)")
+    _, out = _node(collective_runs, node.name)
+    found, seen = [], []
+    for ws in sizes:
+        w = out.worlds.get(ws)
+        if w is not None and w.status != "ok":
+            raise NotRun("FAB-COLLECTIVE", f"on {node.name} (world {ws}: {w.status}): no bandwidth from a collective "
+                         "that did not complete")
+        bw = w.bandwidth() if w is not None else None
+        if bw is None:
+            raise CouldNotObserve(f"{node.name}: world {ws}: no bus bandwidth from the collective probe "
+                                  f"(world status {w.status if w else 'missing'}, {len(w.timings) if w else 0} of "
+                                  f"{ws} ranks printed a time)")
+        seen.append(f"ws={ws}: {bw.describe()}")
+        facts.record("fabric.collective.busbw_gbps", bw.busbw_gbps, where=f"{node.name}/ws{ws}", unit="GB/s",
+                     row="FAB-COLLECTIVE")
+        if cfg.collective_busbw_floor_gbps and bw.busbw_gbps < cfg.collective_busbw_floor_gbps:
+            found.append(f"world {ws}: busbw {bw.busbw_gbps:.4g} GB/s < floor {cfg.collective_busbw_floor_gbps:g}")
+    evidence.attach("all_reduce bus bandwidth", "\n".join(seen))
     check(not found, "FAB-COLLECTIVE", node.name, "; ".join(found))
 
 

@@ -7,6 +7,7 @@ with the real paths.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import time
@@ -66,6 +67,11 @@ def healthy(state, gpus: int) -> None:
             # Appendix A copies the image's own rocjitsu to /app/rjprefix on B0 (inert there).
             "prefix": "image",
         }
+
+
+def atom_commit(image: str) -> str:
+    """The ATOM commit an image holds: one per image, the same on every node that runs it."""
+    return hashlib.sha1(f"rackgate-sim-atom:{image}".encode()).hexdigest()
 
 
 def _sync(root: Path, files: dict[str, tuple], managed: list[str]) -> None:
@@ -163,6 +169,11 @@ def render(rack_dir: Path, name: str, node) -> None:
     a = plat["atom"]
     for rel, body in atom_tree(a["patched"], tuple(a["zero"]), a.get("stock_envs", False)).items():
         cont[f"{atom_root}/{rel}"] = (body, None)
+    # ATOM as its Dockerfile installs it: a git checkout of one commit, HEAD detached at it
+    # (`git -C <atom_path> rev-parse HEAD` answers with the machine's own git).
+    cont[f"{atom_root}/.git/HEAD"] = (((a.get("commit") or atom_commit(st.get("image") or "")) + "\n").encode(), None)
+    cont[f"{atom_root}/.git/objects"] = (None, None)
+    cont[f"{atom_root}/.git/refs"] = (None, None)
     if a["elsewhere"]:
         for rel, body in atom_tree(False).items():
             cont[f"{STOCK_ATOM_DIR.strip('/')}/{rel}"] = (body, None)

@@ -10,6 +10,11 @@ watchdog's lines (`... last completed NCCL work: -1.`), then nothing, forever.
 It is on PYTHONPATH of sim nodes only (rackgate/sim/render.py) and does nothing unless
 torch.distributed is imported there. Behaviour comes from node["fabric"] in the sim state.
 
+The sim's fabric has a rate: an all_reduce of S bytes over n ranks takes at least
+S x 2(n-1)/n / (LINK_GBPS x fabric.collective_factor) seconds (the bus bandwidth a real fabric
+would carry it at), so the probe's timing measures the sim's fabric, not the loaded CPU that runs
+the ranks; the rate is low enough for the stand-in's python reduction to stay well under it.
+
 The sim node's torch: by default the sim's stand-in (rackgate/sim/nccl/standin/torch: a CPU
 tensor and a gloo-like torch.distributed whose ranks really rendezvous and reduce over TCP), so
 the sim behaves the same on every machine, with or without torch installed (a real rack's
@@ -27,6 +32,7 @@ if os.environ.get("RACKGATE_SIM_NODE"):
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "standin"))
 
     TARGET = "torch.distributed.distributed_c10d"
+    LINK_GBPS = 0.00025  # the sim fabric's bus bandwidth for a collective, GB/s (x fabric.collective_factor)
 
     def _fabric() -> dict:
         try:
@@ -84,7 +90,13 @@ if os.environ.get("RACKGATE_SIM_NODE"):
                      "last completed NCCL work: -1.", 2)
                 while True:
                     time.sleep(3600)
-            return orig_all_reduce(tensor, *args, **kwargs)
+            t0 = time.monotonic()
+            out = orig_all_reduce(tensor, *args, **kwargs)
+            if ws > 1:
+                gbps = LINK_GBPS * float(_fabric().get("collective_factor", 1.0))
+                floor = tensor.numel() * 4 * 2 * (ws - 1) / ws / (gbps * 1e9)
+                time.sleep(max(0.0, floor - (time.monotonic() - t0)))
+            return out
 
         mod.init_process_group, mod.all_reduce = init_process_group, all_reduce
 

@@ -13,6 +13,7 @@ ATOM tree.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -187,6 +188,12 @@ def events(args: list[str]) -> None:
             print(_render(fmt, e))
 
 
+def image_id(c: dict) -> str:
+    """The image's content id: one per image, the same on every node that runs it (a container
+    record may carry its own, "image_id", when a fault puts a different build under the tag)."""
+    return c.get("image_id") or "sha256:" + hashlib.sha256(f"rackgate-sim-image:{c['image']}".encode()).hexdigest()
+
+
 def _inspect_obj(c: dict) -> dict:
     running = c.get("status", "running") == "running"
     return {
@@ -199,7 +206,7 @@ def _inspect_obj(c: dict) -> dict:
                   "ExitCode": c.get("exit_code", 0), "Error": "",
                   "StartedAt": _rfc3339(c.get("started", c["created"] + 1)),
                   "FinishedAt": _rfc3339(c["finished"]) if "finished" in c else "0001-01-01T00:00:00Z"},
-        "Image": "sha256:" + c["id"][::-1],
+        "Image": image_id(c),
         "Name": "/" + c["name"],
         "RestartCount": 0,
         "Driver": "overlay2",
