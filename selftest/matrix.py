@@ -1,13 +1,30 @@
-"""The fault matrix runner: one suite run per case (plus the healthy run), run concurrently, and
-the judgment of each run against its case. Pure judgment functions; the runs go through
-selftest.harness.run_suite like any user run.
+"""The fault matrix runner: the suite runs the matrix needs (the healthy run, and one run per
+case or per group of cases), run concurrently, and the judgment of each case against its run.
+Pure planning and judgment functions; the runs go through selftest.harness.run_suite like any
+user run.
 
-Why one run per fault, never several faults in one run: the matrix proves that a fault fails
-*exactly* its checks. With two faults in one run, a side effect of one on a test the other is
-expected to fail would be masked (both expected it to fail), so a wrong matrix case could pass.
-The runs are made faster instead: only the suite's own plugins load, and up to JOBS runs go at
-once (they spend much of their time waiting on the sim's processes; see docs/reports.md for the
-measured figures).
+Why several faults may share one run, and what guards it. The matrix proves that a fault fails
+*exactly* its checks. Each suite run costs a fixed few CPU-seconds (pytest start-up, imports, the
+sim's start, a server boot for serving cases) whatever it selects, so cases that cannot interact
+share one run (plan()): the run selects the union of their paths and applies all their faults,
+and each case is judged on the part of the run that is its own (the tests in its paths). The
+danger is masking: fault X's side effect failing the test that fault Y expects to fail, hiding a
+broken check for Y. Cases share a run only when (computed from the case data, never by hand):
+- their rows differ, their test files are disjoint, and they have the same `select` (each case's
+  own part of the run is then exactly the tests its solo run would select);
+- their faults touch disjoint parts of the sim's state (fault_touches(): each fault applied
+  alone to a healthy state, diffed), and neither row `needs` the other (catalogue data);
+- none records a baseline, checks `output` text (the run's output is shared), runs without
+  `paths` (a whole area), or says `solo = "<why>"`; the healthy run is never shared.
+The shared run is then judged strictly (judge_group()): every case as if alone, plus nothing may
+fail outside every case's expectations, no failure in one case's tests may carry another case's
+row, and no test may be "not run" because of another case's row. On ANY difference each case of
+the group is re-run alone and judged on that solo run, which is the verdict that counts (the
+test's report says a re-run happened and why). So a shared run can only confirm what the solo
+runs would; where it cannot, the solo runs decide.
+
+RACKGATE_MATRIX_SOLO=1 gives every case its own run (the behaviour before grouping; for
+comparison, or to debug one case). Up to JOBS runs go at once (RACKGATE_MATRIX_JOBS).
 """
 from __future__ import annotations
 
@@ -66,28 +83,212 @@ def run_case(case: dict | None, workdir: Path) -> SuiteRun:
     return run_suite(workdir / "run", *suite_args(case, baseline), timeout=RUN_TIMEOUT_S)
 
 
-class Runs:
-    """Every run the matrix needs, started at once on a pool of JOBS; each test waits on its own."""
+# --- planning: which cases share a run ------------------------------------------------------
 
-    def __init__(self, cases: list[dict], jobs: int = JOBS):
+SOLO = os.environ.get("RACKGATE_MATRIX_SOLO", "") not in ("", "0")
+TOUCH_DEPTH = 3  # state paths are compared to this depth ("nodes.node2.plat", "server.rank_faults.X")
+
+
+def _diff(a, b, path: tuple = ()) -> set[tuple]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out: set[tuple] = set()
+        for k in a.keys() | b.keys():
+            out |= {path + (k,)} if k not in a or k not in b else _diff(a[k], b[k], path + (k,))
+        return out
+    return set() if a == b else {path}
+
+
+def fault_touches(specs: list[str]) -> dict[str, frozenset[tuple]]:
+    """What each fault changes in the sim's state: the fault applied alone to the shipped rack's
+    healthy state, diffed against it (paths cut to TOUCH_DEPTH; a list is one leaf)."""
+    import copy
+
+    from rackgate import config
+    from rackgate.sim import faults as sim_faults
+    from rackgate.sim import state as sim_state
+    from rackgate.sim.rack import SHIPPED_RACK
+
+    rack = config.load(SHIPPED_RACK)
+    healthy = sim_state.healthy(rack.sim.nodes, rack.gpus_per_node, rack.sim.accuracy)
+    healthy.update(served_model=rack.server.served_model, container=rack.container, image=rack.image,
+                   atom_path=rack.atom_path)
+    out = {}
+    for spec in specs:
+        st = copy.deepcopy(healthy)
+        sim_faults.apply(st, spec)
+        out[spec] = frozenset(p[:TOUCH_DEPTH] for p in _diff(healthy, st))
+    return out
+
+
+def _overlap(p: str, q: str) -> bool:
+    p, q = p.rstrip("/"), q.rstrip("/")
+    return p == q or p.startswith(q + "/") or q.startswith(p + "/")
+
+
+def _needed(row_id: str, rows: dict) -> set[str]:
+    """Every row row_id needs, directly or through another."""
+    seen, todo = set(), [row_id]
+    while todo:
+        r = rows.get(todo.pop())
+        for n in (r.needs if r else ()):
+            if n not in seen:
+                seen.add(n)
+                todo.append(n)
+    return seen
+
+
+def alone_because(case: dict) -> str:
+    """Why a case never shares a run ('' if it may)."""
+    if case.get("solo"):
+        return f"solo: {case['solo']}"
+    if case.get("baseline"):
+        return "records a baseline"
+    if case.get("output"):
+        return "checks the run's output text"
+    if not case.get("paths"):
+        return "runs a whole selection (no paths)"
+    return ""
+
+
+def compatible(a: dict, b: dict, touches: dict, rows: dict) -> str:
+    """Why two cases may not share a run ('' if they may)."""
+    if a["row"] == b["row"]:
+        return "same row"
+    if a.get("select", "") != b.get("select", ""):
+        return "different selections"
+    if any(_overlap(p, q) for p in a["paths"] for q in b["paths"]):
+        return "shared test files"
+    ta, tb = touches[a["fault"]], touches[b["fault"]]
+    if any(p[:len(q)] == q or q[:len(p)] == p for p in ta for q in tb):
+        return "the faults touch the same sim state"
+    if a["row"] in _needed(b["row"], rows) or b["row"] in _needed(a["row"], rows):
+        return "one row needs the other"
+    return ""
+
+
+MAX_GROUP = 8  # a mismatch re-runs every case of the group alone: bound what it can cost
+
+
+def plan(cases: list[dict], touches: dict, rows: dict, solo: bool = False) -> list[list[dict]]:
+    """The suite runs for the cases: groups of cases that may share one run (every pair
+    compatible()), each case in exactly one group, in the cases' order (first fit)."""
+    groups: list[list[dict]] = []
+    for c in cases:
+        if not solo and not alone_because(c):
+            for g in groups:
+                if (len(g) < MAX_GROUP and not alone_because(g[0])
+                        and not any(compatible(c, m, touches, rows) for m in g)):
+                    g.append(c)
+                    break
+            else:
+                groups.append([c])
+        else:
+            groups.append([c])
+    return groups
+
+
+def group_args(group: list[dict]) -> list[str]:
+    if len(group) == 1:
+        return suite_args(group[0])
+    paths = list(dict.fromkeys(p for c in group for p in c["paths"]))
+    args = paths + (["-m", group[0]["select"]] if group[0].get("select") else [])
+    for c in group:
+        args += ["--sim-fault", c["fault"]]
+    return args
+
+
+def group_name(group: list[dict]) -> str:
+    return "+".join(case_id(c) for c in group)
+
+
+# --- the runs --------------------------------------------------------------------------------
+
+
+class Verdict:
+    """A case's judgment: its problems, the run they were read from, and how it was run."""
+
+    def __init__(self, problems: list[str], run: SuiteRun, how: str):
+        self.problems, self.run, self.how = problems, run, how
+
+
+class Runs:
+    """Every run the matrix needs, started at once on a pool of JOBS; each test waits on its own.
+    Grouped cases wait on their group's run; on any mismatch every case of the group is re-run
+    alone (verdict())."""
+
+    def __init__(self, cases: list[dict], jobs: int = JOBS, solo: bool = SOLO, rows: dict | None = None,
+                 touches: dict | None = None, runner=None):
+        from rackgate.catalogue import rows as catalogue_rows
         self._dir = Path(tempfile.mkdtemp(prefix="rackgate-matrix-"))
         self._pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="matrix")
         self._futures: dict[str, Future] = {}
         self._lock = threading.Lock()
+        self._rows = rows if rows is not None else catalogue_rows()
         self._cases = {case_id(c): c for c in cases}
+        touches = touches if touches is not None else ({} if solo else fault_touches([c["fault"] for c in cases]))
+        self.groups = plan(cases, touches, self._rows, solo=solo)
+        self._group_of = {case_id(c): g for g in self.groups for c in g}
+        self._judged: dict[str, tuple[dict, list[str]]] = {}
+        self._run = runner or run_case
+        self.reruns: list[str] = []  # one line per group re-run alone, for the session's report
 
     def start(self, names: list[str]) -> None:
+        """Start the runs these names need (the healthy run first: it is the longest)."""
+        seen = set()
         for name in names:
-            self.get(name, wait=False)
+            key = name if name == HEALTHY else group_name(self._group_of[name])
+            if key not in seen:
+                seen.add(key)
+                self._future(key, None if name == HEALTHY else self._group_of[name])
+
+    def _future(self, key: str, group: list[dict] | None) -> Future:
+        with self._lock:
+            fut = self._futures.get(key)
+            if fut is None:
+                workdir = self._dir / re.sub(r"[^\w.-]", "_", key)[:120]
+                if group is None:
+                    fut = self._pool.submit(self._run, None, workdir)
+                elif len(group) == 1:
+                    fut = self._pool.submit(self._run, group[0], workdir)
+                else:
+                    fut = self._pool.submit(self._run_group, group, workdir)
+                self._futures[key] = fut
+        return fut
+
+    def _run_group(self, group: list[dict], workdir: Path) -> SuiteRun:
+        (workdir / "record").mkdir(parents=True, exist_ok=True)
+        return run_suite(workdir, *group_args(group), timeout=HEALTHY_TIMEOUT_S)
 
     def get(self, name: str, wait: bool = True) -> SuiteRun | None:
-        with self._lock:
-            fut = self._futures.get(name)
-            if fut is None:
-                case = None if name == HEALTHY else self._cases[name]
-                fut = self._pool.submit(run_case, case, self._dir / re.sub(r"[^\w.-]", "_", name))
-                self._futures[name] = fut
+        """A solo run: the healthy rack's, or one case's alone."""
+        fut = self._future(name, None if name == HEALTHY else [self._cases[name]])
         return fut.result() if wait else None
+
+    def verdict(self, name: str) -> Verdict:
+        case = self._cases[name]
+        group = self._group_of[name]
+        if len(group) == 1:
+            run = self.get(name)
+            return Verdict(judge_case(case, run, self._rows[case["row"]]), run, "its own run")
+        key = group_name(group)
+        run = self._future(key, group).result()
+        with self._lock:
+            if key not in self._judged:
+                self._judged[key] = judge_group(group, run, self._rows)
+                by_case, whole = self._judged[key]
+                if whole or any(by_case.values()):
+                    first = (whole + [f"{n}: {p}" for n, ps in by_case.items() for p in ps])[0]
+                    self.reruns.append(f"{key}: re-run alone, the shared run differed ({first[:300]})")
+            by_case, whole = self._judged[key]
+        others = ", ".join(case_id(c) for c in group if c is not case)
+        if not whole and not any(by_case.values()):
+            return Verdict([], own_part(run, case), f"one run shared with {others}")
+        for c in group:  # every case of the group alone, queued together
+            self.get(case_id(c), wait=False)
+        solo = self.get(name)
+        first = (whole + [f"{n}: {p}" for n, ps in by_case.items() for p in ps])[0]
+        return Verdict(judge_case(case, solo, self._rows[case["row"]]), solo,
+                       f"re-run alone: the run shared with {others} differed ({first[:300]})")
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -198,3 +399,50 @@ def judge_case(case: dict, run: SuiteRun, row: Row) -> list[str]:
     if not expected and run.rc != 0:
         problems.append(f"the suite exited {run.rc}, not 0")
     return problems
+
+
+# --- judging a shared run --------------------------------------------------------------------
+
+
+def _in_paths(tid: str, paths: list[str]) -> bool:
+    file = tid.split("::", 1)[0]
+    return any(_overlap(file, p) for p in paths)
+
+
+def own_part(run: SuiteRun, case: dict) -> SuiteRun:
+    """The part of a shared run that is the case's: its paths' tests, and the exit status a run
+    of only those would have had (1 if one failed, else 0; any other status as it was)."""
+    outcomes = {t: o for t, o in run.outcomes.items() if _in_paths(t, case["paths"])}
+    failed = any(o.status in ("failed", "error") for o in outcomes.values())
+    rc = run.rc if run.rc not in (0, 1) else int(failed)
+    return SuiteRun(rc, run.stdout, run.stderr, outcomes)
+
+
+def judge_group(group: list[dict], run: SuiteRun, rows: dict) -> tuple[dict[str, list[str]], list[str]]:
+    """A shared run judged for each case on its own part (judge_case), plus what sharing must not
+    hide: a failure in one case's tests that carries another case's row, a test "not run"
+    because of another case's row, and any failure outside every case's paths.
+    Returns ({case id: problems}, problems of the run as a whole)."""
+    whole = []
+    if not run.outcomes:
+        whole.append(f"the shared run produced no test results (rc {run.rc}): {run.stderr.strip()[-400:]}")
+    if run.rc not in (0, 1):
+        whole.append(f"the shared run exited {run.rc}: {run.stderr.strip()[-400:]}")
+    for tid, o in sorted(run.outcomes.items()):
+        if o.status in ("failed", "error") and not any(_in_paths(tid, c["paths"]) for c in group):
+            whole.append(f"{tid}: {o.status} outside every case's paths: {_first_line(o.message)}")
+    by_case = {}
+    for case in group:
+        mine = own_part(run, case)
+        problems = judge_case(case, mine, rows[case["row"]]) if run.outcomes else []
+        others = {c["row"]: case_id(c) for c in group if c is not case}
+        for tid, o in sorted(mine.outcomes.items()):
+            if o.status not in ("failed", "error"):
+                continue
+            m, nr = VERDICT.search(o.message or ""), NOT_RUN.search(o.message or "")
+            if m and m.group(1) in others:
+                problems.append(f"{tid}: carries {m.group(1)}, the row of {others[m.group(1)]} (shared run)")
+            if nr and nr.group(1) in others:
+                problems.append(f"{tid}: not run because {nr.group(1)} ({others[nr.group(1)]}) failed (shared run)")
+        by_case[case_id(case)] = problems
+    return by_case, whole
