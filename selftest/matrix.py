@@ -151,11 +151,10 @@ def alone_because(case: dict) -> str:
 
 
 def compatible(a: dict, b: dict, touches: dict, rows: dict) -> str:
-    """Why two cases may not share a run ('' if they may)."""
+    """Why two cases may not share a run ('' if they may). Their selections are compared by
+    plan() (selection_problem), which sees the whole group."""
     if a["row"] == b["row"]:
         return "same row"
-    if a.get("select", "") != b.get("select", ""):
-        return "different selections"
     if any(_overlap(p, q) for p in a["paths"] for q in b["paths"]):
         return "shared test files"
     ta, tb = touches[a["fault"]], touches[b["fault"]]
@@ -166,18 +165,70 @@ def compatible(a: dict, b: dict, touches: dict, rows: dict) -> str:
     return ""
 
 
+def group_select(group: list[dict]) -> str:
+    """The -m expression of a shared run: the cases' selections, or-ed."""
+    selects = list(dict.fromkeys(c.get("select", "") for c in group))
+    return selects[0] if len(selects) == 1 else " or ".join(f"({s})" for s in selects)
+
+
+def _selected(items: list[dict], paths: list[str], expr: str) -> frozenset[str]:
+    """The collected tests (rackgate.report.inventory items) in paths that `-m expr` selects."""
+    from _pytest.mark.expression import Expression  # pytest's own -m evaluation
+
+    compiled = Expression.compile(expr) if expr else None
+
+    def picks(markers: list[str]) -> bool:
+        return compiled is None or compiled.evaluate(lambda name, **kw: name in markers)
+
+    return frozenset(it["nodeid"] for it in items if _in_paths(it["nodeid"], paths) and picks(it["markers"]))
+
+
+def needs_problem(a: dict, b: dict, rows: dict, items: list[dict] | None) -> str:
+    """Why b's tests could be "not run" because of a's failures ('' if they cannot): a row of a
+    test in b's paths needs (catalogue `needs`, transitively) a row a fails: a's own, or the row
+    of a test a also expects to fail (read from the suite's collected checks)."""
+    if items is None:
+        return ""
+    row_of = {it["nodeid"]: it["row"] for it in items}
+    fails = {a["row"]} | {row_of[t] for t in [*a.get("fail", []), *a.get("also_fail", [])] if row_of.get(t)}
+    for it in items:
+        if it["row"] and _in_paths(it["nodeid"], b["paths"]) and _needed(it["row"], rows) & fails:
+            return f"{it['nodeid']} ({it['row']}) needs a row {case_id(a)} fails"
+    return ""
+
+
+def selection_problem(group: list[dict], items: list[dict] | None) -> str:
+    """Why the cases' selections cannot be or-ed into one run ('' if they can): each case's part
+    of the shared run must be exactly what its own selection picks from its paths, read from the
+    suite's collected markers (items; None: only equal selections share)."""
+    expr = group_select(group)
+    if all(c.get("select", "") == expr for c in group):
+        return ""
+    if items is None or any(not c.get("select") for c in group):
+        return "different selections"
+    for c in group:
+        own = _selected(items, c["paths"], c["select"])
+        if not own or own != _selected(items, c["paths"], expr):
+            return f"{case_id(c)}: -m {expr!r} selects other tests in its paths than -m {c['select']!r}"
+    return ""
+
+
 MAX_GROUP = 8  # a mismatch re-runs every case of the group alone: bound what it can cost
 
 
-def plan(cases: list[dict], touches: dict, rows: dict, solo: bool = False) -> list[list[dict]]:
+def plan(cases: list[dict], touches: dict, rows: dict, solo: bool = False,
+         items: list[dict] | None = None) -> list[list[dict]]:
     """The suite runs for the cases: groups of cases that may share one run (every pair
-    compatible()), each case in exactly one group, in the cases' order (first fit)."""
+    compatible(), the selections or-able), each case in exactly one group, in the cases' order
+    (first fit)."""
     groups: list[list[dict]] = []
     for c in cases:
         if not solo and not alone_because(c):
             for g in groups:
                 if (len(g) < MAX_GROUP and not alone_because(g[0])
-                        and not any(compatible(c, m, touches, rows) for m in g)):
+                        and not any(compatible(c, m, touches, rows) for m in g)
+                        and not any(needs_problem(x, y, rows, items) for m in g for x, y in ((c, m), (m, c)))
+                        and not selection_problem([*g, c], items)):
                     g.append(c)
                     break
             else:
@@ -191,7 +242,7 @@ def group_args(group: list[dict]) -> list[str]:
     if len(group) == 1:
         return suite_args(group[0])
     paths = list(dict.fromkeys(p for c in group for p in c["paths"]))
-    args = paths + (["-m", group[0]["select"]] if group[0].get("select") else [])
+    args = paths + (["-m", group_select(group)] if group_select(group) else [])
     for c in group:
         args += ["--sim-fault", c["fault"]]
     return args
@@ -217,7 +268,7 @@ class Runs:
     alone (verdict())."""
 
     def __init__(self, cases: list[dict], jobs: int = JOBS, solo: bool = SOLO, rows: dict | None = None,
-                 touches: dict | None = None, runner=None):
+                 touches: dict | None = None, items: list[dict] | None = None, runner=None):
         from rackgate.catalogue import rows as catalogue_rows
         self._dir = Path(tempfile.mkdtemp(prefix="rackgate-matrix-"))
         self._pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="matrix")
@@ -226,7 +277,10 @@ class Runs:
         self._rows = rows if rows is not None else catalogue_rows()
         self._cases = {case_id(c): c for c in cases}
         touches = touches if touches is not None else ({} if solo else fault_touches([c["fault"] for c in cases]))
-        self.groups = plan(cases, touches, self._rows, solo=solo)
+        if items is None and not solo:
+            from rackgate.report.inventory import collect
+            items = collect()  # the suite's markers, for or-ing selections (cached per process)
+        self.groups = plan(cases, touches, self._rows, solo=solo, items=items)
         self._group_of = {case_id(c): g for g in self.groups for c in g}
         self._judged: dict[str, tuple[dict, list[str]]] = {}
         self._run = runner or run_case

@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from rackgate.catalogue import matrix, rows
+from rackgate.report.inventory import collect
 from rackgate.report.junit import Verdict as Outcome
 
 from . import matrix as mx
@@ -59,7 +60,6 @@ def test_compatible_cases_share_one_run():
     ({**B, "row": "PLAT-A"}, "same row"),
     ({**B, "paths": ["tests/platform/test_a.py"]}, "shared test files"),
     ({**B, "paths": ["tests/platform"]}, "shared test files"),          # a folder holding A's file
-    ({**B, "select": "fabric"}, "different selections"),
     ({**B, "fault": "fc"}, "the faults touch the same sim state"),
     ({**B, "row": "SRV-X"}, "one row needs the other"),
 ])
@@ -67,6 +67,35 @@ def test_cases_that_could_interact_never_share(other, why):
     touch = {**TOUCH, "fc": frozenset({("nodes", "node1")})}    # a parent of A's path
     assert mx.compatible(A, other, touch, ROWS) == why
     assert mx.plan([A, other], touch, ROWS) == [[A], [other]]
+
+
+ITEMS = [{"nodeid": "tests/platform/test_a.py::test_a[node1]", "row": "PLAT-A", "markers": ["platform"]},
+         {"nodeid": "tests/platform/test_b.py::test_b[node2]", "row": "PLAT-B", "markers": ["platform"]},
+         {"nodeid": "tests/serving/test_s.py::test_s", "row": "SRV-X", "markers": ["gate", "serving"]},
+         {"nodeid": "tests/serving/test_s.py::test_t", "row": "PLAT-C", "markers": ["serving"]}]
+S = _case("fs", "PLAT-C", ["tests/serving/test_s.py"], ["tests/serving/test_s.py::test_t"], select="serving and not gate")
+
+
+def test_different_selections_share_only_where_the_markers_say_each_part_is_unchanged():
+    fab = {**B, "select": "fabric or platform"}
+    assert mx.plan([A, fab], TOUCH, ROWS) == [[A], [fab]]                 # no markers known: never
+    assert mx.plan([A, fab], TOUCH, ROWS, items=ITEMS) == [[A, fab]]      # the markers say it is the same
+    assert mx.group_args([A, fab])[2:4] == ["-m", "(platform) or (fabric or platform)"]
+    gate = {**S, "select": "gate"}       # or-ed with 'serving and not gate', it would add test_s
+    touch = {**TOUCH, "fs": frozenset({("server", "faults")})}
+    assert "selects other tests" in mx.selection_problem([S, gate], ITEMS)
+    assert mx.plan([S, {**gate, "row": "PLAT-B", "paths": ["tests/serving/test_x.py"]}], touch, ROWS, items=ITEMS)[0] == [S]
+    assert "selects other tests" in mx.selection_problem([A, {**B, "select": "survey"}], ITEMS)  # nothing collected
+
+
+def test_a_case_never_shares_with_one_whose_failure_its_tests_need():
+    """S's paths hold test_s, whose row SRV-X needs PLAT-A: with A failing PLAT-A, test_s would be
+    'not run' in a shared run, never in S's own."""
+    touch = {**TOUCH, "fs": frozenset({("server", "faults")})}
+    s_platform = {**S, "select": "platform or serving"}
+    assert "needs a row fa fails" in mx.needs_problem(A, s_platform, ROWS, ITEMS)
+    assert mx.needs_problem(s_platform, A, ROWS, ITEMS) == ""
+    assert mx.plan([A, s_platform], touch, ROWS, items=ITEMS) == [[A], [s_platform]]
 
 
 @pytest.mark.parametrize("extra", [{"baseline": ["-m", "x"]}, {"output": ["text"]}, {"paths": []},
@@ -93,7 +122,8 @@ def test_the_real_matrix_plan_keeps_its_guards():
     """On the shipped matrix: every case in exactly one run, every shared run's cases pairwise
     compatible, and sharing actually happens."""
     touches = mx.fault_touches([c["fault"] for c in CASES])
-    groups = mx.plan(CASES, touches, rows())
+    items = collect()
+    groups = mx.plan(CASES, touches, rows(), items=items)
     assert sorted(mx.case_id(c) for g in groups for c in g) == sorted(mx.case_id(c) for c in CASES)
     for g in groups:
         assert len(g) <= mx.MAX_GROUP
@@ -101,6 +131,8 @@ def test_the_real_matrix_plan_keeps_its_guards():
             assert len(g) == 1 or not mx.alone_because(a), mx.case_id(a)
             for b in g[i + 1:]:
                 assert not mx.compatible(a, b, touches, rows()), (mx.case_id(a), mx.case_id(b))
+                assert not mx.needs_problem(a, b, rows(), items) and not mx.needs_problem(b, a, rows(), items)
+        assert not mx.selection_problem(g, items), mx.group_name(g)
     assert len(groups) < len(CASES)
     assert all(len(g) == 1 for g in groups if any(c.get("baseline") or c.get("output") for c in g))
 
@@ -165,7 +197,7 @@ class FakeRunner:
 
 def _runs(shared):
     fake = FakeRunner(shared)
-    r = mx.Runs([A, B], jobs=1, rows=ROWS, touches=TOUCH, runner=fake)
+    r = mx.Runs([A, B], jobs=1, rows=ROWS, touches=TOUCH, items=ITEMS, runner=fake)
     r._run_group = fake.group
     return r, fake
 
@@ -203,7 +235,7 @@ def test_a_real_fault_still_fails_after_the_rerun():
             return run
     out = {**HEALTHY_AB, "tests/platform/test_b.py::test_b[node2]": ("failed", _msg("PLAT-A") + _msg("PLAT-B"))}
     fake = Broken(out)
-    r = mx.Runs([A, B], jobs=1, rows=ROWS, touches=TOUCH, runner=fake)
+    r = mx.Runs([A, B], jobs=1, rows=ROWS, touches=TOUCH, items=ITEMS, runner=fake)
     r._run_group = fake.group
     try:
         vb = r.verdict("fb")
