@@ -10,18 +10,25 @@ share one run (plan()): the run selects the union of their paths and applies all
 and each case is judged on the part of the run that is its own (the tests in its paths). The
 danger is masking: fault X's side effect failing the test that fault Y expects to fail, hiding a
 broken check for Y. Cases share a run only when (computed from the case data, never by hand):
-- their rows differ, their test files are disjoint, and they have the same `select` (each case's
-  own part of the run is then exactly the tests its solo run would select);
+- their rows differ and their test files are disjoint;
 - their faults touch disjoint parts of the sim's state (fault_touches(): each fault applied
-  alone to a healthy state, diffed), and neither row `needs` the other (catalogue data);
+  alone to a healthy state, diffed), and no test in one case's paths has a row that `needs`
+  (catalogue data, transitively) a row the other case fails (needs_problem());
+- the run's selection is their selections or-ed, and each case's part of it is exactly what its
+  own selection picks from its paths, read from the suite's collected markers
+  (selection_problem(); the same tests as its solo run);
 - none records a baseline, checks `output` text (the run's output is shared), runs without
-  `paths` (a whole area), or says `solo = "<why>"`; the healthy run is never shared.
+  `paths` (a whole area), or says `solo = "<why>"`; the healthy run is never shared;
+- at most MAX_GROUP cases (a re-run costs one run per case).
 The shared run is then judged strictly (judge_group()): every case as if alone, plus nothing may
 fail outside every case's expectations, no failure in one case's tests may carry another case's
 row, and no test may be "not run" because of another case's row. On ANY difference each case of
 the group is re-run alone and judged on that solo run, which is the verdict that counts (the
-test's report says a re-run happened and why). So a shared run can only confirm what the solo
-runs would; where it cannot, the solo runs decide.
+test's report says a re-run happened and why, and the session's summary lists the re-runs).
+What the judgment alone cannot see is a side effect of X that makes Y's check fail with Y's
+verdict and nothing of X's; the guards above (disjoint files, disjoint state, no declared
+dependency) are what rule that out, and RACKGATE_MATRIX_SOLO=1 is the check on them (the same
+verdicts both ways: docs/performance.md).
 
 RACKGATE_MATRIX_SOLO=1 gives every case its own run (the behaviour before grouping; for
 comparison, or to debug one case). Up to JOBS runs go at once (RACKGATE_MATRIX_JOBS).
