@@ -10,7 +10,9 @@ share one run (plan()): the run selects the union of their paths and applies all
 and each case is judged on the part of the run that is its own (the tests in its paths). The
 danger is masking: fault X's side effect failing the test that fault Y expects to fail, hiding a
 broken check for Y. Cases share a run only when (computed from the case data, never by hand):
-- their rows differ and their test files are disjoint;
+- their rows differ but are of one area (platform, fabric, serving, accuracy: each layer runs on
+  the ones below, so a fault in one could reach the checks above it), and their test files are
+  disjoint;
 - their faults touch disjoint parts of the sim's state (fault_touches(): each fault applied
   alone to a healthy state, diffed), and no test in one case's paths has a row that `needs`
   (catalogue data, transitively) a row the other case fails (needs_problem());
@@ -162,7 +164,11 @@ def compatible(a: dict, b: dict, touches: dict, rows: dict) -> str:
     plan() (selection_problem), which sees the whole group."""
     if a["row"] == b["row"]:
         return "same row"
-    if any(_overlap(p, q) for p in a["paths"] for q in b["paths"]):
+    if rows[a["row"]].area != rows[b["row"]].area:
+        # each layer runs on the one below (the fabric probes and the server run in the nodes'
+        # containers): a platform fault would reach the serving checks of another case
+        return "different areas"
+    if any(_overlap(p, q) for p in a.get("paths", []) for q in b.get("paths", [])):
         return "shared test files"
     ta, tb = touches[a["fault"]], touches[b["fault"]]
     if any(p[:len(q)] == q or q[:len(p)] == p for p in ta for q in tb):

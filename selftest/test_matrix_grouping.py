@@ -15,11 +15,12 @@ from .harness import SuiteRun
 CASES = matrix()
 
 
-def _row(rid, needs=()):
-    return SimpleNamespace(id=rid, meaning=f"{rid} means", action=f"{rid} action", needs=tuple(needs))
+def _row(rid, needs=(), area="platform"):
+    return SimpleNamespace(id=rid, meaning=f"{rid} means", action=f"{rid} action", needs=tuple(needs), area=area)
 
 
-ROWS = {r: _row(r) for r in ("PLAT-A", "PLAT-B", "PLAT-C")} | {"SRV-X": _row("SRV-X", ["PLAT-A"])}
+ROWS = ({r: _row(r) for r in ("PLAT-A", "PLAT-B", "PLAT-C")} | {"SRV-X": _row("SRV-X", ["PLAT-A"])}
+        | {"SRV-Y": _row("SRV-Y", area="serving")})
 
 
 def _case(name, row, paths, fail=(), select="platform", **kw):
@@ -62,6 +63,7 @@ def test_compatible_cases_share_one_run():
     ({**B, "paths": ["tests/platform"]}, "shared test files"),          # a folder holding A's file
     ({**B, "fault": "fc"}, "the faults touch the same sim state"),
     ({**B, "row": "SRV-X"}, "one row needs the other"),
+    ({**B, "row": "SRV-Y"}, "different areas"),
 ])
 def test_cases_that_could_interact_never_share(other, why):
     touch = {**TOUCH, "fc": frozenset({("nodes", "node1")})}    # a parent of A's path
