@@ -15,7 +15,8 @@ broken check for Y. Cases share a run only when (computed from the case data, ne
   disjoint;
 - their faults touch disjoint parts of the sim's state (fault_touches(): each fault applied
   alone to a healthy state, diffed), and no test in one case's paths has a row that `needs`
-  (catalogue data, transitively) a row the other case fails (needs_problem());
+  (catalogue data, transitively) a row the other case fails, nor runs on a server the other
+  case's fault stops (SERVER_ROOTS) (needs_problem());
 - the run's selection is their selections or-ed, and each case's part of it is exactly what its
   own selection picks from its paths, read from the suite's collected markers
   (selection_problem(); the same tests as its solo run);
@@ -204,6 +205,10 @@ def needs_problem(a: dict, b: dict, rows: dict, items: list[dict] | None) -> str
         return ""
     row_of = {it["nodeid"]: it["row"] for it in items}
     fails = {a["row"]} | {row_of[t] for t in [*a.get("fail", []), *a.get("also_fail", [])] if row_of.get(t)}
+    if fails & set(SERVER_ROOTS):  # every check on the server needs these (not_run_after_a_failure)
+        for it in items:
+            if _in_paths(it["nodeid"], b["paths"]) and {"serving", "gate", "accuracy"} & set(it["markers"]):
+                return f"{it['nodeid']} runs on the server, which {case_id(a)} stops ({', '.join(sorted(fails))})"
     for it in items:
         if it["row"] and _in_paths(it["nodeid"], b["paths"]) and _needed(it["row"], rows) & fails:
             return f"{it['nodeid']} ({it['row']}) needs a row {case_id(a)} fails"
@@ -414,6 +419,8 @@ def judge_healthy(run: SuiteRun) -> list[str]:
     return problems
 
 
+# Rows every check on the server needs (a failure of one makes those checks "not run").
+SERVER_ROOTS = ("SRV-BOOT", "SRV-MODELS", "SRV-ALIVE")
 NOT_RUN = re.compile(r"not run: ([A-Z]+-[A-Z0-9-]+) ")
 
 
@@ -425,7 +432,7 @@ def not_run_after_a_failure(message: str, run: SuiteRun) -> bool:
         return False
     root = m.group(1)
     return any(o.status in ("failed", "error") and (o.message or "").lstrip().startswith(root)
-               for o in run.outcomes.values()) or root in ("SRV-BOOT", "SRV-MODELS", "SRV-ALIVE")
+               for o in run.outcomes.values()) or root in SERVER_ROOTS
 
 
 def judge_case(case: dict, run: SuiteRun, row: Row) -> list[str]:

@@ -100,6 +100,18 @@ def test_a_case_never_shares_with_one_whose_failure_its_tests_need():
     assert mx.plan([A, s_platform], touch, ROWS, items=ITEMS) == [[A], [s_platform]]
 
 
+def test_a_case_that_stops_the_server_never_shares_with_checks_on_it():
+    """A fault failing SRV-BOOT (or SRV-MODELS, SRV-ALIVE) makes every check on the server "not
+    run", whether or not its row names it in `needs`."""
+    rows_ = {**ROWS, "SRV-BOOT": _row("SRV-BOOT", area="serving")}
+    boot = _case("fboot", "SRV-BOOT", ["tests/serving/test_boot.py"], ["tests/serving/test_boot.py::test_boot"])
+    items = [*ITEMS, {"nodeid": "tests/serving/test_boot.py::test_boot", "row": "SRV-BOOT", "markers": ["serving"]}]
+    assert "runs on the server, which fboot stops" in mx.needs_problem(boot, S, rows_, items)
+    assert mx.needs_problem(boot, A, rows_, items) == ""        # a platform check does not use it
+    also = {**boot, "row": "PLAT-B", "fail": [], "also_fail": ["tests/serving/test_boot.py::test_boot"]}
+    assert "stops" in mx.needs_problem(also, S, rows_, items)   # a consequence counts too
+
+
 @pytest.mark.parametrize("extra", [{"baseline": ["-m", "x"]}, {"output": ["text"]}, {"paths": []},
                                    {"solo": "the fault restarts every node"}])
 def test_some_cases_always_run_alone(extra):
