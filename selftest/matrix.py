@@ -52,7 +52,9 @@ from .harness import SuiteRun, run_suite
 # How many suite runs go at once (RACKGATE_MATRIX_JOBS overrides; 1 = one after the other).
 JOBS = int(os.environ.get("RACKGATE_MATRIX_JOBS", "2"))
 RUN_TIMEOUT_S = 300
-HEALTHY_TIMEOUT_S = 600  # the whole suite, every area
+HEALTHY_TIMEOUT_S = 600  # the whole suite, every area (also a shared run's bound)
+# What one matrix test may wait: its run queued behind others, a shared run, then its solo re-run.
+WAIT_TIMEOUT_S = 2400
 HEALTHY = "healthy"
 # A verdict message starts with a catalogue id (rackgate.report.verdict.message); a suite error
 # with "could not observe".
@@ -290,6 +292,8 @@ class Runs:
         from rackgate.catalogue import rows as catalogue_rows
         self._dir = Path(tempfile.mkdtemp(prefix="rackgate-matrix-"))
         self._pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="matrix")
+        # Solo re-runs go ahead of the runs still queued (a test is waiting on them).
+        self._rerun_pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="matrix-rerun")
         self._futures: dict[str, Future] = {}
         self._lock = threading.Lock()
         self._rows = rows if rows is not None else catalogue_rows()
@@ -313,17 +317,18 @@ class Runs:
                 seen.add(key)
                 self._future(key, None if name == HEALTHY else self._group_of[name])
 
-    def _future(self, key: str, group: list[dict] | None) -> Future:
+    def _future(self, key: str, group: list[dict] | None, rerun: bool = False) -> Future:
         with self._lock:
             fut = self._futures.get(key)
             if fut is None:
                 workdir = self._dir / re.sub(r"[^\w.-]", "_", key)[:120]
+                pool = self._rerun_pool if rerun else self._pool
                 if group is None:
-                    fut = self._pool.submit(self._run, None, workdir)
+                    fut = pool.submit(self._run, None, workdir)
                 elif len(group) == 1:
-                    fut = self._pool.submit(self._run, group[0], workdir)
+                    fut = pool.submit(self._run, group[0], workdir)
                 else:
-                    fut = self._pool.submit(self._run_group, group, workdir)
+                    fut = pool.submit(self._run_group, group, workdir)
                 self._futures[key] = fut
         return fut
 
@@ -355,15 +360,16 @@ class Runs:
         others = ", ".join(case_id(c) for c in group if c is not case)
         if not whole and not any(by_case.values()):
             return Verdict([], own_part(run, case), f"one run shared with {others}")
-        for c in group:  # every case of the group alone, queued together
-            self.get(case_id(c), wait=False)
-        solo = self.get(name)
+        for c in group:  # every case of the group alone, queued together ahead of the rest
+            self._future(case_id(c), [c], rerun=True)
+        solo = self._future(name, [case], rerun=True).result()
         first = (whole + [f"{n}: {p}" for n, ps in by_case.items() for p in ps])[0]
         return Verdict(judge_case(case, solo, self._rows[case["row"]]), solo,
                        f"re-run alone: the run shared with {others} differed ({first[:300]})")
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self._rerun_pool.shutdown(wait=True, cancel_futures=True)
 
 
 # --- judgment ------------------------------------------------------------------------------

@@ -41,12 +41,14 @@ def test_matrix_data_is_valid():
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.timeout(mx.WAIT_TIMEOUT_S)
 def test_healthy_rack_passes_everything(runs):
     run = runs.get(mx.HEALTHY)
     problems = mx.judge_healthy(run)
     assert not problems, "\n".join(problems) + "\n--- output tail ---\n" + run.stdout[-3000:]
 
 
+@pytest.mark.timeout(mx.WAIT_TIMEOUT_S)  # waits on runs that are each bounded (selftest/matrix.py)
 @pytest.mark.parametrize("case", CASES, ids=[mx.case_id(c) for c in CASES])
 def test_fault_fails_exactly_its_checks(case, runs, record_property):
     v = runs.verdict(mx.case_id(case))
