@@ -1,13 +1,40 @@
-"""The fault matrix runner: one suite run per case (plus the healthy run), run concurrently, and
-the judgment of each run against its case. Pure judgment functions; the runs go through
-selftest.harness.run_suite like any user run.
+"""The fault matrix runner: the suite runs the matrix needs (the healthy run, and one run per
+case or per group of cases), run concurrently, and the judgment of each case against its run.
+Pure planning and judgment functions; the runs go through selftest.harness.run_suite like any
+user run.
 
-Why one run per fault, never several faults in one run: the matrix proves that a fault fails
-*exactly* its checks. With two faults in one run, a side effect of one on a test the other is
-expected to fail would be masked (both expected it to fail), so a wrong matrix case could pass.
-The runs are made faster instead: only the suite's own plugins load, and up to JOBS runs go at
-once (they spend much of their time waiting on the sim's processes; see docs/reports.md for the
-measured figures).
+Why several faults may share one run, and what guards it. The matrix proves that a fault fails
+*exactly* its checks. Each suite run costs a fixed few CPU-seconds (pytest start-up, imports, the
+sim's start, a server boot for serving cases) whatever it selects, so cases that cannot interact
+share one run (plan()): the run selects the union of their paths and applies all their faults,
+and each case is judged on the part of the run that is its own (the tests in its paths). The
+danger is masking: fault X's side effect failing the test that fault Y expects to fail, hiding a
+broken check for Y. Cases share a run only when (computed from the case data, never by hand):
+- their rows differ but are of one area (platform, fabric, serving, accuracy: each layer runs on
+  the ones below, so a fault in one could reach the checks above it), and their test files are
+  disjoint;
+- their faults touch disjoint parts of the sim's state (fault_touches(): each fault applied
+  alone to a healthy state, diffed), and no test in one case's paths has a row that `needs`
+  (catalogue data, transitively) a row the other case fails, nor runs on a server the other
+  case's fault stops (SERVER_ROOTS) (needs_problem());
+- the run's selection is their selections or-ed, and each case's part of it is exactly what its
+  own selection picks from its paths, read from the suite's collected markers
+  (selection_problem(); the same tests as its solo run);
+- none records a baseline, checks `output` text (the run's output is shared), runs without
+  `paths` (a whole area), or says `solo = "<why>"`; the healthy run is never shared;
+- at most MAX_GROUP cases (a re-run costs one run per case).
+The shared run is then judged strictly (judge_group()): every case as if alone, plus nothing may
+fail outside every case's expectations, no failure in one case's tests may carry another case's
+row, and no test may be "not run" because of another case's row. On ANY difference each case of
+the group is re-run alone and judged on that solo run, which is the verdict that counts (the
+test's report says a re-run happened and why, and the session's summary lists the re-runs).
+What the judgment alone cannot see is a side effect of X that makes Y's check fail with Y's
+verdict and nothing of X's; the guards above (disjoint files, disjoint state, no declared
+dependency) are what rule that out, and RACKGATE_MATRIX_SOLO=1 is the check on them (the same
+verdicts both ways: docs/performance.md).
+
+RACKGATE_MATRIX_SOLO=1 gives every case its own run (the behaviour before grouping; for
+comparison, or to debug one case). Up to JOBS runs go at once (RACKGATE_MATRIX_JOBS).
 """
 from __future__ import annotations
 
@@ -25,7 +52,9 @@ from .harness import SuiteRun, run_suite
 # How many suite runs go at once (RACKGATE_MATRIX_JOBS overrides; 1 = one after the other).
 JOBS = int(os.environ.get("RACKGATE_MATRIX_JOBS", "2"))
 RUN_TIMEOUT_S = 300
-HEALTHY_TIMEOUT_S = 600  # the whole suite, every area
+HEALTHY_TIMEOUT_S = 600  # the whole suite, every area (also a shared run's bound)
+# What one matrix test may wait: its run queued behind others, a shared run, then its solo re-run.
+WAIT_TIMEOUT_S = 2400
 HEALTHY = "healthy"
 # A verdict message starts with a catalogue id (rackgate.report.verdict.message); a suite error
 # with "could not observe".
@@ -66,31 +95,281 @@ def run_case(case: dict | None, workdir: Path) -> SuiteRun:
     return run_suite(workdir / "run", *suite_args(case, baseline), timeout=RUN_TIMEOUT_S)
 
 
-class Runs:
-    """Every run the matrix needs, started at once on a pool of JOBS; each test waits on its own."""
+# --- planning: which cases share a run ------------------------------------------------------
 
-    def __init__(self, cases: list[dict], jobs: int = JOBS):
+SOLO = os.environ.get("RACKGATE_MATRIX_SOLO", "") not in ("", "0")
+TOUCH_DEPTH = 3  # state paths are compared to this depth ("nodes.node2.plat", "server.rank_faults.X")
+
+
+def _diff(a, b, path: tuple = ()) -> set[tuple]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out: set[tuple] = set()
+        for k in a.keys() | b.keys():
+            out |= {path + (k,)} if k not in a or k not in b else _diff(a[k], b[k], path + (k,))
+        return out
+    return set() if a == b else {path}
+
+
+def fault_touches(specs: list[str]) -> dict[str, frozenset[tuple]]:
+    """What each fault changes in the sim's state: the fault applied alone to the shipped rack's
+    healthy state, diffed against it (paths cut to TOUCH_DEPTH; a list is one leaf)."""
+    import copy
+
+    from rackgate import config
+    from rackgate.sim import faults as sim_faults
+    from rackgate.sim import state as sim_state
+    from rackgate.sim.rack import SHIPPED_RACK
+
+    rack = config.load(SHIPPED_RACK)
+    healthy = sim_state.healthy(rack.sim.nodes, rack.gpus_per_node, rack.sim.accuracy)
+    healthy.update(served_model=rack.server.served_model, container=rack.container, image=rack.image,
+                   atom_path=rack.atom_path)
+    out = {}
+    for spec in specs:
+        st = copy.deepcopy(healthy)
+        sim_faults.apply(st, spec)
+        out[spec] = frozenset(p[:TOUCH_DEPTH] for p in _diff(healthy, st))
+    return out
+
+
+def _overlap(p: str, q: str) -> bool:
+    p, q = p.rstrip("/"), q.rstrip("/")
+    return p == q or p.startswith(q + "/") or q.startswith(p + "/")
+
+
+def _needed(row_id: str, rows: dict) -> set[str]:
+    """Every row row_id needs, directly or through another."""
+    seen, todo = set(), [row_id]
+    while todo:
+        r = rows.get(todo.pop())
+        for n in (r.needs if r else ()):
+            if n not in seen:
+                seen.add(n)
+                todo.append(n)
+    return seen
+
+
+def alone_because(case: dict) -> str:
+    """Why a case never shares a run ('' if it may)."""
+    if case.get("solo"):
+        return f"solo: {case['solo']}"
+    if case.get("baseline"):
+        return "records a baseline"
+    if case.get("output"):
+        return "checks the run's output text"
+    if not case.get("paths"):
+        return "runs a whole selection (no paths)"
+    return ""
+
+
+def compatible(a: dict, b: dict, touches: dict, rows: dict) -> str:
+    """Why two cases may not share a run ('' if they may). Their selections are compared by
+    plan() (selection_problem), which sees the whole group."""
+    if a["row"] == b["row"]:
+        return "same row"
+    if rows[a["row"]].area != rows[b["row"]].area:
+        # each layer runs on the one below (the fabric probes and the server run in the nodes'
+        # containers): a platform fault would reach the serving checks of another case
+        return "different areas"
+    if any(_overlap(p, q) for p in a.get("paths", []) for q in b.get("paths", [])):
+        return "shared test files"
+    ta, tb = touches[a["fault"]], touches[b["fault"]]
+    if any(p[:len(q)] == q or q[:len(p)] == p for p in ta for q in tb):
+        return "the faults touch the same sim state"
+    if a["row"] in _needed(b["row"], rows) or b["row"] in _needed(a["row"], rows):
+        return "one row needs the other"
+    return ""
+
+
+def group_select(group: list[dict]) -> str:
+    """The -m expression of a shared run: the cases' selections, or-ed."""
+    selects = list(dict.fromkeys(c.get("select", "") for c in group))
+    return selects[0] if len(selects) == 1 else " or ".join(f"({s})" for s in selects)
+
+
+def _selected(items: list[dict], paths: list[str], expr: str) -> frozenset[str]:
+    """The collected tests (rackgate.report.inventory items) in paths that `-m expr` selects."""
+    from _pytest.mark.expression import Expression  # pytest's own -m evaluation
+
+    compiled = Expression.compile(expr) if expr else None
+
+    def picks(markers: list[str]) -> bool:
+        return compiled is None or compiled.evaluate(lambda name, **kw: name in markers)
+
+    return frozenset(it["nodeid"] for it in items if _in_paths(it["nodeid"], paths) and picks(it["markers"]))
+
+
+def needs_problem(a: dict, b: dict, rows: dict, items: list[dict] | None) -> str:
+    """Why b's tests could be "not run" because of a's failures ('' if they cannot): a row of a
+    test in b's paths needs (catalogue `needs`, transitively) a row a fails: a's own, or the row
+    of a test a also expects to fail (read from the suite's collected checks)."""
+    if items is None:
+        return ""
+    row_of = {it["nodeid"]: it["row"] for it in items}
+    fails = {a["row"]} | {row_of[t] for t in [*a.get("fail", []), *a.get("also_fail", [])] if row_of.get(t)}
+    if fails & set(SERVER_ROOTS):  # every check on the server needs these (not_run_after_a_failure)
+        for it in items:
+            if _in_paths(it["nodeid"], b["paths"]) and {"serving", "gate", "accuracy"} & set(it["markers"]):
+                return f"{it['nodeid']} runs on the server, which {case_id(a)} stops ({', '.join(sorted(fails))})"
+    for it in items:
+        if it["row"] and _in_paths(it["nodeid"], b["paths"]) and _needed(it["row"], rows) & fails:
+            return f"{it['nodeid']} ({it['row']}) needs a row {case_id(a)} fails"
+    return ""
+
+
+def selection_problem(group: list[dict], items: list[dict] | None) -> str:
+    """Why the cases' selections cannot be or-ed into one run ('' if they can): each case's part
+    of the shared run must be exactly what its own selection picks from its paths, read from the
+    suite's collected markers (items; None: only equal selections share)."""
+    expr = group_select(group)
+    if all(c.get("select", "") == expr for c in group):
+        return ""
+    if items is None or any(not c.get("select") for c in group):
+        return "different selections"
+    for c in group:
+        own = _selected(items, c["paths"], c["select"])
+        if not own or own != _selected(items, c["paths"], expr):
+            return f"{case_id(c)}: -m {expr!r} selects other tests in its paths than -m {c['select']!r}"
+    return ""
+
+
+MAX_GROUP = 8  # a mismatch re-runs every case of the group alone: bound what it can cost
+
+
+def plan(cases: list[dict], touches: dict, rows: dict, solo: bool = False,
+         items: list[dict] | None = None) -> list[list[dict]]:
+    """The suite runs for the cases: groups of cases that may share one run (every pair
+    compatible(), the selections or-able), each case in exactly one group, in the cases' order
+    (first fit)."""
+    groups: list[list[dict]] = []
+    for c in cases:
+        if not solo and not alone_because(c):
+            for g in groups:
+                if (len(g) < MAX_GROUP and not alone_because(g[0])
+                        and not any(compatible(c, m, touches, rows) for m in g)
+                        and not any(needs_problem(x, y, rows, items) for m in g for x, y in ((c, m), (m, c)))
+                        and not selection_problem([*g, c], items)):
+                    g.append(c)
+                    break
+            else:
+                groups.append([c])
+        else:
+            groups.append([c])
+    return groups
+
+
+def group_args(group: list[dict]) -> list[str]:
+    if len(group) == 1:
+        return suite_args(group[0])
+    paths = list(dict.fromkeys(p for c in group for p in c["paths"]))
+    args = paths + (["-m", group_select(group)] if group_select(group) else [])
+    for c in group:
+        args += ["--sim-fault", c["fault"]]
+    return args
+
+
+def group_name(group: list[dict]) -> str:
+    return "+".join(case_id(c) for c in group)
+
+
+# --- the runs --------------------------------------------------------------------------------
+
+
+class Verdict:
+    """A case's judgment: its problems, the run they were read from, and how it was run."""
+
+    def __init__(self, problems: list[str], run: SuiteRun, how: str):
+        self.problems, self.run, self.how = problems, run, how
+
+
+class Runs:
+    """Every run the matrix needs, started at once on a pool of JOBS; each test waits on its own.
+    Grouped cases wait on their group's run; on any mismatch every case of the group is re-run
+    alone (verdict())."""
+
+    def __init__(self, cases: list[dict], jobs: int = JOBS, solo: bool = SOLO, rows: dict | None = None,
+                 touches: dict | None = None, items: list[dict] | None = None, runner=None):
+        from rackgate.catalogue import rows as catalogue_rows
         self._dir = Path(tempfile.mkdtemp(prefix="rackgate-matrix-"))
         self._pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="matrix")
+        # Solo re-runs go ahead of the runs still queued (a test is waiting on them).
+        self._rerun_pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="matrix-rerun")
         self._futures: dict[str, Future] = {}
         self._lock = threading.Lock()
+        self._rows = rows if rows is not None else catalogue_rows()
         self._cases = {case_id(c): c for c in cases}
+        touches = touches if touches is not None else ({} if solo else fault_touches([c["fault"] for c in cases]))
+        if items is None and not solo:
+            from rackgate.report.inventory import collect
+            items = collect()  # the suite's markers, for or-ing selections (cached per process)
+        self.groups = plan(cases, touches, self._rows, solo=solo, items=items)
+        self._group_of = {case_id(c): g for g in self.groups for c in g}
+        self._judged: dict[str, tuple[dict, list[str]]] = {}
+        self._run = runner or run_case
+        self.reruns: list[str] = []  # one line per group re-run alone, for the session's report
 
     def start(self, names: list[str]) -> None:
+        """Start the runs these names need (the healthy run first: it is the longest)."""
+        seen = set()
         for name in names:
-            self.get(name, wait=False)
+            key = name if name == HEALTHY else group_name(self._group_of[name])
+            if key not in seen:
+                seen.add(key)
+                self._future(key, None if name == HEALTHY else self._group_of[name])
+
+    def _future(self, key: str, group: list[dict] | None, rerun: bool = False) -> Future:
+        with self._lock:
+            fut = self._futures.get(key)
+            if fut is None:
+                workdir = self._dir / re.sub(r"[^\w.-]", "_", key)[:120]
+                pool = self._rerun_pool if rerun else self._pool
+                if group is None:
+                    fut = pool.submit(self._run, None, workdir)
+                elif len(group) == 1:
+                    fut = pool.submit(self._run, group[0], workdir)
+                else:
+                    fut = pool.submit(self._run_group, group, workdir)
+                self._futures[key] = fut
+        return fut
+
+    def _run_group(self, group: list[dict], workdir: Path) -> SuiteRun:
+        (workdir / "record").mkdir(parents=True, exist_ok=True)
+        return run_suite(workdir, *group_args(group), timeout=HEALTHY_TIMEOUT_S)
 
     def get(self, name: str, wait: bool = True) -> SuiteRun | None:
-        with self._lock:
-            fut = self._futures.get(name)
-            if fut is None:
-                case = None if name == HEALTHY else self._cases[name]
-                fut = self._pool.submit(run_case, case, self._dir / re.sub(r"[^\w.-]", "_", name))
-                self._futures[name] = fut
+        """A solo run: the healthy rack's, or one case's alone."""
+        fut = self._future(name, None if name == HEALTHY else [self._cases[name]])
         return fut.result() if wait else None
+
+    def verdict(self, name: str) -> Verdict:
+        case = self._cases[name]
+        group = self._group_of[name]
+        if len(group) == 1:
+            run = self.get(name)
+            return Verdict(judge_case(case, run, self._rows[case["row"]]), run, "its own run")
+        key = group_name(group)
+        run = self._future(key, group).result()
+        with self._lock:
+            if key not in self._judged:
+                self._judged[key] = judge_group(group, run, self._rows)
+                by_case, whole = self._judged[key]
+                if whole or any(by_case.values()):
+                    first = (whole + [f"{n}: {p}" for n, ps in by_case.items() for p in ps])[0]
+                    self.reruns.append(f"{key}: re-run alone, the shared run differed ({first[:300]})")
+            by_case, whole = self._judged[key]
+        others = ", ".join(case_id(c) for c in group if c is not case)
+        if not whole and not any(by_case.values()):
+            return Verdict([], own_part(run, case), f"one run shared with {others}")
+        for c in group:  # every case of the group alone, queued together ahead of the rest
+            self._future(case_id(c), [c], rerun=True)
+        solo = self._future(name, [case], rerun=True).result()
+        first = (whole + [f"{n}: {p}" for n, ps in by_case.items() for p in ps])[0]
+        return Verdict(judge_case(case, solo, self._rows[case["row"]]), solo,
+                       f"re-run alone: the run shared with {others} differed ({first[:300]})")
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self._rerun_pool.shutdown(wait=True, cancel_futures=True)
 
 
 # --- judgment ------------------------------------------------------------------------------
@@ -146,6 +425,8 @@ def judge_healthy(run: SuiteRun) -> list[str]:
     return problems
 
 
+# Rows every check on the server needs (a failure of one makes those checks "not run").
+SERVER_ROOTS = ("SRV-BOOT", "SRV-MODELS", "SRV-ALIVE")
 NOT_RUN = re.compile(r"not run: ([A-Z]+-[A-Z0-9-]+) ")
 
 
@@ -157,7 +438,7 @@ def not_run_after_a_failure(message: str, run: SuiteRun) -> bool:
         return False
     root = m.group(1)
     return any(o.status in ("failed", "error") and (o.message or "").lstrip().startswith(root)
-               for o in run.outcomes.values()) or root in ("SRV-BOOT", "SRV-MODELS", "SRV-ALIVE")
+               for o in run.outcomes.values()) or root in SERVER_ROOTS
 
 
 def judge_case(case: dict, run: SuiteRun, row: Row) -> list[str]:
@@ -198,3 +479,50 @@ def judge_case(case: dict, run: SuiteRun, row: Row) -> list[str]:
     if not expected and run.rc != 0:
         problems.append(f"the suite exited {run.rc}, not 0")
     return problems
+
+
+# --- judging a shared run --------------------------------------------------------------------
+
+
+def _in_paths(tid: str, paths: list[str]) -> bool:
+    file = tid.split("::", 1)[0]
+    return any(_overlap(file, p) for p in paths)
+
+
+def own_part(run: SuiteRun, case: dict) -> SuiteRun:
+    """The part of a shared run that is the case's: its paths' tests, and the exit status a run
+    of only those would have had (1 if one failed, else 0; any other status as it was)."""
+    outcomes = {t: o for t, o in run.outcomes.items() if _in_paths(t, case["paths"])}
+    failed = any(o.status in ("failed", "error") for o in outcomes.values())
+    rc = run.rc if run.rc not in (0, 1) else int(failed)
+    return SuiteRun(rc, run.stdout, run.stderr, outcomes)
+
+
+def judge_group(group: list[dict], run: SuiteRun, rows: dict) -> tuple[dict[str, list[str]], list[str]]:
+    """A shared run judged for each case on its own part (judge_case), plus what sharing must not
+    hide: a failure in one case's tests that carries another case's row, a test "not run"
+    because of another case's row, and any failure outside every case's paths.
+    Returns ({case id: problems}, problems of the run as a whole)."""
+    whole = []
+    if not run.outcomes:
+        whole.append(f"the shared run produced no test results (rc {run.rc}): {run.stderr.strip()[-400:]}")
+    if run.rc not in (0, 1):
+        whole.append(f"the shared run exited {run.rc}: {run.stderr.strip()[-400:]}")
+    for tid, o in sorted(run.outcomes.items()):
+        if o.status in ("failed", "error") and not any(_in_paths(tid, c["paths"]) for c in group):
+            whole.append(f"{tid}: {o.status} outside every case's paths: {_first_line(o.message)}")
+    by_case = {}
+    for case in group:
+        mine = own_part(run, case)
+        problems = judge_case(case, mine, rows[case["row"]]) if run.outcomes else []
+        others = {c["row"]: case_id(c) for c in group if c is not case}
+        for tid, o in sorted(mine.outcomes.items()):
+            if o.status not in ("failed", "error"):
+                continue
+            m, nr = VERDICT.search(o.message or ""), NOT_RUN.search(o.message or "")
+            if m and m.group(1) in others:
+                problems.append(f"{tid}: carries {m.group(1)}, the row of {others[m.group(1)]} (shared run)")
+            if nr and nr.group(1) in others:
+                problems.append(f"{tid}: not run because {nr.group(1)} ({others[nr.group(1)]}) failed (shared run)")
+        by_case[case_id(case)] = problems
+    return by_case, whole

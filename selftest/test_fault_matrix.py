@@ -1,9 +1,11 @@
 """The fault matrix (rackgate/catalogue/matrix/*.toml): every sim fault fails exactly its expected
 checks, each with the catalogue's diagnosis; the healthy rack fails nothing; every catalogue row
-has a check and a matrix case. The runs are made by selftest/matrix.py, concurrently."""
+has a check and a matrix case. The runs are made by selftest/matrix.py, concurrently; cases that
+cannot interact share one run, with a solo re-run of each on any difference (see that module's
+docstring; RACKGATE_MATRIX_SOLO=1: one run per case)."""
 import pytest
 
-from rackgate.catalogue import matrix, row, rows
+from rackgate.catalogue import matrix, rows
 from rackgate.report.inventory import checks_by_row, collect
 from rackgate.sim import faults as sim_faults
 
@@ -25,6 +27,13 @@ def runs(request):
         r.start(names + [mx.case_id(c) for c in wanted if c is not None])
     yield r
     r.close()
+    tr = request.config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None:
+        shared = sum(len(g) > 1 for g in r.groups)
+        tr.write_line(f"fault matrix: {len(r.groups)} case runs for {len(CASES)} cases ({shared} shared), "
+                      f"{len(r.reruns)} shared run(s) re-run alone")
+        for line in r.reruns:
+            tr.write_line(f"fault matrix: {line}")
 
 
 def test_matrix_data_is_valid():
@@ -32,18 +41,20 @@ def test_matrix_data_is_valid():
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.timeout(mx.WAIT_TIMEOUT_S)
 def test_healthy_rack_passes_everything(runs):
     run = runs.get(mx.HEALTHY)
     problems = mx.judge_healthy(run)
     assert not problems, "\n".join(problems) + "\n--- output tail ---\n" + run.stdout[-3000:]
 
 
+@pytest.mark.timeout(mx.WAIT_TIMEOUT_S)  # waits on runs that are each bounded (selftest/matrix.py)
 @pytest.mark.parametrize("case", CASES, ids=[mx.case_id(c) for c in CASES])
-def test_fault_fails_exactly_its_checks(case, runs):
-    run = runs.get(mx.case_id(case))
-    problems = mx.judge_case(case, run, row(case["row"]))
-    assert not problems, (f"sim fault {case['fault']} ({case['row']}, {case['source']}):\n  "
-                          + "\n  ".join(problems) + "\n--- output tail ---\n" + run.stdout[-3000:])
+def test_fault_fails_exactly_its_checks(case, runs, record_property):
+    v = runs.verdict(mx.case_id(case))
+    record_property("matrix_run", v.how)
+    assert not v.problems, (f"sim fault {case['fault']} ({case['row']}, {case['source']}; {v.how}):\n  "
+                            + "\n  ".join(v.problems) + "\n--- output tail ---\n" + v.run.stdout[-3000:])
 
 
 def test_every_row_has_a_check_and_a_matrix_case():

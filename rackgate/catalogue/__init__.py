@@ -94,6 +94,7 @@ class MatrixCase(_Data):
     baseline: list[str] = Field(default_factory=list)  # a recording run's pytest arguments
     output: list[str] = Field(default_factory=list)    # text the run's output must contain
     id: str | None = None
+    solo: str = ""                  # why the case never shares a suite run (selftest/matrix.py)
     source: str = ""
 
 

@@ -1,0 +1,258 @@
+"""Which fault-matrix cases share a suite run (selftest/matrix.py plan()), how a shared run is
+judged (judge_group()), and the solo re-run on any difference (Runs.verdict()), with synthetic
+cases and SuiteRun objects (no suite runs)."""
+from types import SimpleNamespace
+
+import pytest
+
+from rackgate.catalogue import matrix, rows
+from rackgate.report.inventory import collect
+from rackgate.report.junit import Verdict as Outcome
+
+from . import matrix as mx
+from .harness import SuiteRun
+
+CASES = matrix()
+
+
+def _row(rid, needs=(), area="platform"):
+    return SimpleNamespace(id=rid, meaning=f"{rid} means", action=f"{rid} action", needs=tuple(needs), area=area)
+
+
+ROWS = ({r: _row(r) for r in ("PLAT-A", "PLAT-B", "PLAT-C")} | {"SRV-X": _row("SRV-X", ["PLAT-A"])}
+        | {"SRV-Y": _row("SRV-Y", area="serving")})
+
+
+def _case(name, row, paths, fail=(), select="platform", **kw):
+    return {"fault": name, "row": row, "select": select, "paths": list(paths), "fail": list(fail), **kw}
+
+
+A = _case("fa", "PLAT-A", ["tests/platform/test_a.py"], ["tests/platform/test_a.py::test_a[node1]"])
+B = _case("fb", "PLAT-B", ["tests/platform/test_b.py"], ["tests/platform/test_b.py::test_b[node2]"])
+TOUCH = {"fa": frozenset({("nodes", "node1", "modules")}), "fb": frozenset({("nodes", "node2", "plat")})}
+
+
+def _msg(rid):
+    return f"{rid} [node]: evidence\n{rid} means\n{rid} action"
+
+
+def _run(outcomes: dict, rc=None):
+    oc = {t: Outcome(s, m) for t, (s, m) in outcomes.items()}
+    if rc is None:
+        rc = int(any(o.status in ("failed", "error") for o in oc.values()))
+    return SuiteRun(rc, "", "", oc)
+
+
+HEALTHY_AB = {"tests/platform/test_a.py::test_a[node1]": ("failed", _msg("PLAT-A")),
+              "tests/platform/test_a.py::test_a[node2]": ("passed", ""),
+              "tests/platform/test_b.py::test_b[node2]": ("failed", _msg("PLAT-B")),
+              "tests/platform/test_b.py::test_b[node1]": ("passed", "")}
+
+
+# --- plan ----------------------------------------------------------------------------------
+
+def test_compatible_cases_share_one_run():
+    assert mx.plan([A, B], TOUCH, ROWS) == [[A, B]]
+    assert mx.group_args([A, B]) == ["tests/platform/test_a.py", "tests/platform/test_b.py", "-m", "platform",
+                                     "--sim-fault", "fa", "--sim-fault", "fb"]
+
+
+@pytest.mark.parametrize("other, why", [
+    ({**B, "row": "PLAT-A"}, "same row"),
+    ({**B, "paths": ["tests/platform/test_a.py"]}, "shared test files"),
+    ({**B, "paths": ["tests/platform"]}, "shared test files"),          # a folder holding A's file
+    ({**B, "fault": "fc"}, "the faults touch the same sim state"),
+    ({**B, "row": "SRV-X"}, "one row needs the other"),
+    ({**B, "row": "SRV-Y"}, "different areas"),
+])
+def test_cases_that_could_interact_never_share(other, why):
+    touch = {**TOUCH, "fc": frozenset({("nodes", "node1")})}    # a parent of A's path
+    assert mx.compatible(A, other, touch, ROWS) == why
+    assert mx.plan([A, other], touch, ROWS) == [[A], [other]]
+
+
+ITEMS = [{"nodeid": "tests/platform/test_a.py::test_a[node1]", "row": "PLAT-A", "markers": ["platform"]},
+         {"nodeid": "tests/platform/test_b.py::test_b[node2]", "row": "PLAT-B", "markers": ["platform"]},
+         {"nodeid": "tests/serving/test_s.py::test_s", "row": "SRV-X", "markers": ["gate", "serving"]},
+         {"nodeid": "tests/serving/test_s.py::test_t", "row": "PLAT-C", "markers": ["serving"]}]
+S = _case("fs", "PLAT-C", ["tests/serving/test_s.py"], ["tests/serving/test_s.py::test_t"], select="serving and not gate")
+
+
+def test_different_selections_share_only_where_the_markers_say_each_part_is_unchanged():
+    fab = {**B, "select": "fabric or platform"}
+    assert mx.plan([A, fab], TOUCH, ROWS) == [[A], [fab]]                 # no markers known: never
+    assert mx.plan([A, fab], TOUCH, ROWS, items=ITEMS) == [[A, fab]]      # the markers say it is the same
+    assert mx.group_args([A, fab])[2:4] == ["-m", "(platform) or (fabric or platform)"]
+    gate = {**S, "select": "gate"}       # or-ed with 'serving and not gate', it would add test_s
+    touch = {**TOUCH, "fs": frozenset({("server", "faults")})}
+    assert "selects other tests" in mx.selection_problem([S, gate], ITEMS)
+    assert mx.plan([S, {**gate, "row": "PLAT-B", "paths": ["tests/serving/test_x.py"]}], touch, ROWS, items=ITEMS)[0] == [S]
+    assert "selects other tests" in mx.selection_problem([A, {**B, "select": "survey"}], ITEMS)  # nothing collected
+
+
+def test_a_case_never_shares_with_one_whose_failure_its_tests_need():
+    """S's paths hold test_s, whose row SRV-X needs PLAT-A: with A failing PLAT-A, test_s would be
+    'not run' in a shared run, never in S's own."""
+    touch = {**TOUCH, "fs": frozenset({("server", "faults")})}
+    s_platform = {**S, "select": "platform or serving"}
+    assert "needs a row fa fails" in mx.needs_problem(A, s_platform, ROWS, ITEMS)
+    assert mx.needs_problem(s_platform, A, ROWS, ITEMS) == ""
+    assert mx.plan([A, s_platform], touch, ROWS, items=ITEMS) == [[A], [s_platform]]
+
+
+def test_a_case_that_stops_the_server_never_shares_with_checks_on_it():
+    """A fault failing SRV-BOOT (or SRV-MODELS, SRV-ALIVE) makes every check on the server "not
+    run", whether or not its row names it in `needs`."""
+    rows_ = {**ROWS, "SRV-BOOT": _row("SRV-BOOT", area="serving")}
+    boot = _case("fboot", "SRV-BOOT", ["tests/serving/test_boot.py"], ["tests/serving/test_boot.py::test_boot"])
+    items = [*ITEMS, {"nodeid": "tests/serving/test_boot.py::test_boot", "row": "SRV-BOOT", "markers": ["serving"]}]
+    assert "runs on the server, which fboot stops" in mx.needs_problem(boot, S, rows_, items)
+    assert mx.needs_problem(boot, A, rows_, items) == ""        # a platform check does not use it
+    also = {**boot, "row": "PLAT-B", "fail": [], "also_fail": ["tests/serving/test_boot.py::test_boot"]}
+    assert "stops" in mx.needs_problem(also, S, rows_, items)   # a consequence counts too
+
+
+@pytest.mark.parametrize("extra", [{"baseline": ["-m", "x"]}, {"output": ["text"]}, {"paths": []},
+                                   {"solo": "the fault restarts every node"}])
+def test_some_cases_always_run_alone(extra):
+    lone = {**B, **extra}
+    assert mx.alone_because(lone)
+    assert mx.plan([A, lone], TOUCH, ROWS) == [[A], [lone]]
+    assert mx.plan([lone, A], TOUCH, ROWS) == [[lone], [A]]
+
+
+def test_solo_mode_gives_every_case_its_own_run():
+    assert mx.plan([A, B], TOUCH, ROWS, solo=True) == [[A], [B]]
+
+
+def test_fault_touches_reads_the_sim_state():
+    t = mx.fault_touches(["driver-not-loaded", "driver-not-loaded@node1", "ifoe-not-loaded"])
+    assert t["driver-not-loaded"] == {("nodes", "node3", "kfd"), ("nodes", "node3", "modules")}
+    assert t["driver-not-loaded@node1"] == {("nodes", "node1", "kfd"), ("nodes", "node1", "modules")}
+    assert t["ifoe-not-loaded"] == {("nodes", "node1", "modules")}
+
+
+def test_the_real_matrix_plan_keeps_its_guards():
+    """On the shipped matrix: every case in exactly one run, every shared run's cases pairwise
+    compatible, and sharing actually happens."""
+    touches = mx.fault_touches([c["fault"] for c in CASES])
+    items = collect()
+    groups = mx.plan(CASES, touches, rows(), items=items)
+    assert sorted(mx.case_id(c) for g in groups for c in g) == sorted(mx.case_id(c) for c in CASES)
+    for g in groups:
+        assert len(g) <= mx.MAX_GROUP
+        for i, a in enumerate(g):
+            assert len(g) == 1 or not mx.alone_because(a), mx.case_id(a)
+            for b in g[i + 1:]:
+                assert not mx.compatible(a, b, touches, rows()), (mx.case_id(a), mx.case_id(b))
+                assert not mx.needs_problem(a, b, rows(), items) and not mx.needs_problem(b, a, rows(), items)
+        assert not mx.selection_problem(g, items), mx.group_name(g)
+    assert len(groups) < len(CASES)
+    assert all(len(g) == 1 for g in groups if any(c.get("baseline") or c.get("output") for c in g))
+
+
+# --- judge_group ---------------------------------------------------------------------------
+
+def test_a_clean_shared_run_passes_every_case():
+    by_case, whole = mx.judge_group([A, B], _run(HEALTHY_AB), ROWS)
+    assert by_case == {"fa": [], "fb": []} and whole == []
+    own = mx.own_part(_run(HEALTHY_AB), B)
+    assert set(own.outcomes) == {"tests/platform/test_b.py::test_b[node2]", "tests/platform/test_b.py::test_b[node1]"}
+    assert own.rc == 1
+
+
+def test_an_expected_failure_that_passed_is_a_mismatch():
+    out = {**HEALTHY_AB, "tests/platform/test_b.py::test_b[node2]": ("passed", "")}
+    by_case, whole = mx.judge_group([A, B], _run(out), ROWS)
+    assert by_case["fa"] == [] and any("expected to fail" in p for p in by_case["fb"])
+    assert mx.own_part(_run(out), B).rc == 0
+
+
+def test_a_failure_carrying_another_cases_row_is_a_mismatch():
+    """Masking: A's fault fails the test B expects to fail. Even when B's own diagnosis is there
+    too, a message that is A's verdict in B's tests means the faults interacted."""
+    out = {**HEALTHY_AB, "tests/platform/test_b.py::test_b[node2]": ("failed", _msg("PLAT-A") + "\n" + _msg("PLAT-B"))}
+    by_case, _ = mx.judge_group([A, B], _run(out), ROWS)
+    assert any("carries PLAT-A, the row of fa" in p for p in by_case["fb"])
+
+
+def test_not_run_because_of_another_case_is_a_mismatch():
+    out = {**HEALTHY_AB, "tests/platform/test_b.py::test_b[node1]":
+           ("error", "could not observe (NotRun): not run: PLAT-A failed (see it)")}
+    by_case, _ = mx.judge_group([A, B], _run(out), ROWS)
+    assert any("not run because PLAT-A (fa) failed" in p for p in by_case["fb"])
+
+
+def test_a_failure_outside_every_case_or_a_broken_run_is_a_mismatch():
+    out = {**HEALTHY_AB, "tests/platform/test_c.py::test_c": ("failed", _msg("PLAT-C"))}
+    assert mx.judge_group([A, B], _run(out), ROWS)[1]
+    assert mx.judge_group([A, B], _run(HEALTHY_AB, rc=2), ROWS)[1]
+    by_case, whole = mx.judge_group([A, B], _run({}, rc=4), ROWS)
+    assert whole and not any(by_case.values())
+
+
+# --- Runs: the solo re-run on mismatch -------------------------------------------------------
+
+class FakeRunner:
+    """Stands in for run_case: the shared run's outcomes are given; a solo run is the shared
+    outcomes restricted to the case (what it would have been had the cases not interacted)."""
+
+    def __init__(self, shared: dict):
+        self.shared, self.calls = shared, []
+
+    def __call__(self, case, workdir):
+        self.calls.append(mx.case_id(case) if case else mx.HEALTHY)
+        return mx.own_part(_run(HEALTHY_AB), case)
+
+    def group(self, group, workdir):
+        self.calls.append(mx.group_name(group))
+        return _run(self.shared)
+
+
+def _runs(shared):
+    fake = FakeRunner(shared)
+    r = mx.Runs([A, B], jobs=1, rows=ROWS, touches=TOUCH, items=ITEMS, runner=fake)
+    r._run_group = fake.group
+    return r, fake
+
+
+def test_a_clean_shared_run_is_the_verdict_and_nothing_is_rerun():
+    r, fake = _runs(HEALTHY_AB)
+    try:
+        va, vb = r.verdict("fa"), r.verdict("fb")
+    finally:
+        r.close()
+    assert fake.calls == ["fa+fb"] and r.reruns == []
+    assert va.problems == [] and vb.problems == [] and "shared with fb" in va.how
+
+
+def test_any_mismatch_reruns_every_case_alone_and_the_solo_run_decides():
+    out = {**HEALTHY_AB, "tests/platform/test_b.py::test_b[node1]": ("failed", _msg("PLAT-A"))}
+    r, fake = _runs(out)
+    try:
+        va, vb = r.verdict("fa"), r.verdict("fb")
+    finally:
+        r.close()
+    assert fake.calls[0] == "fa+fb" and sorted(fake.calls[1:]) == ["fa", "fb"]
+    assert va.problems == [] and vb.problems == []          # the solo runs are clean
+    assert "re-run alone" in va.how and "re-run alone" in vb.how
+    assert len(r.reruns) == 1 and "fa+fb" in r.reruns[0]
+
+
+def test_a_real_fault_still_fails_after_the_rerun():
+    class Broken(FakeRunner):
+        def __call__(self, case, workdir):
+            run = super().__call__(case, workdir)
+            if case is B:  # B's check is broken: it never fails
+                run.outcomes = {t: Outcome("passed", "") for t in run.outcomes}
+                run.rc = 0
+            return run
+    out = {**HEALTHY_AB, "tests/platform/test_b.py::test_b[node2]": ("failed", _msg("PLAT-A") + _msg("PLAT-B"))}
+    fake = Broken(out)
+    r = mx.Runs([A, B], jobs=1, rows=ROWS, touches=TOUCH, items=ITEMS, runner=fake)
+    r._run_group = fake.group
+    try:
+        vb = r.verdict("fb")
+    finally:
+        r.close()
+    assert any("expected to fail, but it passed" in p for p in vb.problems)
