@@ -1,4 +1,4 @@
-"""The property suite in its benchmark mode: 50,000 examples per parser (the self-tests run 2,000).
+"""The property suite in its benchmark mode: 50,000 examples per parser (the self-tests run 500).
 
     python3 benchmarks/properties.py [--examples 50000] [-k NAME]
 

@@ -20,10 +20,24 @@ def collect(cwd, *args):
     return p, ids
 
 
+@pytest.fixture(scope="module")
+def outside(tmp_path_factory):
+    """A directory outside the project, shared by the module's cases (they only read it)."""
+    d = tmp_path_factory.mktemp("outside")
+    (d / "models" / "SmolLM2").mkdir(parents=True)   # a served name that is also a directory here
+    (d / "allure").mkdir()
+    return d
+
+
+@pytest.fixture(scope="module")
+def references():
+    """{option: the ids collected with its `=` form from the project directory}: the reference
+    is the same for both forms of an option, so it is collected once per option."""
+    return {}
+
+
 def values(tmp_path):
-    model = tmp_path / "models" / "SmolLM2"   # a served name that is also a directory here
-    model.mkdir(parents=True)
-    (tmp_path / "allure").mkdir()
+    model = tmp_path / "models" / "SmolLM2"
     return {"--rack": str(REPO / "racks/sim.toml"), "--atom-url": "http://127.0.0.1:9",
             "--served-model": str(model), "--baseline": str(REPO / "racks/sim-baseline.json"),
             "--alluredir": "allure"}
@@ -31,15 +45,18 @@ def values(tmp_path):
 
 @pytest.mark.parametrize("form", ["space", "equals"])
 @pytest.mark.parametrize("option", ["--rack", "--atom-url", "--served-model", "--baseline", "--alluredir"])
-def test_option_forms_from_another_directory(option, form, tmp_path):
-    v = values(tmp_path)
+def test_option_forms_from_another_directory(option, form, outside, references):
+    v = values(outside)
     extra = [] if option in ("--atom-url", "--rack") else [f"--atom-url={v['--atom-url']}"]
-    value = v[option] if option != "--alluredir" else str(tmp_path / v[option])
+    value = v[option] if option != "--alluredir" else str(outside / v[option])
     # the reference: the `=` form, run from the project directory
-    ref, reference = collect(REPO, *extra, f"{option}={value}")
-    assert ref.returncode == 0 and reference, ref.stdout[-2000:] + ref.stderr[-2000:]
+    if option not in references:
+        ref, reference = collect(REPO, *extra, f"{option}={value}")
+        assert ref.returncode == 0 and reference, ref.stdout[-2000:] + ref.stderr[-2000:]
+        references[option] = reference
+    reference = references[option]
     args = [option, v[option]] if form == "space" else [f"{option}={v[option]}"]
-    p, ids = collect(tmp_path, *extra, *args)
+    p, ids = collect(outside, *extra, *args)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     assert ids == reference, (ids[:5], p.stderr[-1000:])
     assert all(i.startswith("tests/") for i in ids)  # the project's testpaths, never a value taken for a path

@@ -10,9 +10,9 @@ import re
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-# Default self-tests: >= 2,000 examples per parser, fixed seed; benchmark mode: 50,000
-# (RACKGATE_PROPERTY_EXAMPLES=50000, or benchmarks/properties.py).
-EXAMPLES = int(os.environ.get("RACKGATE_PROPERTY_EXAMPLES", "2000"))
+# Default self-tests: 500 examples per parser, fixed seed;
+# benchmark mode: 50,000 (RACKGATE_PROPERTY_EXAMPLES=50000, or benchmarks/properties.py).
+EXAMPLES = int(os.environ.get("RACKGATE_PROPERTY_EXAMPLES", "500"))
 SETTINGS = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
                     suppress_health_check=list(HealthCheck), print_blob=False)
 

@@ -2,7 +2,7 @@
 output breaks (and plain garbage), returns typed facts or raises the could-not-observe error
 (rackgate.errors.CouldNotObserve); never another exception; never a healthy fact from garbage.
 
->= 2,000 examples per parser, fixed seed (derandomize), no deadline; the benchmark
+500 examples per parser by default, fixed seed (derandomize), no deadline; the benchmark
 mode (RACKGATE_PROPERTY_EXAMPLES=50000, benchmarks/properties.py) runs 50,000."""
 import pytest
 from hypothesis import given

@@ -1,13 +1,20 @@
-"""The README's gate command, exactly as a user types it, against the real engine (issue 12.6),
+"""The README's gate commands, exactly as a user types them, against the real engine (issue 12.6),
 and the quick gate's cancellation proved on it (issue 12.2).
 
-    pytest -m gate --atom-url URL --served-model NAME --gsm8k-dir DIR
+    pytest -m gate --atom-url URL --served-model NAME --gsm8k-dir DIR              (no rack file)
+    pytest --rack FILE -m gate --atom-url URL --served-model NAME                  (attach, rack file)
 
-run from the project directory, plugins autoloaded, no rack file (the attach profile). Asserted:
-- the `!` server (SmolLM2 with NaN logits and '!' at id 0): SRV-SANITY FAILED naming '!', and it
-  is the first FAILED item; the costly checks ERROR "not run: SRV-SANITY failed (see it)";
-- the healthy server: no check says the server is broken (ACC-QUICK may fail: SmolLM2 is far
-  below Kimi-K3's threshold, and its message says so).
+run from the project directory, plugins autoloaded. Asserted:
+- the `!` server (SmolLM2 with NaN logits and '!' at id 0), no rack file (the attach profile):
+  SRV-SANITY FAILED naming '!', and it is the first FAILED item; the costly checks ERROR
+  "not run: SRV-SANITY failed (see it)";
+- the healthy server, with the real-engine rack file: no check says the server is broken, and
+  ACC-QUICK FAILS saying the model is below the threshold (SmolLM2 is far below Kimi-K3's, which
+  the rack file keeps). The rack file's [accuracy] only fits the questions to this engine:
+  completions (SmolLM2's 5-shot answers stop at "Question:" after 20-60 tokens; in chat mode it
+  answers at ~4 tok/s and one of the gate's first questions ran past 700 tokens of the profile's
+  12288, see docs/real-engine.md) and max_tokens 128. The sequential test, its thresholds and error rates
+  are Kimi-K3's defaults: it settles FAIL after its first 5 wrong answers.
 Order, not seconds: the seconds are in benchmarks/time_to_verdict.py.
 """
 from __future__ import annotations
@@ -32,15 +39,26 @@ QUICK = "tests/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
 SERVER_BROKEN_ROWS = ("SRV-SANITY", "SRV-MODELS", "SRV-CONSISTENCY", "ACC-BUDGET")
 
 
-def gate_command(srv, tmp_path: Path) -> list[str]:
-    """The README's attach command (plus where this run's reports go)."""
-    return ["pytest", "-m", "gate", "--atom-url", srv.url, "--served-model", srv.model,
-            "--gsm8k-dir", str(runners.GSM8K_DIR), f"--junitxml={tmp_path / 'junit.xml'}",
-            f"--alluredir={tmp_path / 'allure'}"]
+GATE_MAX_TOKENS = 128  # SmolLM2's 5-shot completions answers: 20-60 tokens, then "Question:"
 
 
-def run_gate(srv, tmp_path: Path, timeout: float = 1500):
-    cmd = gate_command(srv, tmp_path)
+def gate_command(srv, tmp_path: Path, rack: Path | None = None) -> list[str]:
+    """The README's attach command, without or with a rack file (plus where the reports go)."""
+    reports = [f"--junitxml={tmp_path / 'junit.xml'}", f"--alluredir={tmp_path / 'allure'}"]
+    attach = ["-m", "gate", "--atom-url", srv.url, "--served-model", srv.model]
+    if rack is None:
+        return ["pytest", *attach, "--gsm8k-dir", str(runners.GSM8K_DIR), *reports]
+    return ["pytest", "--rack", str(rack), *attach, *reports]
+
+
+def engine_rack(tmp_path: Path, srv) -> Path:
+    """The real-engine rack: Kimi-K3's accuracy thresholds, questions fitted to SmolLM2 on CPU."""
+    return runners.rack_file(tmp_path / "rack.toml", srv.model, max_tokens=GATE_MAX_TOKENS,
+                             accuracy={"api": "completions", "gsm8k_dir": str(runners.GSM8K_DIR)})
+
+
+def run_gate(srv, tmp_path: Path, timeout: float = 1500, rack: Path | None = None):
+    cmd = gate_command(srv, tmp_path, rack)
     p = subprocess.run([sys.executable, "-m", *cmd], check=False, cwd=REPO, capture_output=True, text=True, timeout=timeout,
                        env={**os.environ, "PYTHONPATH": str(REPO)})
     assert srv.alive(), "the suite stopped a server it only attached to"
@@ -61,8 +79,9 @@ def test_gate_names_the_bang_server_first(serve, tmp_path):
 
 @pytest.mark.skipif(not (runners.GSM8K_DIR / "test.jsonl").exists(), reason=f"no GSM8K JSONL in {runners.GSM8K_DIR}")
 def test_gate_on_the_healthy_server_blames_nothing_on_the_server(healthy, tmp_path):
-    p, outcomes = run_gate(healthy, tmp_path)
+    p, outcomes = run_gate(healthy, tmp_path, rack=engine_rack(tmp_path, healthy))
     assert outcomes, p.stdout[-3000:] + p.stderr[-2000:]
+    assert outcomes[QUICK].status == "failed", outcomes[QUICK]  # decided: not an ERROR, not a pass
     from rackgate.catalogue import row
     for tid, o in outcomes.items():
         if o.status != "failed":
