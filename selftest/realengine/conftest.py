@@ -1,8 +1,10 @@
 """Fixtures for the real-engine self-tests: the venv, the model folders, and servers we own.
 
 Every test module here sets `pytestmark = pytest.mark.realengine`, so `-m realengine` runs them and
-`-m "not realengine"` leaves them out. Without the venv they are skipped with the install command,
-unless RACKGATE_REALENGINE=require (CI) makes that a failure.
+`-m "not realengine"` leaves them out; and `xdist_group("realengine")`, so that under
+`pytest -n N --dist loadgroup` they share one worker and its one server per variant. Without
+the venv they are skipped with the install command, unless RACKGATE_REALENGINE=require (CI)
+makes that a failure.
 """
 from __future__ import annotations
 
@@ -36,21 +38,35 @@ def models(engine_bin) -> ModelStore:
 
 @pytest.fixture(scope="session")
 def serve(engine_bin, models, tmp_path_factory):
-    """serve(variant) -> a context manager that owns one server of that model variant."""
+    """serve(variant) -> a context manager lending the session's one server of that variant.
+
+    Each variant's server is started the first time a test asks for it and stopped (by PID) at
+    the end of the session, not after each test: the tests only send requests, and a start-up
+    costs 10-40 s on 2 cores. One that died since is started again. At most one server per
+    variant (four variants, about 1.2 GB RSS each) runs at a time."""
     logs = tmp_path_factory.mktemp("serve-logs")
+    running: dict[str, TransformersServer] = {}
 
     @contextlib.contextmanager
     def _serve(variant: str):
-        srv = TransformersServer(engine_bin, models.cache, models.name(variant), logs / f"{variant}.log")
-        with srv:
-            yield srv
+        srv = running.get(variant)
+        if srv is None or not srv.alive():
+            if srv is not None:
+                srv.stop()
+            srv = TransformersServer(engine_bin, models.cache, models.name(variant), logs / f"{variant}.log")
+            running[variant] = srv.start()
+        yield srv
 
-    return _serve
+    try:
+        yield _serve
+    finally:
+        for srv in running.values():
+            srv.stop()
 
 
 @pytest.fixture(scope="session")
 def healthy(serve):
-    """One healthy server for the whole session (start-up costs 10-40 s on 2 cores)."""
+    """The healthy server, shared by the whole session."""
     with serve("healthy") as srv:
         yield srv
 

@@ -32,7 +32,7 @@ from rackgate.report import junit
 from ..harness import REPO
 from . import runners
 
-pytestmark = [pytest.mark.realengine, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.realengine, pytest.mark.xdist_group("realengine"), pytest.mark.timeout(1800)]
 
 SANITY = "tests/serving/test_server.py::test_sanity"
 QUICK = "tests/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
