@@ -90,7 +90,7 @@ class NodeLog:
         """pid -> DP rank from the process titles (ATOM::DP<r>TP<t>) on the node; pids seen once
         are kept (a rank that died is still named by its earlier lines)."""
         if self._pids is None or refresh:
-            res = self.host.run(["ps", "-eo", "pid,comm,args", "--no-headers"], timeout=30)
+            res = self.host.run(["ps", "-ww", "-eo", "pid,comm,args", "--no-headers"], timeout=30)
             self._pids = {**(self._pids or {}), **logformat.pid_ranks(res.stdout)}
         return self._pids
 

@@ -112,7 +112,7 @@ def _not_found_in(output: str, exe: str) -> bool:
 
 def scan(host: Host, ours: set[int], when: str) -> LeftoverScan:
     try:
-        res = host.run(["ps", "-eo", "pid,pgid,args"], timeout=30)
+        res = host.run(["ps", "-ww", "-eo", "pid,pgid,args"], timeout=30)
     except TransportError as e:
         return LeftoverScan(host.name, when, [], ours, str(e))
     if not res.ok:

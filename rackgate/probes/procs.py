@@ -117,4 +117,4 @@ def parse_serving(ps_lines: str, port: int) -> tuple[str, str] | None:
 def serving(host: Host, port: int) -> tuple[str, str] | None:
     """(pid, command line) of the node's process serving `port` (attach mode lints the command
     line the running server has); could not observe when ps is missing or fails."""
-    return parse_serving(host.run(["ps", "-eo", "pid=,args="], timeout=30).require(tool="ps").stdout, port)
+    return parse_serving(host.run(["ps", "-ww", "-eo", "pid=,args="], timeout=30).require(tool="ps").stdout, port)
