@@ -33,7 +33,9 @@ def run(head, cmd: str, result_path: str, timeout: float):
     if path:
         if probe.command(cmd).tool == "aiperf" and not path.endswith(".json"):
             found = head.find(path, "profile_export_aiperf.json", newer_than=start) if start else []
-            path = found[0] if found else path
+            if not found:  # aiperf writes no export at all when every request failed
+                return res, None, False
+            path = found[0]
         mtime = head.mtime(path)
         if mtime is not None:
             text = head.read(path)

@@ -102,9 +102,6 @@ def test_bench_result_rejects_a_run_that_names_an_unserved_model(healthy, engine
     assert counts["request_count"] == 2 and counts["error_request_count"] == 2, counts
 
 
-@pytest.mark.xfail(strict=True, reason="tests/serving/test_bench.py bench_run reads the artifact directory "
-                   "itself when aiperf wrote no profile_export_aiperf.json (every request failed, aiperf exit 1): "
-                   "an ERROR 'could not observe', not a BENCH-RESULT verdict")
 def test_bench_result_rejects_a_run_where_every_request_names_an_unserved_model(healthy, engine_bin, models,
                                                                                  tmp_path):
     rack, out = _bench_rack(tmp_path, healthy, engine_bin, models, "not-the-served-model")
