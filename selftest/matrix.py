@@ -307,6 +307,7 @@ class Runs:
         self._judged: dict[str, tuple[dict, list[str]]] = {}
         self._run = runner or run_case
         self.reruns: list[str] = []  # one line per group re-run alone, for the session's report
+        self.started: list[list[dict]] = []  # the case runs (groups) asked for, in order
 
     def start(self, names: list[str]) -> None:
         """Start the runs these names need (the healthy run first: it is the longest)."""
@@ -323,6 +324,8 @@ class Runs:
             if fut is None:
                 workdir = self._dir / re.sub(r"[^\w.-]", "_", key)[:120]
                 pool = self._rerun_pool if rerun else self._pool
+                if group is not None and not rerun:
+                    self.started.append(group)
                 if group is None:
                     fut = pool.submit(self._run, None, workdir)
                 elif len(group) == 1:
