@@ -122,13 +122,14 @@ def fault_touches(specs: list[str]) -> dict[str, frozenset[tuple]]:
 
     rack = config.load(SHIPPED_RACK)
     healthy = sim_state.healthy(rack.sim.nodes, rack.gpus_per_node, rack.sim.accuracy)
-    healthy.update(served_model=rack.server.served_model, container=rack.container, image=rack.image,
-                   atom_path=rack.atom_path)
+    healthy.served_model, healthy.container = rack.server.served_model, rack.container
+    healthy.image, healthy.atom_path = rack.image, rack.atom_path
+    before = healthy.to_json()
     out = {}
     for spec in specs:
         st = copy.deepcopy(healthy)
         sim_faults.apply(st, spec)
-        out[spec] = frozenset(p[:TOUCH_DEPTH] for p in _diff(healthy, st))
+        out[spec] = frozenset(p[:TOUCH_DEPTH] for p in _diff(before, st.to_json()))
     return out
 
 
