@@ -40,6 +40,12 @@ REASONING_TOKENS = 1500  # K3 reasons before it answers; GSM8K needs a large max
 ATOM = "/app/ATOM/atom"
 RCCL_VERSION = "2.27.7"
 FOREVER = 10 ** 6
+# The simulated image's time to first token: every request takes at least this long from reaching
+# the server to its answer (prefill and scheduling on the rack), whatever this machine's CPU adds
+# below it. It makes the benchmark's throughput, TTFT and TPOT properties of the simulated image,
+# as on a real rack, so CPU load barely moves them (issue 15). The sim state's
+# server.first_token_s overrides it; decode_s_per_token (fault slower-decode) adds to it.
+FIRST_TOKEN_S = 0.2
 
 
 # --- ATOM's log format (atom/utils/__init__.py getLogger) --------------------------------
@@ -366,6 +372,13 @@ def run_rank(rank: int, args, node, server, log, env) -> None:
 
 
 # --- the API server (head node) ------------------------------------------------------------
+def pace_until(t: float) -> None:
+    """Sleep until monotonic time t (no sleep when this machine was already slower)."""
+    left = t - time.monotonic()
+    if left > 0:
+        time.sleep(left)
+
+
 def rank_call(rank: int, req: dict, wait_s: float = FOREVER) -> dict | None:
     """Send one request to a rank and wait for its answer. A rank that is gone or stuck never
     answers: the HTTP request then hangs, as on the real rack."""
@@ -499,12 +512,15 @@ class SimServer:
         self.lock = threading.Lock()
         self.inflight: dict[int, int] = {}
         self.delay_s = float((server.get("rank_faults", {}).get("slow-server") or {}).get("delay_s", 0))
+        self.first_token_s = float(server.get("first_token_s", FIRST_TOKEN_S))
 
     def broadcast(self, req: dict) -> list:
         return [rank_call(r, req, wait_s=10) for r in range(self.args.data_parallel_size)]
 
     def forward(self, body: dict, prompt_tokens: int, max_tokens: int) -> None:
-        """Route to a DP rank (the request's data_parallel_rank, else round robin) and wait."""
+        """Route to a DP rank (the request's data_parallel_rank, else round robin) and wait, at
+        least FIRST_TOKEN_S from the request's arrival (pace_until)."""
+        arrived = time.monotonic()
         a = self.args
         hint = body.get("data_parallel_rank")
         if hint is not None:
@@ -528,6 +544,7 @@ class SimServer:
         if reply is None:
             while True:  # the rank is gone or stuck: the request never completes
                 time.sleep(FOREVER)
+        pace_until(arrived + self.first_token_s)
 
     def _usage(self, prompt_tokens: int, completion_tokens: int) -> dict:
         return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
