@@ -182,7 +182,7 @@ class Runner:
             if server.alive():
                 client = self._spawn(hb, ccmd, clog)
                 run.client = Side(b, roles[1], shlex.join(ccmd), pid=client.pid)
-                self._wait(server, client, run)
+                self._wait(server, client, run, lambda: self._output(hb, clog))
             else:
                 run.server.exited = True
             run.server.output = self._output(ha, slog)
@@ -205,11 +205,18 @@ class Runner:
         run.seconds = time.monotonic() - t0
         return run
 
-    def _wait(self, server: Spawned, client: Spawned, run: PairRun) -> None:
+    def _wait(self, server: Spawned, client: Spawned, run: PairRun, client_output) -> None:
+        """The run bound counts from when the importer/connector shows it runs (its first output
+        line), not from its spawn: a start-up slowed by a busy machine is not the fabric sitting.
+        A tool that prints nothing is bounded from its spawn, as before."""
         limit = self.cfg.p2p_run_s if self.tool == "p2p" else self.cfg.bw_run_s
         deadline = time.monotonic() + limit
         first_exit: float | None = None
+        running = False
         while time.monotonic() < deadline:
+            if not running and client_output().strip():
+                running = True
+                deadline = max(deadline, time.monotonic() + limit)
             s_alive, c_alive = server.alive(), client.alive()
             if not s_alive and not c_alive:
                 break

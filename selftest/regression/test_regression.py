@@ -2,6 +2,7 @@
 tolerances from the rack file, old -> new table in the terminal and the report, a fact missing
 now is a failure. The degraded-fabric case end to end is in the fault matrix (matrix/reg.toml)."""
 import json
+import re
 
 import pytest
 
@@ -11,8 +12,26 @@ from rackgate.baseline import compare as cmp
 
 from ..harness import run_suite
 
-SELECT = ["-m", "platform", "-k", "test_gpu_count_and_hbm"]
 COMPARE = "tests/regression/test_regression.py::test_facts_within_tolerance"
+
+# Every fact kind the healthy sim can record cheaply (GSM8K, ~2 min of lm-eval start-up per run,
+# is covered by the lower-accuracy matrix case).
+CHEAP = ["-k", ("test_gpu_count_and_hbm or test_container_config or test_patch_sizes or test_bandwidth or "
+               "test_kv_budget or test_engine_kwargs or test_translation or test_boot or test_per_gpu_throughput")]
+KINDS = {"platform.gpu.hbm_gib", "platform.image.tag", "platform.image.id", "platform.patch.size_bytes",
+         "fabric.ubench07.read_gbps", "serving.kv.available_gb", "serving.kv.blocks", "serving.engine.kwarg",
+         "serving.translation.translated", "serving.cold_start_s", "bench.tok_s_per_gpu", "bench.ttft_ms",
+         "bench.tpot_ms"}
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """One baseline recorded on the healthy sim by two xdist workers (every cheap fact kind),
+    shared by this module's tests."""
+    d = tmp_path_factory.mktemp("record")
+    run = run_suite(d, *CHEAP, "-n", "2", "--record-baseline", "--baseline", str(d / "baseline.json"), timeout=600)
+    assert run.rc == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    return d / "baseline.json", run
 
 
 def _expect(toml: str = ""):
@@ -74,15 +93,6 @@ def test_facts_are_values_and_the_file_is_atomic(tmp_path):
         bl.load(p)
 
 
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory):
-    """A baseline recorded on the healthy sim by two xdist workers."""
-    d = tmp_path_factory.mktemp("record")
-    run = run_suite(d, *SELECT, "-n", "2", "--record-baseline", "--baseline", str(d / "baseline.json"))
-    assert run.rc == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    return d / "baseline.json", run
-
-
 def test_record_under_xdist_merges_every_worker(recorded):
     path, run = recorded
     base = bl.load(path)
@@ -90,7 +100,8 @@ def test_record_under_xdist_merges_every_worker(recorded):
     counts = [f for f in base.facts.values() if f.name == "platform.gpu.count"]
     assert sorted(f.where for f in counts) == ["node1", "node2", "node3", "node4"], base.facts.keys()
     assert all(f.source.startswith("tests/platform/test_gpus.py::test_gpu_count_and_hbm[") for f in counts)
-    assert "recorded 20 facts as the baseline" in run.stdout
+    said = re.search(r"recorded (\d+) facts as the baseline", run.stdout)
+    assert said and int(said.group(1)) == len(base.facts), run.stdout[-2000:]
 
 
 def test_regression_run_shows_old_new_and_names_the_fact(recorded, tmp_path):
@@ -98,6 +109,8 @@ def test_regression_run_shows_old_new_and_names_the_fact(recorded, tmp_path):
     that this rack no longer has. Both must fail, named, with the table; gpu_count passes."""
     path, _ = recorded
     body = json.loads(path.read_text())
+    # the GPU inventory only: the regression run then re-runs only its producers
+    body["facts"] = [f for f in body["facts"] if f["name"] in ("platform.gpu.count", "platform.gpu.hbm_gib")]
     hbm = [f for f in body["facts"] if f["name"] == "platform.gpu.hbm_gib"]
     hbm[0]["value"] = 288.0
     body["facts"].append({**hbm[1], "where": "node1/gpu9"})
@@ -224,27 +237,10 @@ def test_the_sim_never_writes_its_shipped_baseline():
     assert _path(cfg(None), real, for_writing=True) == "racks/b.json"
 
 
-# Every fact kind the healthy sim can record cheaply (GSM8K, ~2 min of lm-eval start-up per run,
-# is covered by the lower-accuracy matrix case).
-CHEAP = ["-k", ("test_gpu_count_and_hbm or test_container_config or test_patch_sizes or test_bandwidth or "
-               "test_kv_budget or test_engine_kwargs or test_translation or test_boot or test_per_gpu_throughput")]
-KINDS = {"platform.gpu.hbm_gib", "platform.image.tag", "platform.image.id", "platform.patch.size_bytes",
-         "fabric.ubench07.read_gbps", "serving.kv.available_gb", "serving.kv.blocks", "serving.engine.kwarg",
-         "serving.translation.translated", "serving.cold_start_s", "bench.tok_s_per_gpu", "bench.ttft_ms",
-         "bench.tpot_ms"}
-
-
-@pytest.fixture(scope="module")
-def healthy_baseline(tmp_path_factory):
-    d = tmp_path_factory.mktemp("healthy")
-    run = run_suite(d, *CHEAP, "--record-baseline", "--baseline", str(d / "baseline.json"), timeout=600)
-    assert run.rc == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    return d / "baseline.json"
-
-
-def test_healthy_sim_against_its_own_baseline_passes_also_under_xdist(healthy_baseline, tmp_path):
+def test_healthy_sim_against_its_own_baseline_passes_also_under_xdist(recorded, tmp_path):
     """Done-when of the regression issue: the healthy sim, compared with a baseline it recorded,
     passes every fact; under `-n 2` (facts spread over two workers) the verdicts are the serial ones."""
+    healthy_baseline, _ = recorded
     base = bl.load(healthy_baseline)
     assert KINDS <= {f.name for f in base.facts.values()}, sorted({f.name for f in base.facts.values()})
     assert base.provenance["image"] and base.provenance["image_id"], base.provenance
@@ -260,3 +256,23 @@ def test_healthy_sim_against_its_own_baseline_passes_also_under_xdist(healthy_ba
                        timeout=600)
     assert {k: o.status for k, o in spread.outcomes.items()} == {k: o.status for k, o in serial.outcomes.items()}, \
         spread.stdout[-4000:]
+
+
+def test_the_sim_answers_at_its_image_speed_not_this_machines():
+    """The sim's benchmark figures are its image's (issue 15: the healthy sim compared with its own
+    baseline passes under load): no answer comes sooner than the image's time to first token, so
+    the paced part, not this machine's CPU, makes the throughput."""
+    import time
+
+    import requests
+
+    from rackgate.sim.engine.routes import FIRST_TOKEN_S
+
+    from ..simserver import sim_server
+    with sim_server() as (_, url):
+        for prompt in ("alpha river", "stone " * 256):
+            t0 = time.monotonic()
+            r = requests.post(url + "/v1/completions", json={"model": "moonshotai/Kimi-K3", "prompt": prompt,
+                                                             "max_tokens": 32}, timeout=60)
+            assert r.status_code == 200 and r.json()["usage"]["completion_tokens"] > 0, r.text
+            assert time.monotonic() - t0 >= FIRST_TOKEN_S

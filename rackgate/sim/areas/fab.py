@@ -16,7 +16,6 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from ...transport.ports import free_port
 from .. import state as sim_state
 from ..render import node_root
 from ..state import Fabric, Node, Rack
@@ -45,6 +44,7 @@ def healthy(state: Rack, gpus: int) -> None:
 
 def free_port_range(span: int) -> int:
     """A base port with base-1 .. base+span free right now."""
+    from ...transport.ports import free_port  # here: the node tools import this module, and start-up counts
     return free_port("0.0.0.0", span=span, below=1)
 
 

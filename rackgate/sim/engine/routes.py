@@ -125,6 +125,16 @@ class Api(BaseHTTPRequestHandler):
         self._send(404, {"detail": "Not Found"})
 
 
+FIRST_TOKEN_S = ServerState.first_token_s  # the healthy image's (the sim state may set another)
+
+
+def pace_until(t: float) -> None:
+    """Sleep until monotonic time t (no sleep when this machine was already slower)."""
+    left = t - time.monotonic()
+    if left > 0:
+        time.sleep(left)
+
+
 class SimServer:
     def __init__(self, args: argparse.Namespace, server: ServerState):
         self.args, self.server = args, server
@@ -137,12 +147,15 @@ class SimServer:
         self.lock = threading.Lock()
         self.inflight: dict[int, int] = {}
         self.delay_s = behaviours.slow_server.delay_s if behaviours.slow_server else 0.0
+        self.first_token_s = server.first_token_s
 
     def broadcast(self, req: dict) -> list:
         return [rank_call(r, req, wait_s=10) for r in range(self.args.data_parallel_size)]
 
     def forward(self, body: dict, prompt_tokens: int, max_tokens: int) -> None:
-        """Route to a DP rank (the request's data_parallel_rank, else round robin) and wait."""
+        """Route to a DP rank (the request's data_parallel_rank, else round robin) and wait, at
+        least the image's first-token time from the request's arrival (pace_until)."""
+        arrived = time.monotonic()
         a = self.args
         hint = body.get("data_parallel_rank")
         if hint is not None:
@@ -165,6 +178,7 @@ class SimServer:
             self.inflight[rank] -= 1
         if reply is None:
             hang()  # the rank is gone or stuck: the request never completes
+        pace_until(arrived + self.first_token_s)
 
     def _usage(self, prompt_tokens: int, completion_tokens: int) -> dict:
         return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
