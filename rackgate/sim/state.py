@@ -109,6 +109,22 @@ class Fabric(JsonState):
 
 
 @dataclass
+class Plat(JsonState):
+    """A node's platform (rackgate/sim/areas/plat.py writes it out; the sim's docker, ps and
+    perf_setup stand-ins read it from state.json)."""
+    perf_reports: list[dict]  # perf_setup runs: at, mode, passed, failed, result, tbp_ok
+    own: dict[str, Any]  # our container: id, status, exit_code, image, network_mode, devices, env, ...
+    foreign: list[dict]  # other people's containers: name, image, status, created, id
+    removed_creates: list[dict]  # create events of containers already removed
+    procs: list[dict]  # processes: pid, comm, state, ppid, cgroup
+    kfd: list[int]  # pids holding /dev/kfd
+    shm: list[dict]  # /dev/shm segments: name, size, mtime
+    atom: dict[str, Any]  # the ATOM tree in the container: patched, zero, elsewhere, stock_envs
+    py_spy: bool  # py-spy installed in the container
+    prefix: str  # the rocjitsu prefix in /app/rjprefix: "image" (the image's copy) or "required"
+
+
+@dataclass
 class Reach(JsonState):
     """How the suite reaches a node, when not as the rack file's [sim] says (an unreachable tray)."""
     transport: str
@@ -128,7 +144,7 @@ class Node(JsonState):
     train_s: float  # seconds until the links finish training (agent.py)
     gpus: list[Gpu]
     fabric: Fabric | None = None  # rackgate/sim/areas/fab.py
-    plat: dict[str, Any] | None = None  # rackgate/sim/areas/plat.py (its layout is documented there)
+    plat: Plat | None = None  # rackgate/sim/areas/plat.py
     listen: list | None = None  # [[addr, port]] TCP listeners (rackgate/sim/areas/survey.py)
     reach: Reach | None = None
 

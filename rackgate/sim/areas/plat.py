@@ -1,7 +1,7 @@
 """The simulated platform of each node: perf_setup reports, processes and the kfd list, /dev/shm,
 docker containers, and the inside of our container (the ATOM tree, py-spy, the rocjitsu prefix).
 
-State lives in node.plat, a dict of the layout healthy() writes (faults in
+State lives in node.plat (rackgate/sim/state.py Plat; faults in
 rackgate/sim/faults/plat.py change it); render() writes it into the node's root and container root
 with the real paths.
 """
@@ -16,6 +16,7 @@ from pathlib import Path
 from .. import state as sim_state
 from ..plat_content import PREFIX_IMAGE_COPY, PREFIX_REQUIRED, atom_tree, container_id, perf_report
 from ..render import node_root
+from ..state import Plat
 
 # PCI buses of the four GPUs of a tray (illustrative, stable per card).
 BUSES = (0x05, 0x15, 0x65, 0x75, 0x85, 0x95, 0xC5, 0xD5)
@@ -40,17 +41,17 @@ def healthy(state, gpus: int) -> None:
             if g.bdf is None:
                 g.bdf = f"0000:{BUSES[g.card % len(BUSES)]:02x}:00.0"
         own_id = container_id(name, "own")
-        n.plat = {
+        n.plat = Plat(
             # perf_setup ran 7 minutes after boot, all steps passed (TBP read fine on this tray)
-            "perf_reports": [{"at": boot + 420, "mode": "D", "passed": 8, "failed": 0, "result": "PASS",
-                              "tbp_ok": True}],
+            perf_reports=[{"at": boot + 420, "mode": "D", "passed": 8, "failed": 0, "result": "PASS",
+                           "tbp_ok": True}],
             # our container: created after perf_setup, 45 minutes before the run
-            "own": {"id": own_id, "status": "running", "exit_code": 0, "image": None, "network_mode": "host",
-                    "devices": ["/dev/kfd", "/dev/dri"], "created": boot + 900, "pid": 4242,
-                    "pythonpath": ["/app/ATOM"], "env": list(IMAGE_ENV)},
-            "foreign": [],          # other people's containers: name, image, status, created, id
-            "removed_creates": [],  # create events of containers already removed
-            "procs": [
+            own={"id": own_id, "status": "running", "exit_code": 0, "image": None, "network_mode": "host",
+                 "devices": ["/dev/kfd", "/dev/dri"], "created": boot + 900, "pid": 4242,
+                 "pythonpath": ["/app/ATOM"], "env": list(IMAGE_ENV)},
+            foreign=[],  # other people's containers: name, image, status, created, id
+            removed_creates=[],  # create events of containers already removed
+            procs=[
                 _proc(1, "systemd", "S", 0, "0::/init.scope"),
                 _proc(2, "kthreadd", "S", 0, "0::/"),
                 _proc(812, "dockerd", "S", 1, "0::/system.slice/docker.service"),
@@ -60,13 +61,13 @@ def healthy(state, gpus: int) -> None:
                 _proc(4219, "containerd-shim", "S", 1, "0::/system.slice/containerd.service"),
                 _proc(4242, "sleep", "S", 4219, f"0::/system.slice/docker-{own_id}.scope"),
             ],
-            "kfd": [],
-            "shm": [],
-            "atom": {"patched": True, "zero": [], "elsewhere": False},
-            "py_spy": True,
+            kfd=[],
+            shm=[],
+            atom={"patched": True, "zero": [], "elsewhere": False},
+            py_spy=True,
             # Appendix A copies the image's own rocjitsu to /app/rjprefix on B0 (inert there).
-            "prefix": "image",
-        }
+            prefix="image",
+        )
 
 
 def atom_commit(image: str) -> str:
@@ -141,18 +142,18 @@ def render(rack_dir: Path, name: str, node) -> None:
     loaded = "amdgpu" in node.modules
 
     host: dict[str, tuple] = {}
-    for r in plat["perf_reports"]:
+    for r in plat.perf_reports:
         fname = time.strftime("perf_setup_BPC21_report_%Y%m%d_%H%M%S.log", time.localtime(r["at"]))
         body = perf_report(name, r["at"], r["mode"], r["passed"], r["failed"], r["result"], r["tbp_ok"])
         host[f"opt/amd-apps/{fname}"] = (body.encode(), r["at"])
     start = 100
-    for p in plat["procs"]:
+    for p in plat.procs:
         host[f"proc/{p['pid']}/stat"] = (_stat_line(p, start).encode(), None)
         host[f"proc/{p['pid']}/cgroup"] = (f"{p['cgroup']}\n".encode(), None)
         start += 37
     if loaded:
         host["sys/class/kfd/kfd/proc"] = (None, None)
-        for pid in plat["kfd"]:
+        for pid in plat.kfd:
             host[f"sys/class/kfd/kfd/proc/{pid}/pasid"] = (f"{32768 + pid % 4096}\n".encode(), None)
         for g in node.gpus:
             dev = f"sys/class/drm/card{g.card}/device"
@@ -160,13 +161,13 @@ def render(rack_dir: Path, name: str, node) -> None:
             host[f"{dev}/mem_info_vram_total"] = (f"{int(g.hbm_gib * 2**30)}\n".encode(), None)
             host[f"{dev}/uevent"] = (f"DRIVER=amdgpu\nPCI_SLOT_NAME={g.bdf}\n".encode(), None)
     host["dev/shm"] = (None, None)
-    for seg in plat["shm"]:
+    for seg in plat.shm:
         host[f"dev/shm/{seg['name']}"] = (seg["size"], seg.get("mtime"))
     _sync(root, host, ["opt/amd-apps", "proc", "sys/class/kfd", "dev/shm"])
 
     cont: dict[str, tuple] = {}
     atom_root = (st.get("atom_path") or "/app/ATOM").strip("/")
-    a = plat["atom"]
+    a = plat.atom
     for rel, body in atom_tree(a["patched"], tuple(a["zero"]), a.get("stock_envs", False)).items():
         cont[f"{atom_root}/{rel}"] = (body, None)
     # ATOM as its Dockerfile installs it: a git checkout of one commit, HEAD detached at it
@@ -177,11 +178,11 @@ def render(rack_dir: Path, name: str, node) -> None:
     if a["elsewhere"]:
         for rel, body in atom_tree(False).items():
             cont[f"{STOCK_ATOM_DIR.strip('/')}/{rel}"] = (body, None)
-    if plat["py_spy"]:
+    if plat.py_spy:
         cont["usr/local/bin/py-spy"] = (b'#!/bin/sh\n[ "$1" = "--version" ] && echo "py-spy 0.4.0" && exit 0\n'
                                         b'echo "py-spy: simulated: only --version" >&2; exit 2\n', None)
-    cont.update(_prefix_files(plat["prefix"]))
+    cont.update(_prefix_files(plat.prefix))
     croot = rack_dir / name / "container"
     _sync(croot, cont, ["app", "usr", atom_root.split("/")[0]])
-    if plat["py_spy"]:
+    if plat.py_spy:
         (croot / "usr/local/bin/py-spy").chmod(0o755)

@@ -5,12 +5,13 @@ import time
 
 from ..areas.plat import STOCK_ATOM_DIR
 from ..plat_content import container_id
+from ..state import Plat
 from . import fault
 
 A0_LD_PATH = "LD_LIBRARY_PATH=/app/rjprefix/lib:/opt/rocm/lib:/usr/local/lib"
 
 
-def _plat(state, node) -> dict:
+def _plat(state, node) -> Plat:
     return state.nodes[node].plat
 
 
@@ -52,7 +53,7 @@ def _ifoe(state, node):
 def _params(state, node):
     n = state.nodes[node]
     n.params = {"gpu_recovery": "-1", "halt_if_hws_hang": "0", "mtype_local": "-1", "noretry": "-1"}
-    for r in n.plat["perf_reports"]:
+    for r in n.plat.perf_reports:
         r["at"] = n.boot_time - 86400 + 600
 
 
@@ -62,7 +63,7 @@ def _params(state, node):
        "bring-up parameters (the newest report is older than uptime -s)", target="node", default="node4")
 def _untuned(state, node):
     boot = state.nodes[node].boot_time
-    _plat(state, node)["perf_reports"] = [
+    _plat(state, node).perf_reports = [
         {"at": boot - 2 * 86400, "mode": "D", "passed": 8, "failed": 0, "result": "PASS", "tbp_ok": True},
         {"at": boot - 86400 + 1800, "mode": "D", "passed": 8, "failed": 0, "result": "PASS", "tbp_ok": True}]
 
@@ -78,7 +79,7 @@ def _late(state, node):
 @fault("perf-steps-failed", "PLAT-TUNED", "perf_setup's report: 'Perf steps: 7 passed, 1 failed'",
        target="node", default="node2")
 def _steps(state, node):
-    r = _plat(state, node)["perf_reports"][-1]
+    r = _plat(state, node).perf_reports[-1]
     r.update(passed=7, failed=1, result="FAIL")
 
 
@@ -86,7 +87,7 @@ def _steps(state, node):
        "healthy: Result [PARTIAL] because only the TBP read failed (BMC rejects the default login); must pass",
        target="node", default="node3")
 def _partial(state, node):
-    r = _plat(state, node)["perf_reports"][-1]
+    r = _plat(state, node).perf_reports[-1]
     r.update(result="PARTIAL", tbp_ok=False)
 
 
@@ -109,7 +110,7 @@ def _mixed(state, node, gpu):
        target="node", default="node2")
 def _busy(state, node):
     now = time.time()
-    _plat(state, node)["foreign"].append(
+    _plat(state, node).foreign.append(
         {"name": "jdoe-dsr1-bench", "image": "rocm/vllm-dev:nightly_0915", "status": "running",
          "created": now - 300, "started": now - 299, "id": container_id(node, "jdoe-dsr1-bench"),
          "command": "python3 -m vllm.entrypoints.openai.api_server --model /models/DeepSeek-R1"})
@@ -119,9 +120,9 @@ def _busy(state, node):
        target="node", default="node4")
 def _foreign_proc(state, node):
     p = _plat(state, node)
-    p["procs"].append({"pid": 61234, "comm": "python3", "state": "S", "ppid": 1377,
+    p.procs.append({"pid": 61234, "comm": "python3", "state": "S", "ppid": 1377,
                        "cgroup": "0::/user.slice/user-1007.slice/session-41.scope"})
-    p["kfd"].append(61234)
+    p.kfd.append(61234)
 
 
 # --- PLAT-WEDGED / PLAT-DMESG ----------------------------------------------------------------
@@ -136,14 +137,14 @@ def _wedged(state, node):
         "MES might be in unrecoverable state, issue a GPU reset",
     )))
     p = _plat(state, node)
-    own = f"0::/system.slice/docker-{p['own']['id']}.scope"
-    p["procs"] += [
+    own = f"0::/system.slice/docker-{p.own['id']}.scope"
+    p.procs += [
         {"pid": 51207, "comm": "ATOM::DP8TP0", "state": "Z", "ppid": 51122, "cgroup": own},
         {"pid": 51208, "comm": "ATOM::DP9TP0", "state": "Z", "ppid": 51122, "cgroup": own},
         {"pid": 51122, "comm": "python3", "state": "S", "ppid": 4242, "cgroup": own},
         {"pid": 48813, "comm": "kworker/u1024:7+amdgpu-reset-dev", "state": "D", "ppid": 2, "cgroup": "0::/"},
     ]
-    p["kfd"] += [51207, 51208]
+    p.kfd += [51207, 51208]
 
 
 @fault("dmesg-page-fault", "PLAT-DMESG", "a no-retry GPU page fault with its UTCL2 client in the kernel log",
@@ -181,7 +182,7 @@ def _ring_timeout(state, node):
        target="node", default="node1")
 def _shm(state, node):
     t = state.nodes[node].boot_time + 2500
-    _plat(state, node)["shm"] += [{"name": "psm_shm.7f3a2c1e-0b9d-4c55-9a0e-1d2f3c4b5a69", "size": 33554432, "mtime": t},
+    _plat(state, node).shm += [{"name": "psm_shm.7f3a2c1e-0b9d-4c55-9a0e-1d2f3c4b5a69", "size": 33554432, "mtime": t},
                                   {"name": "nccl-Qx81Vd", "size": 9637888, "mtime": t},
                                   {"name": "nccl-bG02mK", "size": 9637888, "mtime": t}]
 
@@ -191,40 +192,40 @@ def _shm(state, node):
        "our container exited (255) with the last reboot and did not come back: nothing can run in it",
        target="node", default="node2")
 def _stopped(state, node):
-    own = _plat(state, node)["own"]
+    own = _plat(state, node).own
     own.update(status="exited", exit_code=255, finished=state.nodes[node].boot_time - 30)
 
 
 @fault("container-bridge", "PLAT-CONTAINER", "our container was created without --network=host (bridge network)",
        target="node", default="node3")
 def _bridge(state, node):
-    _plat(state, node)["own"]["network_mode"] = "bridge"
+    _plat(state, node).own["network_mode"] = "bridge"
 
 
 @fault("container-wrong-image", "PLAT-CONTAINER", "our container runs an older image than the rack file names",
        target="node", default="node4")
 def _wrong_image(state, node):
-    _plat(state, node)["own"]["image"] = "rocm/fw-bringup:gfx1250-atom-20260901-ep4"
+    _plat(state, node).own["image"] = "rocm/fw-bringup:gfx1250-atom-20260901-ep4"
 
 
 @fault("container-no-kfd", "PLAT-CONTAINER", "our container was created without --device=/dev/kfd",
        target="node", default="node1")
 def _no_kfd(state, node):
-    _plat(state, node)["own"]["devices"] = ["/dev/dri"]
+    _plat(state, node).own["devices"] = ["/dev/dri"]
 
 
 # --- PLAT-PATCH-SIZE / PLAT-PATCH-ENVS / PLAT-ATOM-PATH --------------------------------------
 @fault("patch-truncated", "PLAT-PATCH-SIZE", "mla_unfused_gather.py is 0 bytes (docker cp interrupted by a reset)",
        target="node", default="node2")
 def _truncated(state, node):
-    _plat(state, node)["atom"]["zero"].append("atom/model_ops/mla_unfused_gather.py")
+    _plat(state, node).atom["zero"].append("atom/model_ops/mla_unfused_gather.py")
 
 
 @fault("patch-cp-interrupted", "PLAT-PATCH-SIZE",
        "all three patched ATOM files are 0 bytes (as seen on all four nodes after a rack power event)",
        target="node", default="node3")
 def _cp_interrupted(state, node):
-    _plat(state, node)["atom"]["zero"] += ["atom/model_ops/mla_unfused_gather.py", "atom/utils/envs.py",
+    _plat(state, node).atom["zero"] += ["atom/model_ops/mla_unfused_gather.py", "atom/utils/envs.py",
                                            "atom/model_ops/attention_mla.py"]
 
 
@@ -232,7 +233,7 @@ def _cp_interrupted(state, node):
        "the image's own envs.py (the hunk did not apply): ATOM_UNFUSED_GATHER_KV_B_PROJ is unknown",
        target="node", default="node1")
 def _envs(state, node):
-    a = _plat(state, node)["atom"]
+    a = _plat(state, node).atom
     a["patched"] = True
     a["stock_envs"] = True
 
@@ -242,8 +243,8 @@ def _envs(state, node):
        target="node", default="node4")
 def _elsewhere(state, node):
     p = _plat(state, node)
-    p["atom"]["elsewhere"] = True
-    p["own"]["pythonpath"] = [STOCK_ATOM_DIR, *p["own"]["pythonpath"]]
+    p.atom["elsewhere"] = True
+    p.own["pythonpath"] = [STOCK_ATOM_DIR, *p.own["pythonpath"]]
 
 
 # --- PLAT-PREFIX (A0) ------------------------------------------------------------------------
@@ -252,8 +253,8 @@ def _a0(state) -> None:
     state.rack_overrides["silicon"] = "A0"
     for n in state.nodes.values():
         p = n.plat
-        p["prefix"] = "required"
-        p["own"]["env"] = [e for e in p["own"]["env"] if not e.startswith("LD_LIBRARY_PATH=")] + [A0_LD_PATH]
+        p.prefix = "required"
+        p.own["env"] = [e for e in p.own["env"] if not e.startswith("LD_LIBRARY_PATH=")] + [A0_LD_PATH]
 
 
 @fault("a0-prefix-installed", "PLAT-PREFIX", "healthy A0 rack: the required prefix on every node (must pass)")
@@ -266,7 +267,7 @@ def _a0_ok(state):
        target="node", default="node1")
 def _image_copy(state, node):
     _a0(state)
-    _plat(state, node)["prefix"] = "image"
+    _plat(state, node).prefix = "image"
 
 
 @fault("prefix-tools-lib-translator", "PLAT-PREFIX",
@@ -274,20 +275,20 @@ def _image_copy(state, node):
        target="node", default="node2")
 def _tools_lib(state, node):
     _a0(state)
-    own = _plat(state, node)["own"]
+    own = _plat(state, node).own
     own["env"].append("HSA_TOOLS_LIB=/app/rjprefix/lib/librocjitsu_gfx1250_b0_to_a0.so.0")
     # the rack file's launch env does not set it on this rack: the container's value is the one used
     state.rack_overrides["launch.env"] = {"HSA_HOTSWAP_VERBOSE": "1"}
     for other, n in state.nodes.items():
         if other != node:
-            n.plat["own"]["env"].append("HSA_TOOLS_LIB=/app/rjprefix/lib/libhsa_hotswap_rocjitsu.so")
+            n.plat.own["env"].append("HSA_TOOLS_LIB=/app/rjprefix/lib/libhsa_hotswap_rocjitsu.so")
 
 
 @fault("prefix-ld-order", "PLAT-PREFIX", "A0 rack, one node has the prefix lib after /opt/rocm/lib on LD_LIBRARY_PATH",
        target="node", default="node3")
 def _ld_order(state, node):
     _a0(state)
-    own = _plat(state, node)["own"]
+    own = _plat(state, node).own
     own["env"] = [e for e in own["env"] if not e.startswith("LD_LIBRARY_PATH=")] + \
         ["LD_LIBRARY_PATH=/opt/rocm/lib:/usr/local/lib:/app/rjprefix/lib"]
 
@@ -296,11 +297,11 @@ def _ld_order(state, node):
        target="node", default="node4")
 def _hotswap(state, node):
     _a0(state)
-    _plat(state, node)["own"]["env"].append("HOTSWAP=0")
+    _plat(state, node).own["env"].append("HOTSWAP=0")
 
 
 # --- PLAT-TOOLS ------------------------------------------------------------------------------
 @fault("no-py-spy", "PLAT-TOOLS", "py-spy is not installed in the container (it is not in the image)",
        target="node", default="node3")
 def _no_pyspy(state, node):
-    _plat(state, node)["py_spy"] = False
+    _plat(state, node).py_spy = False
