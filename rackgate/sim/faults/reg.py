@@ -11,7 +11,7 @@ rackgate/sim/engine/ unless noted):
   ignores_kv_cache_dtype_flag  the engine no longer reads --kv-cache-dtype (runs with "auto")
   step_s                seconds per boot phase (cold start; rackgate/sim/areas/srv.py)
   accuracy              the model's GSM8K accuracy (rackgate/sim/gsm8k.py)
-  node.plat["atom"]["commit"]  the commit the node's ATOM checkout is at (rackgate/sim/areas/plat.py)
+  node.plat.atom["commit"]  the commit the node's ATOM checkout is at (rackgate/sim/areas/plat.py)
   node.fabric.collective_factor  the sim fabric's collective rate (rackgate/sim/nccl/sitecustomize.py)
 """
 from . import Fault, declare, fault
@@ -63,11 +63,11 @@ def _slower_collective(state):
        "the engine code changed under the same launch")
 def _atom_changed(state):
     for n in state.nodes.values():
-        n.plat["atom"]["commit"] = "a7c3e0d91b5f4c2e8d6a0b1c9e7f5d3a2b4c6e8f"
+        n.plat.atom["commit"] = "a7c3e0d91b5f4c2e8d6a0b1c9e7f5d3a2b4c6e8f"
 
 
 @fault("atom-commit-differs", "PLAT-ATOM-COMMIT",
        "one node's ATOM checkout is at another commit than the other nodes' (a different image build, or a "
        "tree changed by hand)", target="node", default="node4")
 def _atom_commit_differs(state, node):
-    state.nodes[node].plat["atom"]["commit"] = "0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e"
+    state.nodes[node].plat.atom["commit"] = "0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e"
