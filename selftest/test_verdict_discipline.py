@@ -7,7 +7,8 @@ import pytest
 
 from rackgate import config
 from rackgate.errors import CouldNotObserve, ToolMissing, UnrecognisedOutput, require_records
-from rackgate.fabric import judge, ubench07
+from rackgate.fabric import ubench07
+from rackgate.gates import fabric as judge
 from rackgate.probes import amdsmi, gpus
 from rackgate.transport import Host, LocalRunner
 

@@ -274,19 +274,6 @@ def read_outputs(out_dir: Path, task: str, fallback: str = "[invalid]") -> Resul
     return results
 
 
-def judge(results: Results, cfg) -> list[str]:
-    """Why the run fails ACC-GSM8K (empty: it passes)."""
-    why = []
-    s = results.strict
-    if s.value < cfg.floor:
-        why.append(f"strict-match {s.value:.4f} < {cfg.floor:.4f} (expected {cfg.expected:.4f} - tolerance "
-                   f"{cfg.tolerance:.4f})")
-    if results.samples and results.invalid_rate > cfg.max_invalid_rate:
-        why.append(f"[invalid] extractions {results.invalid}/{results.samples} ({results.invalid_rate:.1%}) > "
-                   f"{cfg.max_invalid_rate:.1%}: the answers lost the '#### N' line")
-    return why
-
-
 def describe(results: Results) -> str:
     parts = [f"{name} {sc.value:.4f}" + (f" ± {sc.stderr:.4f}" if sc.stderr is not None else "")
              for name, sc in sorted(results.scores.items(), key=lambda kv: kv[0] != STRICT)]
@@ -295,5 +282,5 @@ def describe(results: Results) -> str:
     return f"lm_eval {results.lm_eval_version} {results.task} v{results.version}, {n}: {'; '.join(parts)}{inv}"
 
 
-__all__ = ["plan", "execute", "read_outputs", "parse_results", "parse_samples", "judge", "describe",
+__all__ = ["plan", "execute", "read_outputs", "parse_results", "parse_samples", "describe",
            "LmEvalError", "ResultsError", "Results", "Sample", "FLEXIBLE", "STRICT"]

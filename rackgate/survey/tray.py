@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 
 from ..errors import CouldNotObserve
-from ..fabric import judge as fab_judge
 from ..fabric.accel import expected_accel_id
+from ..gates import fabric as fab_judge
 from ..gates import plat as plat_judge
 from ..probes import docker, modules, perf_setup, procs, ualink
 from ..transport import Host, TransportError

@@ -7,6 +7,7 @@ import pytest
 
 from rackgate.atom.client import Client
 from rackgate.config import load
+from rackgate.gates import accuracy
 from rackgate.gsm8k import lmeval, quick, setup
 from rackgate.gsm8k.scoring import judge
 from rackgate.gsm8k.task import FLEXIBLE, STRICT
@@ -46,7 +47,7 @@ def test_lm_eval_against_the_sim(cfg, task, tmp_path):
         asked = list(quick.ask(task, lambda: Client(url, MODEL, 30), range(5), 4, 60))
     assert results.n_samples == 5 and results.samples == 5
     assert results.strict.value == 1.0 and results.invalid == 0, lmeval.describe(results)
-    assert lmeval.judge(results, cfg) == []
+    assert accuracy.judge(results, cfg) == []
     assert any("lm_eval (pid" in ln for ln in lines)
     res_path, samples_path = lmeval.find_outputs(tmp_path, plan.task)
     with open(samples_path) as f:

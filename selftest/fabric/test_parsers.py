@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-from rackgate.fabric import judge, pairs
+from rackgate.fabric import pairs
 from rackgate.fabric.accel import FAB_DMESG, accel_map, name_accids
+from rackgate.gates import fabric as judge
 from rackgate.probes import amdsmi, collective, dmesg, ualink, ubench
 
 # --- ualink sysfs ---------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from rackgate.gates import accuracy
 from rackgate.gsm8k import lmeval, setup
 from rackgate.gsm8k.data import DataError
 from rackgate.report.verdict import CouldNotObserve, check
@@ -35,6 +36,6 @@ def test_gsm8k_lm_eval(server, rack, evidence, facts, pytestconfig):
     evidence.attach("lm_eval results", f"{lmeval.describe(results)}\nresults: {results.path}\n"
                                        f"samples: {results.sample_path}")
     facts.record("accuracy.gsm8k.full", results.strict.value, where="rack", row="ACC-GSM8K")
-    why = lmeval.judge(results, cfg)
+    why = accuracy.judge(results, cfg)
     rehearsal = f" (a --limit {cfg.full_limit} rehearsal, not the reportable number)" if cfg.full_limit else ""
     check(not why, "ACC-GSM8K", server.url, f"{lmeval.describe(results)}{rehearsal}: {'; '.join(why)}")

@@ -5,7 +5,7 @@ once (fixtures/fabric.py: collective_runs) and bounds every world itself."""
 import pytest
 
 from rackgate.errors import NotRun
-from rackgate.fabric import judge
+from rackgate.gates import fabric as judge
 from rackgate.report.verdict import CouldNotObserve, check
 
 

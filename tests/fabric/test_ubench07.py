@@ -6,7 +6,8 @@ bounded; the suite ends only the processes it started.
 """
 import pytest
 
-from rackgate.fabric import accel, judge, pairs
+from rackgate.fabric import accel, pairs
+from rackgate.gates import fabric as judge
 from rackgate.report.verdict import CouldNotObserve, check
 
 

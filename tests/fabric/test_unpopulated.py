@@ -5,7 +5,7 @@ measurement nor a known unpopulated marker, or amd-smi and the driver's ualink s
 on whether (and what) a field is."""
 import pytest
 
-from rackgate.fabric import judge
+from rackgate.gates import fabric as judge
 from rackgate.probes import amdsmi
 from rackgate.report.verdict import check
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections import Counter
 
 from ..errors import CouldNotObserve, UnrecognisedOutput, require_records
+from ..fabric import accel
+from ..fabric.ubench07 import LeftoverScan, PairRun
 from ..probes import amdsmi, collective, dmesg, ubench
 from ..probes.ualink import Link
-from . import accel
-from .ubench07 import LeftoverScan, PairRun
 
 
 def readable(where: str, link: Link, attrs: tuple[str, ...]) -> Link:

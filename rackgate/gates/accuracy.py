@@ -1,0 +1,17 @@
+"""Judgments of the ACC rows over lm-eval's scores: facts in, findings out (empty: healthy)."""
+from __future__ import annotations
+
+from ..gsm8k.lmeval import Results
+
+
+def judge(results: Results, cfg) -> list[str]:
+    """Why the run fails ACC-GSM8K (empty: it passes)."""
+    why = []
+    s = results.strict
+    if s.value < cfg.floor:
+        why.append(f"strict-match {s.value:.4f} < {cfg.floor:.4f} (expected {cfg.expected:.4f} - tolerance "
+                   f"{cfg.tolerance:.4f})")
+    if results.samples and results.invalid_rate > cfg.max_invalid_rate:
+        why.append(f"[invalid] extractions {results.invalid}/{results.samples} ({results.invalid_rate:.1%}) > "
+                   f"{cfg.max_invalid_rate:.1%}: the answers lost the '#### N' line")
+    return why
