@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import tempfile
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -372,8 +373,11 @@ class Runs:
                        f"re-run alone: the run shared with {others} differed ({first[:300]})")
 
     def close(self) -> None:
+        """Every run ended, its files removed (RACKGATE_KEEP_MATRIX=1 keeps them to look at)."""
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._rerun_pool.shutdown(wait=True, cancel_futures=True)
+        if os.environ.get("RACKGATE_KEEP_MATRIX") != "1":
+            shutil.rmtree(self._dir, ignore_errors=True)
 
 
 # --- judgment ------------------------------------------------------------------------------
