@@ -16,10 +16,12 @@ CASES = matrix()
 
 @pytest.fixture(scope="module")
 def runs(request):
-    """All the matrix's suite runs, started together as soon as the first test asks; under xdist
-    each worker runs only the cases it was given."""
+    """All the matrix's suite runs, started together as soon as the first test asks. Under xdist
+    with --dist loadgroup the whole module is on one worker (selftest/conftest.py), which starts
+    them all the same way; under another --dist each worker runs only the cases it was given."""
     r = mx.Runs(CASES)
-    if not hasattr(request.config, "workerinput"):
+    whole_module_here = not hasattr(request.config, "workerinput") or request.config.getvalue("dist") == "loadgroup"
+    if whole_module_here:
         wanted = [it.callspec.params.get("case") if hasattr(it, "callspec") else None
                   for it in request.session.items if it.module is request.module]
         names = [mx.HEALTHY] if any(it.name == "test_healthy_rack_passes_everything"
