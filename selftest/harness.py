@@ -47,6 +47,13 @@ def _joined(args) -> list[str]:
     return out
 
 
+def user_env() -> dict[str, str]:
+    """This process's environment as a user's shell has it: without what pytest and xdist set for
+    the self-test run itself (a suite run started by a self-test on an xdist worker is no worker)."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(("PYTEST_XDIST_", "PYTEST_CURRENT_TEST"))}
+
+
 def run_suite(tmp_path: Path, *args: str, timeout: float = 300, env: dict | None = None) -> SuiteRun:
     junit = tmp_path / "junit.xml"
     if "--baseline" not in args and not any(a.startswith("--baseline=") for a in args):
@@ -59,7 +66,7 @@ def run_suite(tmp_path: Path, *args: str, timeout: float = 300, env: dict | None
            f"--junitxml={junit}", f"--alluredir={tmp_path / 'allure'}", *_joined(args)]
     # Only the suite's own plugins: unrelated ones installed on the machine (hypothesis, anyio,
     # benchmark) cost seconds of start-up per run, and the fault matrix makes dozens of runs.
-    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})}
+    env = {**user_env(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})}
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, start_new_session=True)
     try:

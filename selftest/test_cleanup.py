@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from .harness import REPO, run_suite
+from .harness import REPO, run_suite, user_env
 
 
 def processes_mentioning(text: str) -> list[str]:
@@ -68,7 +68,7 @@ def test_nothing_left_after_ctrl_c(tmp_path):
     simdir = tmp_path / "sim"
     mark = tmp_path / "holding"
     (tmp_path / "rg_hold_plugin.py").write_text(HOLD_PLUGIN)
-    env = {**os.environ, "RACKGATE_SIM_WORKDIR": str(simdir), "RG_HOLD_MARK": str(mark),
+    env = {**user_env(), "RACKGATE_SIM_WORKDIR": str(simdir), "RG_HOLD_MARK": str(mark),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH", "")]))}
     # A stuck link keeps FAB-STATE waiting too: the fabric layer's processes are up as well.
     proc = subprocess.Popen(

@@ -2,17 +2,16 @@
 NAME`, `--baseline FILE`, `--alluredir DIR`, each in the space and the `=` form, from a directory
 outside the project: the project's ini is in force (its markers select the gate, its testpaths
 collect only tests/), never a test path taken from an option's value."""
-import os
 import subprocess
 import sys
 
 import pytest
 
-from .harness import REPO, SUITE_PLUGINS
+from .harness import REPO, SUITE_PLUGINS, user_env
 
 
 def collect(cwd, *args):
-    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": str(REPO)}
+    env = {**user_env(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": str(REPO)}
     env.pop("RACKGATE_REEXEC", None)
     p = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *SUITE_PLUGINS, "--co", "-q",
                         "-m", "gate", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)

@@ -6,12 +6,12 @@ import pytest
 
 from rackgate import config
 
-from .harness import REPO
+from .harness import REPO, user_env
 
 
 def run_pytest(*args):
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, env=user_env())
 
 
 @pytest.mark.parametrize("text, expect", [
