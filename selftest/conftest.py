@@ -1,7 +1,10 @@
-"""The self-tests under `pytest -n 2 --dist loadgroup` (the README's self-test command): every
+"""The self-tests under `pytest -n 3 --dist loadgroup` (the README's self-test command): every
 module runs whole on one worker (its module-scoped fixtures — one foreign rack, one recorded
 baseline, one fault-matrix pool — are made once), unless it names a group of its own (the
-real-engine modules share one, so their model servers are started once per run)."""
+real-engine modules share one, so their model servers are started once per run). The longest
+groups are handed out first (the fault matrix, then the real engine), so the other workers work
+through the rest beside them. Three workers on two cores: the workers mostly wait on the suite
+runs and servers they start."""
 import pytest
 
 
@@ -10,3 +13,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    items.sort(key=_longest_first)  # stable: the order within a module is kept
+
+
+FIRST = ("selftest.test_fault_matrix", "selftest.realengine.")
+
+
+def _longest_first(item) -> int:
+    name = item.module.__name__
+    return next((i for i, p in enumerate(FIRST) if name == p or name.startswith(p)), len(FIRST))
