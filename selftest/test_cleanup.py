@@ -80,7 +80,13 @@ def test_nothing_left_after_ctrl_c(tmp_path):
         assert proc.poll() is None
         assert processes_mentioning(str(simdir)), "the server should be running before the interrupt"
         proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=120)
+        try:
+            out, _ = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+            raise AssertionError(f"the interrupted run was still running 120 s after Ctrl-C; its output:\n"
+                                 f"{out[-3000:]}") from None
     finally:
         if proc.poll() is None:
             proc.kill()
