@@ -62,6 +62,15 @@ def wait_for(cond, bound_s: float, proc=None) -> bool:
     return True
 
 
+def _as_from_a_shell() -> None:
+    """In the child before exec: Ctrl-C as a user's shell leaves it (its default), whatever an
+    earlier self-test or library in this long-lived process set for SIGINT (an ignored SIGINT is
+    inherited across exec, and Python then never raises KeyboardInterrupt; so is a blocked one, as
+    multiprocessing's resource tracker leaves it while it starts)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_nothing_left_after_ctrl_c(tmp_path):
     """Ctrl-C while a check is running against the up server: a plugin holds that check until the
     interrupt, so the run is provably still running when it comes (an event, not a timer)."""
@@ -74,7 +83,8 @@ def test_nothing_left_after_ctrl_c(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "rg_hold_plugin", "-q", "-o", "addopts=",
          "tests/serving", "tests/fabric", "--sim-fault", "stuck-link"],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+        preexec_fn=_as_from_a_shell)
     try:
         assert wait_for(mark.exists, 600, proc), proc.stdout.read() if proc.poll() is not None else "no hold"
         assert proc.poll() is None
@@ -85,8 +95,9 @@ def test_nothing_left_after_ctrl_c(tmp_path):
         except subprocess.TimeoutExpired:
             proc.kill()
             out, _ = proc.communicate()
-            raise AssertionError(f"the interrupted run was still running 120 s after Ctrl-C; its output:\n"
-                                 f"{out[-3000:]}") from None
+            raise AssertionError(f"the interrupted run was still running 120 s after Ctrl-C (SIGINT here: "
+                                 f"{signal.getsignal(signal.SIGINT)}, blocked: "
+                                 f"{signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())}); its output:\n{out[-3000:]}") from None
     finally:
         if proc.poll() is None:
             proc.kill()
