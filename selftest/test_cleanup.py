@@ -93,8 +93,12 @@ def test_nothing_left_after_ctrl_c(tmp_path):
         try:
             out, _ = proc.communicate(timeout=120)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            out, _ = proc.communicate()
+            proc.terminate()  # the suite's SIGTERM handler ends the sim it started, then it dies
+            try:
+                out, _ = proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, _ = proc.communicate()
             raise AssertionError(f"the interrupted run was still running 120 s after Ctrl-C (SIGINT here: "
                                  f"{signal.getsignal(signal.SIGINT)}, blocked: "
                                  f"{signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())}); its output:\n{out[-3000:]}") from None
