@@ -78,3 +78,21 @@ def test_unknown_server_behaviours_are_refused():
         ServerFaults.from_server({"faults": [], "rank_faults": {"no-such": {}}})
     with pytest.raises(UnknownBehaviour, match="no-such"):
         ServerFaults.from_server({"faults": ["no-such"]})
+
+
+def test_node_executables_import_no_typed_state():
+    """Every probe of the sim starts one of these executables (thousands per self-test run): they
+    read state.json through rackgate.sim.nodeview, never the typed build side (dataclasses)."""
+    import subprocess
+    import sys
+
+    from rackgate.sim.render import PKG_ROOT, tools
+
+    mods = [f"rackgate.sim.tools.{m}" for m in tools().values()]
+    code = ("import importlib, sys\n"
+            f"for m in {mods!r}: importlib.import_module(m)\n"
+            "print(sorted(m for m in sys.modules if m in ('dataclasses', 'rackgate.sim.state', 'pydantic')))")
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=60,
+                         env={"PYTHONPATH": PKG_ROOT, "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]", f"the node executables import {out.stdout.strip()}"

@@ -11,8 +11,6 @@ node executables (rackgate/sim/tools) read state.json as plain JSON (`load`, `th
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 import time
 import types
 import typing
@@ -20,11 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
+from . import nodeview
 from .engine.behaviour import ServerFaults
+from .nodeview import STATE_FILE, load, node_dir, this_node  # noqa: F401  (the node side, re-exported)
 from .render import extensions
 
 HEALTHY_PPOD = "0x5a1c0de0000000000000000000000001"
-STATE_FILE = "state.json"
 
 
 class StateError(ValueError):
@@ -225,31 +224,9 @@ def healthy(nodes: int, gpus: int, accuracy: float) -> Rack:
     return out
 
 
-def node_dir() -> Path:
-    """Inside a sim executable: this node's directory (set in the node's environment)."""
-    return Path(os.environ["RACKGATE_SIM_NODE"])
-
-
-def load(rack_dir: Path) -> dict:
-    """state.json as plain JSON (the node executables' view)."""
-    return json.loads((rack_dir / STATE_FILE).read_text())
-
-
 def load_rack(rack_dir: Path) -> Rack:
     return Rack.from_json(load(rack_dir))
 
 
 def save(rack_dir: Path, state: Rack | dict) -> None:
-    data = state.to_json() if isinstance(state, Rack) else state
-    tmp = rack_dir / (STATE_FILE + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1))
-    tmp.replace(rack_dir / STATE_FILE)
-
-
-def this_node() -> tuple[str, dict, dict]:
-    """(node name, node state, whole state) for the executable running now."""
-    d = node_dir()
-    state = load(d.parent)
-    return d.name, state["nodes"][d.name], state
-
-
+    nodeview.save(rack_dir, state.to_json() if isinstance(state, Rack) else state)

@@ -19,8 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import state as sim_state
-from .areas import fab
+from . import fabwire as fab
+from . import nodeview as sim_state
 
 SIZES = (("1MB", 0.08), ("16MB", 0.55), ("256MB", 0.93), ("512MB", 0.97), ("1.00GB", 1.0))
 

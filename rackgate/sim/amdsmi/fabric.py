@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 
-from ..areas.fab import ZERO_PPOD, training
-from ..state import node_dir
+from ..fabwire import ZERO_PPOD, training
+from ..nodeview import node_dir
 from . import json_out
 
 SUBCOMMAND = "fabric"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -75,11 +76,11 @@ def atom_commit(image: str) -> str:
     return hashlib.sha1(f"rackgate-sim-atom:{image}".encode()).hexdigest()
 
 
-def _sync(root: Path, files: dict[str, tuple], managed: list[str]) -> None:
+def _sync(root: Path, files: dict[str, tuple], managed: list[str], keep: tuple[Path, ...] = ()) -> None:
     """Make root's managed subtrees hold exactly `files` (rel -> (bytes|None for a dir |
-    int size for a sparse file, mtime or None)). Unchanged files are not rewritten, so a
-    re-render (the link-training agent) never shows a reader a half-written file."""
-    want = set()
+    int size for a sparse file, mtime or None)) and the paths in `keep`. Unchanged files are not
+    rewritten, so a re-render (the link-training agent) never shows a reader a half-written file."""
+    want = {p for k in keep for p in (k, *k.parents)}
     for rel, (content, mtime) in files.items():
         p = root / rel
         want.add(p)
@@ -183,6 +184,12 @@ def render(rack_dir: Path, name: str, node) -> None:
                                         b'echo "py-spy: simulated: only --version" >&2; exit 2\n', None)
     cont.update(_prefix_files(plat.prefix))
     croot = rack_dir / name / "container"
-    _sync(croot, cont, ["app", "usr", atom_root.split("/")[0]])
+    # The container's own python3 (a real image has one on its PATH): this machine's interpreter,
+    # reached directly, not through whatever launcher (a pyenv shim) this machine's PATH holds.
+    py = croot / "usr/local/bin/python3"
+    if not py.is_symlink():
+        py.parent.mkdir(parents=True, exist_ok=True)
+        py.symlink_to(sys.executable)
+    _sync(croot, cont, ["app", "usr", atom_root.split("/")[0]], keep=(py,))
     if plat.py_spy:
         (croot / "usr/local/bin/py-spy").chmod(0o755)

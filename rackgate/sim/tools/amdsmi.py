@@ -2,7 +2,7 @@
 import sys
 
 from ..amdsmi import handlers
-from ..state import this_node
+from ..nodeview import this_node
 
 EXE = "amd-smi"
 

@@ -5,7 +5,7 @@ Supports the options probes use: --time-format iso (util-linux), -T is treated t
 import sys
 from datetime import datetime, timezone
 
-from ..state import this_node
+from ..nodeview import this_node
 
 
 def main() -> None:

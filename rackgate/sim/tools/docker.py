@@ -20,7 +20,7 @@ import re
 import sys
 import time
 
-from ..state import node_dir, this_node
+from ..nodeview import node_dir, this_node
 
 EXE = "docker"
 _VALUE_OPTS = {"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file", "--format", "-f", "--filter",

@@ -1,5 +1,5 @@
 """lsmod: the real column layout (Module, Size, Used by)."""
-from ..state import this_node
+from ..nodeview import this_node
 
 SIZES = {"amdgpu": 19615744, "ifoe": 454656, "amdxcp": 12288, "drm_buddy": 20480, "gpu_sched": 61440}
 

@@ -7,7 +7,7 @@ ppid, pgid, stat, comm, args (others print '-').
 import sys
 from pathlib import Path
 
-from ..state import node_dir
+from ..nodeview import node_dir
 
 WIDTH = {"pid": 7, "ppid": 7, "pgid": 7}
 HEAD = {"pid": "PID", "ppid": "PPID", "pgid": "PGID", "stat": "STAT", "comm": "COMMAND", "args": "COMMAND"}

@@ -2,7 +2,7 @@
 import sys
 import time
 
-from ..state import this_node
+from ..nodeview import this_node
 
 
 def main() -> None:
