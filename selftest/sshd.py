@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import getpass
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -37,6 +38,20 @@ def _free_port() -> int:
     return free_port()
 
 
+def _own_dotfiles(tmp: Path, argv: list[str]) -> list[str]:
+    """sshd in a private mount namespace where the user's .bashrc/.profile are empty files: the
+    shell of every ssh command sources them, and this machine's (a pyenv init) forks ~30
+    processes per command. Without root or unshare, sshd runs as is."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return argv
+    empty = tmp / "empty-dotfile"
+    empty.write_text("")
+    home = Path.home()
+    binds = "".join(f'[ -f {shlex.quote(str(home / f))} ] && mount --bind {shlex.quote(str(empty))} '
+                    f'{shlex.quote(str(home / f))}; ' for f in (".bashrc", ".profile"))
+    return ["unshare", "-m", "--propagation", "private", "sh", "-c", binds + 'exec "$@"', "sh", *argv]
+
+
 @contextlib.contextmanager
 def sshd(tmp: Path):
     if not os.path.exists(SSHD):
@@ -53,8 +68,8 @@ def sshd(tmp: Path):
         f"AuthorizedKeysFile {tmp / 'authorized_keys'}", "PasswordAuthentication no",
         "KbdInteractiveAuthentication no", "UsePAM no", "StrictModes no", "PermitRootLogin prohibit-password",
         f"PidFile {tmp / 'sshd.pid'}", "MaxSessions 64", "MaxStartups 64:30:128", "LogLevel ERROR", ""]))
-    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(tmp / "sshd_config")], stdout=subprocess.DEVNULL,
-                            stderr=open(tmp / "sshd.log", "w"), start_new_session=True)
+    proc = subprocess.Popen(_own_dotfiles(tmp, [SSHD, "-D", "-e", "-f", str(tmp / "sshd_config")]),
+                            stdout=subprocess.DEVNULL, stderr=open(tmp / "sshd.log", "w"), start_new_session=True)
     options = [f"Port={port}", f"IdentityFile={tmp / 'user_key'}", "IdentitiesOnly=yes",
                f"UserKnownHostsFile={tmp / 'known_hosts'}", "StrictHostKeyChecking=accept-new"]
     try:

@@ -113,7 +113,11 @@ def _setup_script(node: Node, root: Path) -> str:
              f"for f in null zero urandom random tty; do touch /dev/$f; mount --bind {r}/olddev/$f /dev/$f; done",
              "ln -s /proc/self/fd /dev/fd", "touch /dev/kfd", "mkdir -p /dev/shm",
              "mkdir -p /sys/module/ifoe /sys/module/amdgpu/parameters /sys/class/kfd/kfd/proc",
-             "mount -t tmpfs rg-bin /usr/local/bin", f"cp {r}/bin/* /usr/local/bin/"]
+             "mount -t tmpfs rg-bin /usr/local/bin", f"cp {r}/bin/* /usr/local/bin/",
+             # the node's own (empty) dotfiles, not this machine's: a pyenv init there forks ~30
+             # processes for every command the suite sends over ssh
+             f": > {r}/empty-dotfile",
+             f"for f in .bashrc .profile; do [ -f \"$HOME/$f\" ] && mount --bind {r}/empty-dotfile \"$HOME/$f\"; done; true"]
     for k, v in node.params.items():
         lines.append(f"echo {shlex.quote(v)} > /sys/module/amdgpu/parameters/{k}")
     for g, c in enumerate(node.cards):
