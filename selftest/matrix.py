@@ -51,7 +51,7 @@ from rackgate.catalogue import Row, case_problems
 from .harness import SuiteRun, run_suite
 
 # How many suite runs go at once (RACKGATE_MATRIX_JOBS overrides; 1 = one after the other).
-JOBS = int(os.environ.get("RACKGATE_MATRIX_JOBS", "2"))
+JOBS = int(os.environ.get("RACKGATE_MATRIX_JOBS", "4"))
 RUN_TIMEOUT_S = 300
 HEALTHY_TIMEOUT_S = 600  # the whole suite, every area (also a shared run's bound)
 # What one matrix test may wait: its run queued behind others, a shared run, then its solo re-run.
