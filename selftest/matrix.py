@@ -63,6 +63,22 @@ VERDICT = re.compile(r"^\s*(?:[\w.]+\.)?(?:CheckFailed: )?([A-Z]+-[A-Z0-9-]+) \[
 COULD_NOT = "could not observe"
 
 
+# What a suite run costs, by what it selects (a server boot and the gate dominate; platform
+# checks are a few probes per node): relative weights for the order the pool starts runs in.
+RUN_COST = (("gate", 4), ("serving", 4), ("regression", 4), ("accuracy", 4), ("fabric", 2), ("survey", 1),
+            ("platform", 1))
+
+
+def run_cost(group: list[dict] | None) -> int:
+    """The relative cost of a case's (or a group's) run; None is the healthy run, the whole suite."""
+    if group is None:
+        return 1000
+    def one(case: dict) -> int:
+        w = max((w for k, w in RUN_COST if k in case.get("select", "")), default=2)
+        return w * (2 if case.get("baseline") else 1)  # a baseline is recorded first: a second run
+    return sum(one(c) for c in group)
+
+
 def case_id(case: dict) -> str:
     return case.get("id") or case["fault"]
 
@@ -312,13 +328,14 @@ class Runs:
         self.started: list[list[dict]] = []  # the case runs (groups) asked for, in order
 
     def start(self, names: list[str]) -> None:
-        """Start the runs these names need (the healthy run first: it is the longest)."""
-        seen = set()
+        """Start the runs these names need, the costliest first (the healthy run, then the runs
+        that boot a server), so that the cheap ones fill the pool's last minutes."""
+        todo: dict[str, list[dict] | None] = {}
         for name in names:
             key = name if name == HEALTHY else group_name(self._group_of[name])
-            if key not in seen:
-                seen.add(key)
-                self._future(key, None if name == HEALTHY else self._group_of[name])
+            todo.setdefault(key, None if name == HEALTHY else self._group_of[name])
+        for key, group in sorted(todo.items(), key=lambda kv: -run_cost(kv[1])):
+            self._future(key, group)
 
     def _future(self, key: str, group: list[dict] | None, rerun: bool = False) -> Future:
         with self._lock:

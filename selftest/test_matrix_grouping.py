@@ -256,3 +256,20 @@ def test_a_real_fault_still_fails_after_the_rerun():
     finally:
         r.close()
     assert any("expected to fail, but it passed" in p for p in vb.problems)
+
+
+def test_the_pool_starts_the_costliest_runs_first():
+    """The healthy run, then runs that boot a server (a recorded baseline counts twice), then the
+    cheap platform runs, whatever order the tests asked in: the cheap ones fill the pool's end."""
+    srv = {**_case("fs", "SRV-Y", ["tests/serving/test_s.py"], []), "select": "serving"}
+    reg = {**_case("fr", "SRV-X", ["tests/serving/test_s.py"], []), "select": "serving", "baseline": ["-m", "x"]}
+    plat = {**A, "select": "platform"}
+    fake = FakeRunner(HEALTHY_AB)
+    r = mx.Runs([plat, srv, reg], jobs=1, solo=True, rows=ROWS, touches={}, runner=fake)
+    try:
+        r.start(["fa", "fs", mx.HEALTHY, "fr"])
+        for name in ("fa", "fs", "fr"):
+            r.get(name)
+    finally:
+        r.close()
+    assert fake.calls == [mx.HEALTHY, "fr", "fs", "fa"]
