@@ -92,6 +92,12 @@ def suite_args(case: dict, baseline: Path | None = None) -> list[str]:
     return args
 
 
+def run_group(group: list[dict], workdir: Path) -> SuiteRun:
+    """The one suite run a group of cases shares (plan())."""
+    (workdir / "record").mkdir(parents=True, exist_ok=True)
+    return run_suite(workdir, *group_args(group), timeout=HEALTHY_TIMEOUT_S)
+
+
 def run_case(case: dict | None, workdir: Path) -> SuiteRun:
     """The suite run a case needs (None: the healthy rack, everything selected). A case with
     `baseline` (a -m selection, or a list of pytest arguments) first records a baseline on the
@@ -306,7 +312,7 @@ class Runs:
     alone (verdict())."""
 
     def __init__(self, cases: list[dict], jobs: int = JOBS, solo: bool = SOLO, rows: dict | None = None,
-                 touches: dict | None = None, items: list[dict] | None = None, runner=None):
+                 touches: dict | None = None, items: list[dict] | None = None, runner=None, group_runner=None):
         from rackgate.catalogue import rows as catalogue_rows
         self._dir = Path(tempfile.mkdtemp(prefix="rackgate-matrix-"))
         self._pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="matrix")
@@ -324,6 +330,7 @@ class Runs:
         self._group_of = {case_id(c): g for g in self.groups for c in g}
         self._judged: dict[str, tuple[dict, list[str]]] = {}
         self._run = runner or run_case
+        self._run_shared = group_runner or run_group
         self.reruns: list[str] = []  # one line per group re-run alone, for the session's report
         self.started: list[list[dict]] = []  # the case runs (groups) asked for, in order
 
@@ -355,8 +362,26 @@ class Runs:
         return fut
 
     def _run_group(self, group: list[dict], workdir: Path) -> SuiteRun:
-        (workdir / "record").mkdir(parents=True, exist_ok=True)
-        return run_suite(workdir, *group_args(group), timeout=HEALTHY_TIMEOUT_S)
+        run = self._run_shared(group, workdir)
+        self._judge(group, run)  # a difference queues the solo re-runs now, not when a test asks
+        return run
+
+    def _judge(self, group: list[dict], run: SuiteRun) -> tuple[dict, list[str]]:
+        """The shared run judged once (judge_group); on any difference every case of the group
+        is queued alone, ahead of the runs still waiting."""
+        key = group_name(group)
+        with self._lock:
+            if key not in self._judged:
+                self._judged[key] = judge_group(group, run, self._rows)
+                by_case, whole = self._judged[key]
+                if whole or any(by_case.values()):
+                    first = (whole + [f"{n}: {p}" for n, ps in by_case.items() for p in ps])[0]
+                    self.reruns.append(f"{key}: re-run alone, the shared run differed ({first[:300]})")
+            by_case, whole = self._judged[key]
+        if whole or any(by_case.values()):
+            for c in group:
+                self._future(case_id(c), [c], rerun=True)
+        return by_case, whole
 
     def get(self, name: str, wait: bool = True) -> SuiteRun | None:
         """A solo run: the healthy rack's, or one case's alone."""
@@ -369,21 +394,11 @@ class Runs:
         if len(group) == 1:
             run = self.get(name)
             return Verdict(judge_case(case, run, self._rows[case["row"]]), run, "its own run")
-        key = group_name(group)
-        run = self._future(key, group).result()
-        with self._lock:
-            if key not in self._judged:
-                self._judged[key] = judge_group(group, run, self._rows)
-                by_case, whole = self._judged[key]
-                if whole or any(by_case.values()):
-                    first = (whole + [f"{n}: {p}" for n, ps in by_case.items() for p in ps])[0]
-                    self.reruns.append(f"{key}: re-run alone, the shared run differed ({first[:300]})")
-            by_case, whole = self._judged[key]
+        run = self._future(group_name(group), group).result()
+        by_case, whole = self._judge(group, run)
         others = ", ".join(case_id(c) for c in group if c is not case)
         if not whole and not any(by_case.values()):
             return Verdict([], own_part(run, case), f"one run shared with {others}")
-        for c in group:  # every case of the group alone, queued together ahead of the rest
-            self._future(case_id(c), [c], rerun=True)
         solo = self._future(name, [case], rerun=True).result()
         first = (whole + [f"{n}: {p}" for n, ps in by_case.items() for p in ps])[0]
         return Verdict(judge_case(case, solo, self._rows[case["row"]]), solo,

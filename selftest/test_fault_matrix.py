@@ -53,8 +53,9 @@ def test_healthy_rack_passes_everything(runs):
 
 @pytest.mark.timeout(mx.WAIT_TIMEOUT_S)  # waits on runs that are each bounded (selftest/matrix.py)
 @pytest.mark.parametrize("case", CASES, ids=[mx.case_id(c) for c in CASES])
-def test_fault_fails_exactly_its_checks(case, runs):
+def test_fault_fails_exactly_its_checks(case, runs, record_property):
     v = runs.verdict(mx.case_id(case))
+    record_property("matrix_run", v.how)  # its own run, a shared one, or re-run alone and why (JUnit)
     assert not v.problems, (f"sim fault {case['fault']} ({case['row']}, {case['source']}; {v.how}):\n  "
                             + "\n  ".join(v.problems) + "\n--- output tail ---\n" + v.run.stdout[-3000:])
 

@@ -211,8 +211,7 @@ class FakeRunner:
 
 def _runs(shared):
     fake = FakeRunner(shared)
-    r = mx.Runs([A, B], jobs=1, rows=ROWS, touches=TOUCH, items=ITEMS, runner=fake)
-    r._run_group = fake.group
+    r = mx.Runs([A, B], jobs=1, rows=ROWS, touches=TOUCH, items=ITEMS, runner=fake, group_runner=fake.group)
     return r, fake
 
 
@@ -249,8 +248,7 @@ def test_a_real_fault_still_fails_after_the_rerun():
             return run
     out = {**HEALTHY_AB, "tests/platform/test_b.py::test_b[node2]": ("failed", _msg("PLAT-A") + _msg("PLAT-B"))}
     fake = Broken(out)
-    r = mx.Runs([A, B], jobs=1, rows=ROWS, touches=TOUCH, items=ITEMS, runner=fake)
-    r._run_group = fake.group
+    r = mx.Runs([A, B], jobs=1, rows=ROWS, touches=TOUCH, items=ITEMS, runner=fake, group_runner=fake.group)
     try:
         vb = r.verdict("fb")
     finally:
@@ -273,3 +271,18 @@ def test_the_pool_starts_the_costliest_runs_first():
     finally:
         r.close()
     assert fake.calls == [mx.HEALTHY, "fr", "fs", "fa"]
+
+
+def test_a_shared_run_that_differed_queues_its_solo_runs_before_any_test_asks():
+    """The re-runs start when the shared run ends, not when the group's test comes up (a matrix
+    test late in the order would otherwise leave its re-runs for the session's last minutes)."""
+    out = {**HEALTHY_AB, "tests/platform/test_b.py::test_b[node1]": ("failed", _msg("PLAT-A"))}
+    fake = FakeRunner(out)
+    r = mx.Runs([A, B], jobs=1, rows=ROWS, touches=TOUCH, items=ITEMS, runner=fake, group_runner=fake.group)
+    try:
+        r.start(["fa", "fb"])
+        r._pool.shutdown(wait=True)  # the shared run ended; no test asked for a verdict
+        r._rerun_pool.shutdown(wait=True)  # what ran here was queued by the run's end
+    finally:
+        r.close()
+    assert fake.calls[0] == "fa+fb" and sorted(fake.calls[1:]) == ["fa", "fb"]
