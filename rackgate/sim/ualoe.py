@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from . import fabwire as fab
-from . import nodeview as sim_state
+from . import nodeview
 
 SIZES = (("1MB", 0.08), ("16MB", 0.55), ("256MB", 0.93), ("512MB", 0.97), ("1.00GB", 1.0))
 
@@ -31,7 +31,7 @@ def reexec_as(exe: str, module: str) -> None:
     if os.environ.get("RACKGATE_SIM_UALOE") == "1":
         return
     env = {**os.environ, "RACKGATE_SIM_UALOE": "1"}
-    argv0 = str(sim_state.node_dir() / "bin" / exe)
+    argv0 = str(nodeview.node_dir() / "bin" / exe)
     os.execve(sys.executable, [argv0, "-S", "-m", module, *sys.argv[1:]], env)  # -S: stdlib + PYTHONPATH only
 
 
@@ -59,8 +59,8 @@ class Ctx:
     def __init__(self, tool: str, argv: list[str]):
         self.tool = tool
         self.mode, self.opts = parse_args(argv)
-        self.name, self.node, self.state = sim_state.this_node()
-        self.rack_dir = sim_state.node_dir().parent
+        self.name, self.node, self.state = nodeview.this_node()
+        self.rack_dir = nodeview.node_dir().parent
         self.port = self.opts.get("port", "55552")
         g = self.opts.get("gpu")
         self.gpus = [int(g)] if g is not None else [x["card"] for x in self.node["gpus"]]
