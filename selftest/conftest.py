@@ -22,3 +22,11 @@ FIRST = ("selftest.test_fault_matrix", "selftest.realengine.")
 def _longest_first(item) -> int:
     name = item.module.__name__
     return next((i for i, p in enumerate(FIRST) if name == p or name.startswith(p)), len(FIRST))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """xdist, on the controller: tell each worker how tests are handed out. A worker's own config
+    says `--dist no`, so without this a module could not know it runs whole on one worker (the
+    fault matrix then started its runs one test at a time instead of all at once)."""
+    node.workerinput["rackgate_dist"] = node.config.getvalue("dist")

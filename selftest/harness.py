@@ -54,6 +54,15 @@ def user_env() -> dict[str, str]:
             if not k.startswith(("PYTEST_XDIST_", "PYTEST_CURRENT_TEST"))}
 
 
+def dist_mode(config) -> str:
+    """How xdist hands this run's tests out ("no" outside xdist). A worker's own config says
+    `--dist no`: the controller passes the real mode (selftest/conftest.py pytest_configure_node);
+    a worker without it answers "unknown"."""
+    if not hasattr(config, "workerinput"):
+        return "no"
+    return config.workerinput.get("rackgate_dist", "unknown")
+
+
 def run_suite(tmp_path: Path, *args: str, timeout: float = 300, env: dict | None = None) -> SuiteRun:
     junit = tmp_path / "junit.xml"
     if "--baseline" not in args and not any(a.startswith("--baseline=") for a in args):

@@ -10,6 +10,7 @@ from rackgate.report.inventory import checks_by_row, collect
 from rackgate.sim import faults as sim_faults
 
 from . import matrix as mx
+from .harness import dist_mode
 
 CASES = matrix()
 
@@ -20,7 +21,7 @@ def runs(request):
     with --dist loadgroup the whole module is on one worker (selftest/conftest.py), which starts
     them all the same way; under another --dist each worker runs only the cases it was given."""
     r = mx.Runs(CASES)
-    whole_module_here = not hasattr(request.config, "workerinput") or request.config.getvalue("dist") == "loadgroup"
+    whole_module_here = dist_mode(request.config) in ("no", "loadgroup")
     if whole_module_here:
         wanted = [it.callspec.params.get("case") if hasattr(it, "callspec") else None
                   for it in request.session.items if it.module is request.module]

@@ -1,5 +1,7 @@
 """The one start-wait-kill (transport.procs.run_bounded) and the one free-port finder."""
+import os
 import socket
+import time
 
 import pytest
 
@@ -46,3 +48,26 @@ def test_free_port_ranges_are_bindable():
         for s in socks:
             s.close()
     assert 0 < ports.free_port() < 65536
+
+
+def test_chosen_ports_are_not_the_kernels_to_hand_out():
+    """A port chosen now is bound later; meanwhile the kernel hands ephemeral ports to every bind
+    of port 0 and every outgoing connection (a sim rank took a model server's port that way)."""
+    eph = ports.ephemeral_range()
+    for span, below in [(1, 0), (1, 0), (50, 1), (5, 0)]:
+        base = ports.free_port("127.0.0.1", span=span, below=below)
+        assert not set(range(base - below, base + span)) & set(eph), (base, span, below)
+
+
+def test_a_claimed_port_is_not_chosen_again_until_its_claim_lapses(tmp_path, monkeypatch):
+    base = ports.free_port("127.0.0.1", span=2)  # two ports free now (claimed in the real place)
+    monkeypatch.setattr(ports, "CLAIMS", tmp_path)
+    monkeypatch.setattr(ports, "_pool", lambda width: range(base, base + 2 - width + 1))
+    first, second = ports.free_port(), ports.free_port()
+    assert {first, second} == {base, base + 1}
+    with pytest.raises(RuntimeError, match="no 1 consecutive free ports"):
+        ports.free_port()  # both are claimed by choosers that have not bound them yet
+    lapsed = time.time() - ports.HOLD_S - 1
+    os.utime(tmp_path / str(first), (lapsed, lapsed))
+    assert ports.free_port() == first
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([str(first), str(second)])

@@ -45,3 +45,20 @@ def test_two_workers_launch_one_server_and_agree_with_a_serial_run(tmp_path):
     ser, ser_launches = _run(tmp_path, "ser")
     assert len(ser_launches) == 1
     assert {k: o.status for k, o in par.outcomes.items()} == {k: o.status for k, o in ser.outcomes.items()}
+
+
+def test_workers_know_how_the_self_tests_are_handed_out(tmp_path):
+    """A worker's own config says `--dist no`; selftest/conftest.py passes the controller's mode,
+    which the fault matrix reads to start all its runs at once when it runs whole on one worker."""
+    import subprocess
+    import sys
+
+    from .harness import REPO, user_env
+
+    (tmp_path / "test_mode.py").write_text(
+        "from selftest.harness import dist_mode\n\n\n"
+        "def test_mode(request):\n    assert dist_mode(request.config) == 'loadgroup'\n")
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "selftest.conftest", "-q",
+                          "-n", "2", "--dist", "loadgroup", "--rootdir", str(tmp_path), str(tmp_path / "test_mode.py")],
+                         cwd=REPO, capture_output=True, text=True, timeout=300, env=user_env())
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-1000:]
