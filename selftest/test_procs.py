@@ -60,14 +60,33 @@ def test_chosen_ports_are_not_the_kernels_to_hand_out():
 
 
 def test_a_claimed_port_is_not_chosen_again_until_its_claim_lapses(tmp_path, monkeypatch):
-    base = ports.free_port("127.0.0.1", span=2)  # two ports free now (claimed in the real place)
+    single = ports.free_port("127.0.0.1", span=2)  # two ports free now (claimed in the real place)
+    slot = ports.free_port("0.0.0.0", span=ports.SLOT)
     monkeypatch.setattr(ports, "CLAIMS", tmp_path)
-    monkeypatch.setattr(ports, "_pool", lambda width: range(base, base + 2 - width + 1))
+    monkeypatch.setattr(ports, "_layout", lambda: (range(single, single + 2), range(slot, slot + 1)))
     first, second = ports.free_port(), ports.free_port()
-    assert {first, second} == {base, base + 1}
-    with pytest.raises(RuntimeError, match="no 1 consecutive free ports"):
+    assert {first, second} == {single, single + 1}
+    assert ports.free_port("0.0.0.0", span=10, below=1) == slot + 1
+    with pytest.raises(RuntimeError, match="no 1 consecutive free unclaimed ports"):
         ports.free_port()  # both are claimed by choosers that have not bound them yet
+    with pytest.raises(RuntimeError, match="no 11 consecutive free unclaimed ports"):
+        ports.free_port("0.0.0.0", span=10, below=1)
     lapsed = time.time() - ports.HOLD_S - 1
-    os.utime(tmp_path / str(first), (lapsed, lapsed))
+    for claim in (f"p{first}", f"s{slot}"):
+        os.utime(tmp_path / claim, (lapsed, lapsed))
     assert ports.free_port() == first
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([str(first), str(second)])
+    assert ports.free_port("0.0.0.0", span=3) == slot
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"p{first}", f"p{second}", f"s{slot}"])
+
+
+def test_runs_of_ports_do_not_fragment_the_pool(tmp_path, monkeypatch):
+    """Every sim claims a run of 51 ports for its collectives; a self-test run builds about 150
+    sims within one claim's life. Claimed at random places, runs left no room for the next one."""
+    monkeypatch.setattr(ports, "CLAIMS", tmp_path)
+    singles, slots = ports._layout()
+    monkeypatch.setattr(ports, "_bindable", lambda run, host: True)  # claims only, not this machine
+    bases = [ports.free_port("0.0.0.0", span=50, below=1) for _ in slots]
+    assert len(set(bases)) == len(slots) >= 150
+    assert not set(singles) & {p for b in bases for p in range(b - 1, b + 50)}
+    with pytest.raises(ValueError, match="a run of 65 ports"):
+        ports.free_port(span=65)

@@ -79,33 +79,52 @@ def atom_commit(image: str) -> str:
 def _sync(root: Path, files: dict[str, tuple], managed: list[str], keep: tuple[Path, ...] = ()) -> None:
     """Make root's managed subtrees hold exactly `files` (rel -> (bytes|None for a dir |
     int size for a sparse file, mtime or None)) and the paths in `keep`. Unchanged files are not
-    rewritten, so a re-render (the link-training agent) never shows a reader a half-written file."""
-    want = {p for k in keep for p in (k, *k.parents)}
+    rewritten, so a re-render (the link-training agent) never shows a reader a half-written file.
+    Every suite run builds a sim (about 1,000 files), so this works on strings, makes each
+    directory once and writes a file that is not there yet in place."""
+    base = str(root)
+    want = {str(p) for k in keep for p in (k, *k.parents)}
+    made: set[str] = set()
+
+    def mkdirs(d: str) -> None:
+        if d not in made:
+            os.makedirs(d, exist_ok=True)
+            while d not in made and d.startswith(base):
+                made.add(d)
+                want.add(d)
+                d = os.path.dirname(d)
+
     for rel, (content, mtime) in files.items():
-        p = root / rel
+        p = f"{base}/{rel}"
         want.add(p)
-        for parent in p.parents:
-            want.add(parent)
         if content is None:
-            p.mkdir(parents=True, exist_ok=True)
+            mkdirs(p)
         else:
-            p.parent.mkdir(parents=True, exist_ok=True)
+            mkdirs(os.path.dirname(p))
+            try:
+                st = os.stat(p)
+            except FileNotFoundError:
+                st = None
             if isinstance(content, int):
-                if not p.is_file() or p.stat().st_size != content:
+                if st is None or st.st_size != content:
                     with open(p, "wb") as f:
                         f.truncate(content)
-            elif not p.is_file() or p.read_bytes() != content:
-                tmp = p.with_name(p.name + ".rg-tmp")
-                tmp.write_bytes(content)
+            elif st is None:
+                with open(p, "xb") as f:  # new: nothing could have read it half-written before
+                    f.write(content)
+            elif st.st_size != len(content) or Path(p).read_bytes() != content:
+                tmp = p + ".rg-tmp"
+                with open(tmp, "wb") as f:
+                    f.write(content)
                 os.replace(tmp, p)
         if mtime is not None:
             os.utime(p, (mtime, mtime))
     for m in managed:
-        base = root / m
-        if not base.exists():
+        top = f"{base}/{m}"
+        if not os.path.exists(top):
             continue
-        for p in sorted(base.rglob("*"), key=lambda x: len(x.parts), reverse=True):
-            if p not in want:
+        for p in sorted(Path(top).rglob("*"), key=lambda x: len(x.parts), reverse=True):
+            if str(p) not in want:
                 if p.is_dir() and not p.is_symlink():
                     shutil.rmtree(p, ignore_errors=True)
                 else:
