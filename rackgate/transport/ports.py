@@ -6,19 +6,22 @@ collective). Two things could take it in between, and both are ruled out here:
   range (/proc/sys/net/ipv4/ip_local_port_range), so a chosen port never lies in that range;
 - another chooser on this machine (another sim, another xdist worker): each chosen port, or
   slot of ports for a run, is claimed by a file under /tmp until HOLD_S have passed, and is not
-  chosen again while its claim stands.
+  chosen again while its claim stands (a slot: while an unclaimed or older one is free).
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import random
 import socket
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 HOLD_S = 600.0  # a claim stands this long: time enough for the slowest server to bind its port
 LOWEST = 15000  # chosen ports start here (below: the ports services are known by)
+LOCK = ".lock"
 SLOT = 64  # a run of ports (the sim's collectives) takes one aligned slot of this many
 # one directory for every process on the machine, whatever its TMPDIR says
 CLAIMS = Path("/tmp" if os.access("/tmp", os.W_OK) else tempfile.gettempdir()) / "rackgate-ports"
@@ -59,54 +62,65 @@ def _bindable(ports: range, host: str) -> bool:
             so.close()
 
 
-def _claim(name: str, now: float) -> bool:
-    path = CLAIMS / name
-    for _ in range(2):
-        try:
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-            return True
-        except FileExistsError:
-            try:
-                if now - path.stat().st_mtime < HOLD_S:
-                    return False
-                path.unlink()  # a stale claim: its owner bound the port long ago, or never will
-            except FileNotFoundError:
-                pass
-    return False
+def _claimed_at(name: str) -> float:
+    try:
+        return (CLAIMS / name).stat().st_mtime
+    except FileNotFoundError:
+        return 0.0
+
+
+def _claim(name: str) -> None:
+    (CLAIMS / name).touch()
 
 
 def _sweep(now: float) -> None:
     """Forget claims that no longer stand (they would pile up run after run)."""
     for entry in os.scandir(CLAIMS):
         try:
-            if now - entry.stat().st_mtime >= HOLD_S:
+            if entry.name != LOCK and now - entry.stat().st_mtime >= HOLD_S:
                 os.unlink(entry.path)
         except FileNotFoundError:
             pass
 
 
+@contextmanager
+def _choosing():
+    """One chooser at a time on this machine (held for milliseconds; the kernel drops the lock
+    of a process that dies holding it)."""
+    CLAIMS.mkdir(mode=0o1777, parents=True, exist_ok=True)
+    with open(CLAIMS / LOCK, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def free_port(host: str = "127.0.0.1", span: int = 1, below: int = 0) -> int:
     """A port p with p-below .. p+span-1 all free now, outside the kernel's ephemeral range, and
     claimed for HOLD_S so that no other chooser on this machine gets any of them meanwhile.
-    Random: sims built at the same moment do not try the same ports first."""
+    A run takes an unclaimed slot, or when every slot is claimed (hundreds of sims within
+    HOLD_S) the one claimed longest ago. Random: sims built at once try different ports first."""
     width = span + below
     if not 1 <= width <= SLOT:
         raise ValueError(f"free_port: a run of {width} ports (1 to {SLOT} can be chosen)")
     singles, slots = _layout()
-    CLAIMS.mkdir(mode=0o1777, parents=True, exist_ok=True)
-    now = time.time()
-    _sweep(now)
     rnd = random.Random()
-    if width == 1:
-        for _ in range(400):
-            p = rnd.choice(singles)
-            if _bindable(range(p, p + 1), host) and _claim(f"p{p}", now):
-                return p
-        where = f"{singles.start}-{singles.stop - 1}"
-    else:
-        for s in rnd.sample(slots, len(slots)):
-            if _bindable(range(s, s + width), host) and _claim(f"s{s}", now):
-                return s + below
-        where = f"the {len(slots)} slots of {SLOT} from {slots.start}"
-    raise RuntimeError(f"no {width} consecutive free unclaimed ports on {host} in {where} "
-                       f"(claims: {CLAIMS})")
+    with _choosing():
+        now = time.time()
+        _sweep(now)
+        if width == 1:
+            for _ in range(400):
+                p = rnd.choice(singles)
+                if now - _claimed_at(f"p{p}") >= HOLD_S and _bindable(range(p, p + 1), host):
+                    _claim(f"p{p}")
+                    return p
+            where = f"{singles.start}-{singles.stop - 1}"
+        else:
+            by_age = sorted(rnd.sample(slots, len(slots)), key=lambda s: _claimed_at(f"s{s}"))
+            for s in by_age:
+                if _bindable(range(s, s + width), host):
+                    _claim(f"s{s}")
+                    return s + below
+            where = f"the {len(slots)} slots of {SLOT} from {slots.start}"
+    raise RuntimeError(f"no {width} consecutive free ports on {host} in {where} (claims: {CLAIMS})")
