@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass
 
 import requests
+import urllib3
 
 from ..errors import CouldNotObserve
 from ..report.secrets import redact
@@ -41,13 +42,20 @@ class Client:
     def request(self, method: str, path: str, body: dict | None = None, timeout: float | None = None) -> Reply:
         url = self.base_url + path
         t0 = time.monotonic()
-        try:
-            r = self.session.request(method, url, json=body, timeout=timeout or self.timeout)
-        except requests.Timeout:
-            raise ServerError(f"{method} {url}: no answer within {timeout or self.timeout:g}s") from None
-        except requests.ConnectionError as e:
-            reason = str(e.args[0]) if e.args else str(e)
-            raise ServerError(f"{method} {url}: cannot connect ({reason.split(':')[-1].strip()[:120]})") from None
+        for attempt in (1, 2):
+            try:
+                r = self.session.request(method, url, json=body, timeout=timeout or self.timeout)
+                break
+            except requests.Timeout:
+                raise ServerError(f"{method} {url}: no answer within {timeout or self.timeout:g}s") from None
+            except requests.ConnectionError as e:
+                # A kept-alive connection the server closed as it was reused (uvicorn closes idle
+                # ones after 5 s) is not a dead server: once more, on a new connection. Refused
+                # or reset again: the server is not there.
+                if attempt == 1 and e.args and isinstance(e.args[0], urllib3.exceptions.ProtocolError):
+                    continue
+                reason = str(e.args[0]) if e.args else str(e)
+                raise ServerError(f"{method} {url}: cannot connect ({reason.split(':')[-1].strip()[:120]})") from None
         try:
             data = r.json()
         except ValueError:

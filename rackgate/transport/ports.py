@@ -102,9 +102,10 @@ def free_port(host: str = "127.0.0.1", span: int = 1, below: int = 0) -> int:
     A run takes an unclaimed slot, or when every slot is claimed (hundreds of sims within
     HOLD_S) the one claimed longest ago. Random: sims built at once try different ports first."""
     width = span + below
-    if not 1 <= width <= SLOT:
-        raise ValueError(f"free_port: a run of {width} ports (1 to {SLOT} can be chosen)")
     singles, slots = _layout()
+    need = -(-width // SLOT)  # slots a run takes (an 18-node sim's collectives: 191 ports, 3 slots)
+    if width < 1 or need > len(slots):
+        raise ValueError(f"free_port: a run of {width} ports (1 to {len(slots) * SLOT} can be chosen)")
     rnd = random.Random()
     with _choosing():
         now = time.time()
@@ -117,10 +118,12 @@ def free_port(host: str = "127.0.0.1", span: int = 1, below: int = 0) -> int:
                     return p
             where = f"{singles.start}-{singles.stop - 1}"
         else:
-            by_age = sorted(rnd.sample(slots, len(slots)), key=lambda s: _claimed_at(f"s{s}"))
-            for s in by_age:
-                if _bindable(range(s, s + width), host):
-                    _claim(f"s{s}")
-                    return s + below
+            groups = [slots[i:i + need] for i in range(len(slots) - need + 1)]
+            by_age = sorted(rnd.sample(groups, len(groups)), key=lambda g: max(_claimed_at(f"s{s}") for s in g))
+            for g in by_age:
+                if _bindable(range(g[0], g[0] + width), host):
+                    for s in g:
+                        _claim(f"s{s}")
+                    return g[0] + below
             where = f"the {len(slots)} slots of {SLOT} from {slots.start}"
     raise RuntimeError(f"no {width} consecutive free ports on {host} in {where} (claims: {CLAIMS})")
