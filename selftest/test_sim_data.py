@@ -2,6 +2,7 @@
 state and fault behaviours are typed and refuse what they do not know."""
 import json
 import re
+import tempfile
 
 import pytest
 
@@ -96,3 +97,14 @@ def test_node_executables_import_no_typed_state():
                          env={"PYTHONPATH": PKG_ROOT, "PATH": "/usr/bin:/bin"})
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]", f"the node executables import {out.stdout.strip()}"
+
+
+def test_a_failed_build_leaves_no_directory(tmp_path, monkeypatch):
+    """An unknown fault (or no free ports) stops a build after its directory was made: the
+    directory goes too (self-test runs left hundreds of empty rackgate-sim-* in /tmp)."""
+    from rackgate.config import load
+    from rackgate.sim.rack import SHIPPED_RACK, build
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(Exception, match="no-such-fault"):
+        build(load(SHIPPED_RACK), ["no-such-fault"])
+    assert list(tmp_path.iterdir()) == []

@@ -48,6 +48,15 @@ def build(rack: Rack, extra_faults: list[str] = (), workdir: str | None = None) 
     workdir = workdir or os.environ.get("RACKGATE_SIM_WORKDIR") or None  # kept after the run, for debugging
     rack_dir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="rackgate-sim-"))
     rack_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        return _lay_out(rack, extra_faults, rack_dir, keep=workdir is not None)
+    except BaseException:
+        if workdir is None:  # a build that failed (an unknown fault, no free ports) leaves nothing
+            shutil.rmtree(rack_dir, ignore_errors=True)
+        raise
+
+
+def _lay_out(rack: Rack, extra_faults, rack_dir: Path, keep: bool) -> SimRack:
     st = sim_state.healthy(rack.sim.nodes, rack.gpus_per_node, rack.sim.accuracy)
     st.served_model = rack.server.served_model
     st.container, st.image, st.atom_path = rack.container, rack.image, rack.atom_path  # the sim's own container
@@ -84,4 +93,4 @@ def build(rack: Rack, extra_faults: list[str] = (), workdir: str | None = None) 
     for i, bg in enumerate(st.background):
         h = Host(bg.node, LocalRunner(bg.node, node_env(rack_dir, bg.node)))
         agents.append(h.spawn(["sh", "-c", bg.cmd], str(rack_dir / "logs" / f"background-{i}-{bg.node}.log"), bg.env))
-    return SimRack(built, rack_dir, agents, keep=workdir is not None)
+    return SimRack(built, rack_dir, agents, keep=keep)
