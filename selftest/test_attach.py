@@ -6,7 +6,7 @@ from pathlib import Path
 from rackgate.catalogue import row
 from rackgate.sim.gsm8k import SHARED as SHARED_GSM8K
 
-from .harness import run_suite
+from .harness import REPO, run_suite
 from .simserver import sim_server
 
 SANITY = "tests/serving/test_server.py::test_sanity"
@@ -64,6 +64,18 @@ def test_attach_without_a_rack_file_is_its_own_profile(tmp_path):
     assert "rackgate-sim-gsm8k" not in run.stdout + run.stderr
     quick = run.outcomes["tests/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"]
     assert quick.status != "passed" or Path(GSM8K).exists()
+
+
+def test_lint_of_a_server_the_head_does_not_run_is_could_not_observe(tmp_path):
+    """Attached with a rack file, the lint reads the serving process's command line on the head.
+    A head where no process serves the port (the server runs elsewhere) is nothing read: ERROR
+    saying where it looked, never a SKIP (the rack file does not say the check does not apply)."""
+    with sim_server() as (_proc, url):
+        run = run_suite(tmp_path, "--rack", str(REPO / "racks/sim.toml"), "-k", "test_launch_lint",
+                        "--atom-url", url, "--served-model", "moonshotai/Kimi-K3")
+    lint = run.outcomes[LINT]
+    assert lint.status == "error", (lint, run.stdout[-2000:])
+    assert "could not observe" in lint.message and "no process on node1 serves port" in lint.message, lint.message
 
 
 def test_gsm8k_dir_is_checked_at_start(tmp_path):

@@ -16,8 +16,8 @@ NOT_LAUNCHED = "the suite did not launch this server"
 
 def _running_command(rack, request) -> tuple[str, dict, str]:
     """Attached: (command line, environment, where) of the process serving --atom-url, read from
-    the head node's process table (could not observe when the head or ps cannot be read); SKIPPED
-    when there are no nodes or no process on the head serves the port (the server is elsewhere)."""
+    the head node's process table. SKIPPED only without a rack file (no nodes: nothing to read);
+    could not observe when the head or ps cannot be read, or no process on the head serves the port."""
     from urllib.parse import urlparse
 
     url = request.config.option.atom_url
@@ -31,7 +31,9 @@ def _running_command(rack, request) -> tuple[str, dict, str]:
     port = urlparse(url).port or 80
     found = procs.serving(head, port)
     if found is None:
-        pytest.skip(f"{NOT_LAUNCHED} and no process on {rack.head.name} serves port {port} with --model")
+        raise CouldNotObserve(f"{NOT_LAUNCHED}, and no process on {rack.head.name} serves port {port} with "
+                              "--model (ps -ww -eo pid=,args=): its command line could not be read; set [launch] "
+                              "head to the node that runs it")
     pid, args = found
     env = procs.environ(head, pid)
     return args, env, f"{rack.head.name} pid {pid}"
