@@ -1,8 +1,10 @@
 """`pytest -n 2` on the sim: the session server is launched once for the whole run (not once per
 worker), and the verdicts are the serial run's."""
 import os
+import subprocess
+import sys
 
-from .harness import run_suite
+from .harness import REPO, run_suite, user_env
 
 # Counts every launch of the session server, in whichever process makes it.
 COUNT_PLUGIN = """
@@ -50,11 +52,6 @@ def test_two_workers_launch_one_server_and_agree_with_a_serial_run(tmp_path):
 def test_workers_know_how_the_self_tests_are_handed_out(tmp_path):
     """A worker's own config says `--dist no`; selftest/conftest.py passes the controller's mode,
     which the fault matrix reads to start all its runs at once when it runs whole on one worker."""
-    import subprocess
-    import sys
-
-    from .harness import REPO, user_env
-
     (tmp_path / "test_mode.py").write_text(
         "from selftest.harness import dist_mode\n\n\n"
         "def test_mode(request):\n    assert dist_mode(request.config) == 'loadgroup'\n")

@@ -56,7 +56,7 @@ def build(rack: Rack, extra_faults: list[str] = (), workdir: str | None = None) 
         raise
 
 
-def _lay_out(rack: Rack, extra_faults, rack_dir: Path, keep: bool) -> SimRack:
+def _lay_out(rack: Rack, extra_faults: list[str], rack_dir: Path, keep: bool) -> SimRack:
     st = sim_state.healthy(rack.sim.nodes, rack.gpus_per_node, rack.sim.accuracy)
     st.served_model = rack.server.served_model
     st.container, st.image, st.atom_path = rack.container, rack.image, rack.atom_path  # the sim's own container
