@@ -179,7 +179,7 @@ def alone_because(case: dict) -> str:
         return f"solo: {case['solo']}"
     if case.get("baseline"):
         return "records a baseline"
-    if case.get("output"):
+    if case.get("output") or case.get("moved"):
         return "checks the run's output text"
     if not case.get("paths"):
         return "runs a whole selection (no paths)"
@@ -514,10 +514,49 @@ def judge_case(case: dict, run: SuiteRun, row: Row) -> list[str]:
     for needle in case.get("output", []):
         if needle not in run.stdout:
             problems.append(f"the run's output lacks {needle!r}")
+    problems += moved_problems(case.get("moved", []), run.stdout)
     if expected and run.rc != 1:
         problems.append(f"the suite exited {run.rc}, not 1 (tests failed)")
     if not expected and run.rc != 0:
         problems.append(f"the suite exited {run.rc}, not 0")
+    return problems
+
+
+def regressed_rows(stdout: str) -> list[tuple[str, str, str, str]]:
+    """(fact, where, old, new) of every REGRESSED row of the old -> new tables in a run's output
+    (rackgate.baseline.compare.table: columns two spaces apart; the unit after the new value)."""
+    rows = []
+    for line in stdout.splitlines():
+        cols = re.split(r"\s{2,}", line.strip())
+        if len(cols) == 6 and cols[-1] == "REGRESSED" and " -> " in cols[2]:
+            old, _, new = cols[2].partition(" -> ")
+            rows.append((cols[0], cols[1], old, new))
+    return rows
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.split(" ")[0])
+    except ValueError:
+        return None
+
+
+def moved_problems(moved: list[dict], stdout: str) -> list[str]:
+    """Each `moved` fact shows a REGRESSED row (beyond its tolerance) that moved its way: the
+    verdict and the evidence's shape, whatever figures load or sampling gave this run."""
+    problems, rows = [], regressed_rows(stdout)
+    for m in moved:
+        mine = [r for r in rows if r[0] == m["fact"] and (not m.get("where") or r[1] == m["where"])]
+        if not mine:
+            problems.append(f"no REGRESSED row for {m['fact']}{' at ' + m['where'] if m.get('where') else ''} "
+                            "in the run's old -> new table")
+            continue
+        for _fact, where, old, new in mine:
+            a, b = _number(old), _number(new)
+            ok = {"changed": old != new, "down": a is not None and b is not None and b < a,
+                  "up": a is not None and b is not None and b > a}[m["direction"]]
+            if not ok:
+                problems.append(f"{m['fact']} ({where}): {old} -> {new} did not move {m['direction']}")
     return problems
 
 

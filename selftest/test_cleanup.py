@@ -109,3 +109,27 @@ def test_nothing_left_after_ctrl_c(tmp_path):
     assert "KeyboardInterrupt" in out or "Interrupted" in out or "interrupted" in out, out[-2000:]
     assert wait_for(lambda: processes_mentioning(str(simdir)) == [], 30), \
         f"{processes_mentioning(str(simdir))}\n{out[-2000:]}"
+
+
+def test_sim_serve_cleans_up_on_sigterm(tmp_path):
+    """`python -m rackgate.sim serve` stopped with SIGTERM (to its own PID, as a service manager
+    or a self-test's teardown sends it) stops the server it started and removes its sim directory."""
+    import re
+
+    env = {**user_env(), "TMPDIR": str(tmp_path)}  # its sim directory is made here
+    proc = subprocess.Popen([sys.executable, "-m", "rackgate.sim", "serve"], cwd=REPO, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        line = proc.stdout.readline()  # printed once built, before the server starts
+        assert re.match(r"serving http://\S+ ", line), line
+        simdirs = [p for p in tmp_path.glob("rackgate-sim-*") if not p.name.startswith("rackgate-sim-gsm8k")]
+        assert len(simdirs) == 1, simdirs
+        os.kill(proc.pid, signal.SIGTERM)
+        out = proc.communicate(timeout=60)[0]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    assert proc.returncode == 128 + signal.SIGTERM, out[-2000:]
+    assert not simdirs[0].exists(), sorted(p.name for p in simdirs[0].rglob("*"))[:20]
+    assert processes_mentioning(str(simdirs[0])) == []

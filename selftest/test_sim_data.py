@@ -1,6 +1,7 @@
 """The sim as typed data: launch edits are structured (not text replacement), the server's
 state and fault behaviours are typed and refuse what they do not know."""
 import json
+import os
 import re
 import tempfile
 
@@ -99,12 +100,25 @@ def test_node_executables_import_no_typed_state():
     assert out.stdout.strip() == "[]", f"the node executables import {out.stdout.strip()}"
 
 
-def test_a_failed_build_leaves_no_directory(tmp_path, monkeypatch):
+def test_a_failed_build_leaves_no_directory(monkeypatch):
     """An unknown fault (or no free ports) stops a build after its directory was made: the
-    directory goes too (self-test runs left hundreds of empty rackgate-sim-* in /tmp)."""
+    directory goes too (self-test runs left hundreds of empty rackgate-sim-* in /tmp). Only the
+    directory this build made is watched: what else the system temp dir holds (the sim's GSM8K
+    set, made on first use; other runs' directories) is not this build's, whether there or not."""
+    import threading
+
     from rackgate.config import load
-    from rackgate.sim.rack import SHIPPED_RACK, build
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    from rackgate.sim import rack as sim_rack
+    made, me, real = [], threading.get_ident(), tempfile.mkdtemp
+
+    def mkdtemp(*args, **kwargs):
+        d = real(*args, **kwargs)
+        if threading.get_ident() == me:
+            made.append(d)
+        return d
+
+    monkeypatch.setattr(sim_rack.tempfile, "mkdtemp", mkdtemp)
     with pytest.raises(Exception, match="no-such-fault"):
-        build(load(SHIPPED_RACK), ["no-such-fault"])
-    assert list(tmp_path.iterdir()) == []
+        sim_rack.build(load(sim_rack.SHIPPED_RACK), ["no-such-fault"])
+    assert made and all("rackgate-sim-" in d for d in made), made
+    assert [d for d in made if os.path.exists(d)] == []

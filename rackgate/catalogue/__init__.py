@@ -9,6 +9,7 @@ import functools
 import re
 import tomllib
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -83,6 +84,14 @@ class Row(_Data):
         return self.pattern
 
 
+class Moved(_Data):
+    """A fact a REG case's fault must move beyond its tolerance (REGRESSED), and which way: the
+    evidence's shape, never its figures (a measured figure moves with load and sampling)."""
+    fact: str                                        # the fact's name, e.g. accuracy.gsm8k.full
+    direction: Literal["down", "up", "changed"]      # changed: not numbers (a commit, a dtype)
+    where: str = ""                                  # the node/pair/rank named, when it matters
+
+
 class MatrixCase(_Data):
     """One fault-matrix case (matrix/<area>.toml; see the header of those files)."""
     fault: str
@@ -93,6 +102,7 @@ class MatrixCase(_Data):
     also_fail: list[str] = Field(default_factory=list)
     baseline: list[str] = Field(default_factory=list)  # a recording run's pytest arguments
     output: list[str] = Field(default_factory=list)    # text the run's output must contain
+    moved: list[Moved] = Field(default_factory=list)   # facts the run's old -> new table shows moved
     id: str | None = None
     solo: str = ""                  # why the case never shares a suite run (selftest/matrix.py)
     source: str = ""
