@@ -7,6 +7,8 @@ through the rest beside them. Three workers on two cores: the workers mostly wai
 runs and servers they start."""
 import pytest
 
+from . import gsm8k_data
+
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook turns the groups into node-id suffixes
 def pytest_collection_modifyitems(config, items):
@@ -30,3 +32,16 @@ def pytest_configure_node(node):
     says `--dist no`, so without this a module could not know it runs whole on one worker (the
     fault matrix then started its runs one test at a time instead of all at once)."""
     node.workerinput["rackgate_dist"] = node.config.getvalue("dist")
+
+
+@pytest.fixture(scope="session")
+def gsm8k_dir():
+    """Real GSM8K rows (selftest/gsm8k_data.py): skipped naming the directory and
+    RACKGATE_GSM8K_DIR where they are absent; a failure with RACKGATE_GSM8K=require."""
+    d = gsm8k_data.location()
+    why = gsm8k_data.missing(d)
+    if why:
+        if gsm8k_data.required():
+            pytest.fail(f"{why}; RACKGATE_GSM8K=require", pytrace=False)
+        pytest.skip(why)
+    return d

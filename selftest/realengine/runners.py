@@ -13,11 +13,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from rackgate.sim.gsm8k import SHARED as SHARED_GSM8K
-
-# The GSM8K JSONL: RACKGATE_GSM8K_DIR, else the shared copy beside the repository (as the sim reads it).
-GSM8K_DIR = Path(os.environ.get("RACKGATE_GSM8K_DIR") or SHARED_GSM8K)
-
 # `docker exec [-i] [-e K=V]... CONTAINER CMD...` run on this machine: the suite runs the rack's
 # benchmark command "inside the container" (ContainerRunner); the engine here has none.
 DOCKER_SHIM = """#!/bin/sh
@@ -121,7 +116,7 @@ LOCAL_TASK = "gsm8k_local"
 NARROW = Path(__file__).resolve().parents[2] / "rackgate" / "gsm8k" / "lmeval_narrow.py"
 
 
-def gsm8k_task_yaml(directory: Path, venv_python: Path, data_dir: Path = GSM8K_DIR) -> Path:
+def gsm8k_task_yaml(directory: Path, venv_python: Path, data_dir: Path) -> Path:
     """lm-eval's own gsm8k.yaml (included from the venv's lm-eval), data from local JSONL."""
     out = subprocess.run([str(venv_python), "-c", "import importlib.resources as r; "
                           "print(r.files('lm_eval') / 'tasks' / 'gsm8k' / 'gsm8k.yaml')"],

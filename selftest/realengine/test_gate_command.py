@@ -42,33 +42,32 @@ SERVER_BROKEN_ROWS = ("SRV-SANITY", "SRV-MODELS", "SRV-CONSISTENCY", "ACC-BUDGET
 GATE_MAX_TOKENS = 128  # SmolLM2's 5-shot completions answers: 20-60 tokens, then "Question:"
 
 
-def gate_command(srv, tmp_path: Path, rack: Path | None = None) -> list[str]:
+def gate_command(srv, tmp_path: Path, gsm8k_dir: Path, rack: Path | None = None) -> list[str]:
     """The README's attach command, without or with a rack file (plus where the reports go)."""
     reports = [f"--junitxml={tmp_path / 'junit.xml'}", f"--alluredir={tmp_path / 'allure'}"]
     attach = ["-m", "gate", "--atom-url", srv.url, "--served-model", srv.model]
     if rack is None:
-        return ["pytest", *attach, "--gsm8k-dir", str(runners.GSM8K_DIR), *reports]
+        return ["pytest", *attach, "--gsm8k-dir", str(gsm8k_dir), *reports]
     return ["pytest", "--rack", str(rack), *attach, *reports]
 
 
-def engine_rack(tmp_path: Path, srv) -> Path:
+def engine_rack(tmp_path: Path, srv, gsm8k_dir: Path) -> Path:
     """The real-engine rack: Kimi-K3's accuracy thresholds, questions fitted to SmolLM2 on CPU."""
     return runners.rack_file(tmp_path / "rack.toml", srv.model, max_tokens=GATE_MAX_TOKENS,
-                             accuracy={"api": "completions", "gsm8k_dir": str(runners.GSM8K_DIR)})
+                             accuracy={"api": "completions", "gsm8k_dir": str(gsm8k_dir)})
 
 
-def run_gate(srv, tmp_path: Path, timeout: float = 1500, rack: Path | None = None):
-    cmd = gate_command(srv, tmp_path, rack)
+def run_gate(srv, tmp_path: Path, gsm8k_dir: Path, timeout: float = 1500, rack: Path | None = None):
+    cmd = gate_command(srv, tmp_path, gsm8k_dir, rack)
     p = subprocess.run([sys.executable, "-m", *cmd], check=False, cwd=REPO, capture_output=True, text=True, timeout=timeout,
                        env={**os.environ, "PYTHONPATH": str(REPO)})
     assert srv.alive(), "the suite stopped a server it only attached to"
     return p, junit.read(tmp_path / "junit.xml")
 
 
-@pytest.mark.skipif(not (runners.GSM8K_DIR / "test.jsonl").exists(), reason=f"no GSM8K JSONL in {runners.GSM8K_DIR}")
-def test_gate_names_the_bang_server_first(serve, tmp_path):
+def test_gate_names_the_bang_server_first(serve, tmp_path, gsm8k_dir):
     with serve("bang") as srv:
-        p, outcomes = run_gate(srv, tmp_path)
+        p, outcomes = run_gate(srv, tmp_path, gsm8k_dir)
     assert p.returncode != 0
     assert outcomes[SANITY].status == "failed", p.stdout[-3000:]
     assert "every character is '!'" in outcomes[SANITY].message
@@ -77,9 +76,8 @@ def test_gate_names_the_bang_server_first(serve, tmp_path):
     assert outcomes[QUICK].status == "error" and "not run: SRV-SANITY failed (see it)" in outcomes[QUICK].message
 
 
-@pytest.mark.skipif(not (runners.GSM8K_DIR / "test.jsonl").exists(), reason=f"no GSM8K JSONL in {runners.GSM8K_DIR}")
-def test_gate_on_the_healthy_server_blames_nothing_on_the_server(healthy, tmp_path):
-    p, outcomes = run_gate(healthy, tmp_path, rack=engine_rack(tmp_path, healthy))
+def test_gate_on_the_healthy_server_blames_nothing_on_the_server(gsm8k_dir, healthy, tmp_path):
+    p, outcomes = run_gate(healthy, tmp_path, gsm8k_dir, rack=engine_rack(tmp_path, healthy, gsm8k_dir))
     assert outcomes, p.stdout[-3000:] + p.stderr[-2000:]
     assert outcomes[QUICK].status == "failed", outcomes[QUICK]  # decided: not an ERROR, not a pass
     from rackgate.catalogue import row
@@ -106,13 +104,12 @@ def _busy(pid: int, window: float = 1.0) -> float:
     return _cpu_s(pid) - a
 
 
-@pytest.mark.skipif(not (runners.GSM8K_DIR / "test.jsonl").exists(), reason=f"no GSM8K JSONL in {runners.GSM8K_DIR}")
-def test_a_decided_gate_leaves_the_server_idle(serve):
+def test_a_decided_gate_leaves_the_server_idle(serve, gsm8k_dir):
     """A long generation in flight (the `!` server never stops before max_tokens), cancelled as the
     quick gate cancels when it decides: the server's own CPU time stops growing."""
     from rackgate.atom.client import Client
     from rackgate.gsm8k import quick, setup
-    task = setup._task(str(runners.GSM8K_DIR), 5, 1234, "chat", 100000, "</s>")
+    task = setup._task(str(gsm8k_dir), 5, 1234, "chat", 100000, "</s>")
     with serve("bang") as srv:
         workers = quick._Workers(task, lambda: Client(srv.url, srv.model, 900), 1)
         box, done, handle = workers.submit(0, task.request(0), 900)

@@ -116,8 +116,7 @@ GSM8K_N = int(os.environ.get("RACKGATE_REALENGINE_GSM8K_N", "4"))
 GSM8K_MAX_TOKENS = 128  # SmolLM2 answers in 20-60 tokens and stops at "Question:"
 
 
-@pytest.mark.skipif(not (runners.GSM8K_DIR / "test.jsonl").exists(), reason=f"no GSM8K JSONL in {runners.GSM8K_DIR}")
-def test_quick_gate_verdicts_equal_lm_eval_per_question(healthy, engine_bin, tmp_path):
+def test_quick_gate_verdicts_equal_lm_eval_per_question(gsm8k_dir, healthy, engine_bin, tmp_path):
     """The quick gate judges questions 0..N-1 with its own client (lm-eval's task definition,
     prompts and filters, read from the suite's lm-eval); lm-eval itself (the venv's, a separate
     process) runs --limit N --log_samples against the same server. Same questions, same
@@ -132,12 +131,12 @@ def test_quick_gate_verdicts_equal_lm_eval_per_question(healthy, engine_bin, tmp
     from rackgate.gsm8k import quick
     from rackgate.gsm8k.task import Gsm8kTask
 
-    task = Gsm8kTask(str(runners.GSM8K_DIR), num_fewshot=5, fewshot_seed=1234, api="completions",
+    task = Gsm8kTask(str(gsm8k_dir), num_fewshot=5, fewshot_seed=1234, api="completions",
                      gen_kwargs={"max_tokens": GSM8K_MAX_TOKENS, "temperature": 0, "top_p": 1}, eos_string="</s>")
     gate = {it.doc: it for it in quick.ask(task, lambda: Client(healthy.url, healthy.model, 900), range(GSM8K_N), 1)}
 
     task_dir = tmp_path / "tasks"
-    runners.gsm8k_task_yaml(task_dir, engine_bin / "python")
+    runners.gsm8k_task_yaml(task_dir, engine_bin / "python", gsm8k_dir)
     lme = runners.run_lm_eval(engine_bin, healthy.url, healthy.model, task_dir, tmp_path / "lm-eval",
                               limit=GSM8K_N, api="completions", max_tokens=GSM8K_MAX_TOKENS)
     assert lme.rc == 0, lme.output[-3000:]
