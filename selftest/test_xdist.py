@@ -59,3 +59,15 @@ def test_workers_know_how_the_self_tests_are_handed_out(tmp_path):
                           "-n", "2", "--dist", "loadgroup", "--rootdir", str(tmp_path), str(tmp_path / "test_mode.py")],
                          cwd=REPO, capture_output=True, text=True, timeout=300, env=user_env())
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-1000:]
+
+
+def test_a_schedule_that_splits_the_server_tests_still_launches_once(tmp_path):
+    """`--dist load`, given by the user, spreads the server's tests over both workers: the launch
+    is claimed (fixtures/launch_claim.py), so one worker launches and the other's server tests
+    ERROR saying which worker did -- never a second server on the same nodes."""
+    run, launches = _run(tmp_path, "load", "-n", "2", "--dist", "load")
+    assert run.outcomes, run.stdout[-2000:] + run.stderr[-2000:]
+    assert len(launches) == 1, f"the server was launched {len(launches)} times: {launches}"
+    for tid in run.ids("error"):
+        msg = run.outcomes[tid].message
+        assert "this run's one server is launched by another worker" in msg or "not run:" in msg, (tid, msg[:500])
