@@ -71,3 +71,36 @@ def test_a_schedule_that_splits_the_server_tests_still_launches_once(tmp_path):
     for tid in run.ids("error"):
         msg = run.outcomes[tid].message
         assert "this run's one server is launched by another worker" in msg or "not run:" in msg, (tid, msg[:500])
+
+
+GROUPED = """
+import os
+
+import pytest
+
+
+@pytest.mark.xdist_group("one")
+@pytest.mark.parametrize("i", range(6))
+def test_grouped(i):
+    with open(os.environ["RG_WORKERS_LOG"], "a") as f:
+        f.write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+
+
+@pytest.mark.parametrize("i", range(6))
+def test_free(i):
+    pass
+"""
+
+
+def test_xdist_keeps_a_group_on_one_worker_with_this_pytest(tmp_path):
+    """The installed pytest and pytest-xdist honour xdist_group under --dist loadgroup, which the
+    one-launch mechanism and the self-tests' module groups rest on (pytest 9.2 with xdist 3.8 does
+    not: no error, the group's tests simply spread; pyproject.toml pins pytest below it)."""
+    (tmp_path / "test_grouped.py").write_text(GROUPED)
+    log = tmp_path / "workers"
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "2", "--dist", "loadgroup",
+                          "--rootdir", str(tmp_path), str(tmp_path / "test_grouped.py")], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300, env={**user_env(), "RG_WORKERS_LOG": str(log)})
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-1000:]
+    workers = log.read_text().split()
+    assert len(workers) == 6 and len(set(workers)) == 1, f"one group ran on {sorted(set(workers))}: {workers}"
