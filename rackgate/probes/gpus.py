@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import CouldNotObserve, UnrecognisedOutput
 from ..transport import Host
@@ -157,4 +157,5 @@ def _read_sysfs(host: Host) -> GpuFacts:
         raise UnrecognisedOutput(f"node {host.name}: /sys/class/drm/{blank[0]}/device/vendor is empty")
     text = "\n".join(f"{drm.label(g, cards[g].card, cards[g].bdf)}: {a}={(v or '').strip()[:80]}"
                      for g, d in per.items() for a, v in d.items() if a != "uevent")
-    return GpuFacts(parse_sysfs(per), "sysfs", text)
+    found = [g if g.bdf else replace(g, bdf=cards[g.index].bdf) for g in parse_sysfs(per)]  # the device link's name
+    return GpuFacts(found, "sysfs", text)
