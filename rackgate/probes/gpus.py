@@ -145,10 +145,9 @@ def read(host: Host) -> GpuFacts:
 
 def _read_sysfs(host: Host) -> GpuFacts:
     """The DRM cards bound to amdgpu (rackgate.probes.drm), GPU g the g-th in PCI order."""
-    try:
-        cards = drm.discover(host).gpus
-    except CouldNotObserve as e:
-        raise CouldNotObserve(f"no amd-smi, and the GPUs' sysfs could not be read: {e}") from None
+    if not host.exists("/sys/class/drm"):
+        raise CouldNotObserve(f"node {host.name}: no amd-smi and no /sys/class/drm to read the GPUs from")
+    cards = drm.discover(host).gpus
     attrs = ("vendor", "mem_info_vram_total", "uevent")
     raw = host.read_many([f"/sys/class/drm/card{c.card}/device/{a}" for c in cards for a in attrs])
     per = {g: {a: raw[f"/sys/class/drm/card{c.card}/device/{a}"] for a in attrs} for g, c in enumerate(cards)}

@@ -47,7 +47,8 @@ def _link(path: Path, target: str) -> None:
     path.symlink_to(target)
 
 
-def _card(root: Path, card: int, bdf: str, driver: str, connectors: tuple[str, ...] = ()) -> None:
+def lay_out_card(root: Path, card: int, bdf: str, driver: str, connectors: tuple[str, ...] = ()) -> None:
+    """cardN of PCI device bdf bound to driver, under root, linked as the kernel links it."""
     pci = root / "sys/devices/pci0000:00" / bdf
     (pci / "drm" / f"card{card}").mkdir(parents=True, exist_ok=True)
     (root / "sys/bus/pci/drivers" / driver).mkdir(parents=True, exist_ok=True)
@@ -63,11 +64,11 @@ def render(root: Path, node) -> None:
     """Lay out the node's DRM cards (before anything writes under cardN/device)."""
     (root / "sys/class/drm").mkdir(parents=True, exist_ok=True)
     if node.drm_layout == "bmc-card0":
-        _card(root, 0, BMC_BDF, "ast", ("VGA-1",))
+        lay_out_card(root, 0, BMC_BDF, "ast", ("VGA-1",))
         dev = root / "sys/devices/pci0000:00" / BMC_BDF
         (dev / "vendor").write_text(f"{BMC_VENDOR}\n")
         (dev / "uevent").write_text(f"DRIVER=ast\nPCI_SLOT_NAME={BMC_BDF}\n")
     if "amdgpu" not in node.modules:
         return
     for g in node.gpus:
-        _card(root, card_of(node, g.card), g.bdf or default_bdf(g.card), "amdgpu")
+        lay_out_card(root, card_of(node, g.card), g.bdf or default_bdf(g.card), "amdgpu")
