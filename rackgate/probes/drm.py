@@ -21,8 +21,11 @@ CARD_RE = re.compile(r"card(\d+)")
 BDF_RE = re.compile(r"([0-9a-f]{4,8}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])")
 NO_DRM = "__rackgate_no_drm__"
 # One line per primary card: name <TAB> device link <TAB> driver link <TAB> "ualink" or "".
-# Connectors (cardN-XXX) and render nodes are not cards; a link that is not there reads "".
-_LIST = ('d="$1"; [ -d "$d" ] || { echo "$2"; exit 0; }; for c in "$d"/card*; do [ -e "$c" ] || continue; '
+# Connectors (cardN-XXX) and render nodes are not cards; a link that is not there reads "". No
+# readlink, or a directory it cannot list, exits non-zero: never an empty (zero-GPU) listing.
+_LIST = ('d="$1"; [ -d "$d" ] || { echo "$2"; exit 0; }; command -v readlink >/dev/null || exit 127; '
+         '[ -r "$d" ] && [ -x "$d" ] || { echo "cannot list $d" >&2; exit 3; }; '
+         'for c in "$d"/card*; do [ -e "$c" ] || continue; '
          'n="${c##*/}"; case "$n" in *-*) continue;; esac; u=""; [ -d "$c/device/ualink" ] && u=ualink; '
          'printf "%s\\t%s\\t%s\\t%s\\n" "$n" "$(readlink "$c/device")" "$(readlink "$c/device/driver")" "$u"; done')
 

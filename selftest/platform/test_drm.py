@@ -10,6 +10,7 @@ from rackgate.errors import CouldNotObserve, UnrecognisedOutput
 from rackgate.probes import drm, gpus
 from rackgate.sim import drm as sim_drm
 from rackgate.transport import Host, LocalRunner
+from rackgate.transport.result import Result
 
 from ..properties.mutate import SETTINGS, cases
 
@@ -125,3 +126,15 @@ def test_without_amdgpu_only_the_bmc_card_is_left(tmp_path):
     sim_drm.render(tmp_path / "root", node)
     m = drm.discover(Host("node2", LocalRunner("node2", {}), sysroot=str(tmp_path / "root")))
     assert m.gpus == () and m.mismatch(4).startswith("0 DRM cards bound to amdgpu")
+
+
+def test_a_listing_that_could_not_run_is_could_not_observe_never_zero_gpus(tmp_path):
+    """No readlink on the node (the script exits 127), or /sys/class/drm unreadable: the suite
+    could not look -- never "0 amdgpu cards", which would be a PLAT-GPUS verdict."""
+    class NoReadlink(Host):
+        def shell(self, script, *args, timeout=None, stdin=None):
+            return Result(self.name, "sh -c ...", 127, "", "", 0.0)
+
+    host, _ = _root(tmp_path, "plain")
+    with pytest.raises(CouldNotObserve, match=r"node node2: listing /sys/class/drm failed \(rc 127\)"):
+        drm.discover(NoReadlink("node2", host.runner, sysroot=host.sysroot))
