@@ -48,13 +48,16 @@ def test_a_stuck_link_on_card4_fails_on_gpu3_of_that_node(tmp_path):
     assert not r.ids("error") - {k for k in r.outcomes if "test_prefix" in k}
 
 
-def test_the_survey_reads_the_discovered_cards(tmp_path):
-    rack = config.load(_rack(tmp_path, "stuck-link@node2:3"))
-    sim = build(rack, workdir=str(tmp_path / "sim"))
+def _survey(tmp_path, fault: str) -> dict:
+    sim = build(config.load(_rack(tmp_path, fault)), workdir=str(tmp_path / "sim"))
     try:
-        by = {r.node: r for r in run.survey(sim.rack)}
+        return {r.node: r for r in run.survey(sim.rack)}
     finally:
         sim.stop()
+
+
+def test_the_survey_reads_the_discovered_cards(tmp_path):
+    by = _survey(tmp_path, "stuck-link@node2:3")
     node2 = by["node2"]
     assert node2.gpus == {0: PASS, 1: PASS, 2: PASS, 3: FAIL}
     assert node2.cells["links"].seen.startswith("gpu3 (card4, 0000:75:00.0): accel_state=unconfigured")
@@ -64,12 +67,7 @@ def test_the_survey_reads_the_discovered_cards(tmp_path):
 def test_a_missing_amdgpu_card_fails_the_survey_tray_and_blames_no_gpu(tmp_path):
     """Three amdgpu cards where the rack file says four (the listing read whole): the tray's links
     cell FAILS with the count; which GPU is gone cannot be told, so no GPU is marked failed."""
-    rack = config.load(_rack(tmp_path, "gpu-missing@node2:3"))
-    sim = build(rack, workdir=str(tmp_path / "sim"))
-    try:
-        by = {r.node: r for r in run.survey(sim.rack)}
-    finally:
-        sim.stop()
+    by = _survey(tmp_path, "gpu-missing@node2:3")
     links = by["node2"].cells["links"]
     assert links.status == FAIL and "3 DRM cards bound to amdgpu in /sys/class/drm, expected 4" in links.seen
     assert "other DRM cards: card0 0000:02:00.0 driver=ast" in links.seen
