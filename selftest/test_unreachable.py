@@ -1,6 +1,8 @@
 """An unreachable node is an ERROR item naming it, never a hang or a shorter node list."""
 import textwrap
 
+from rackgate.sim.drm import lay_out_card
+
 from .harness import run_suite
 
 
@@ -31,8 +33,10 @@ def test_unreachable_node_is_its_own_error(tmp_path):
 
 
 def _ualink_root(root, tray: int, gpus: int = 2):
-    """A node root showing healthy ualink attributes at the real sysfs paths."""
+    """A node root showing healthy ualink attributes at the real sysfs paths (the cards linked to
+    their PCI devices, bound to amdgpu)."""
     for g in range(gpus):
+        lay_out_card(root, g, f"0000:{0x05 + 0x10 * g:02x}:00.0", "amdgpu")
         d = root / f"sys/class/drm/card{g}/device/ualink"
         d.mkdir(parents=True)
         for k, v in {"accel_state": "active", "accel_id": str(gpus * (tray - 1) + g), "link_type": "ualoe",

@@ -70,7 +70,7 @@ def test_unpopulated_refuses_nothing_classified():
     with pytest.raises(UnrecognisedOutput, match="no GPU blocks"):
         judge.unpopulated("n1", [], {})
     bare = amdsmi.FabricGpu(0, "0000:05:00.0", 4, "4", None, None, "active", {})
-    with pytest.raises(UnrecognisedOutput, match="n1/card0"):
+    with pytest.raises(UnrecognisedOutput, match="n1/gpu0"):
         judge.unpopulated("n1", [bare], {})
 
 

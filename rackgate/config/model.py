@@ -121,6 +121,8 @@ class Sim(Section):
     nodes: int = Field(default=4, ge=1, le=64)
     # GSM8K accuracy of the simulated model.
     accuracy: float = Field(default=0.96, ge=0, le=1)
+    # Nodes whose /sys/class/drm/card0 is a BMC's video card (ASPEED ast): their GPUs are card1...
+    bmc_card0: list[str] = Field(default_factory=list)
 
 
 class Rack(Section):

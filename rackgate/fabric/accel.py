@@ -20,14 +20,20 @@ def expected_accel_id(tray: int, gpu: int, gpus_per_node: int) -> int:
     return gpus_per_node * (tray - 1) + gpu
 
 
-def accel_map(rack) -> dict[int, str]:
-    """accel_id -> 'node/cardG' for every GPU the rack file lists."""
-    return {expected_accel_id(n.tray, g, rack.gpus_per_node): f"{n.name}/card{g}"
+def accel_map(rack, cards: dict | None = None) -> dict[int, str]:
+    """accel_id -> 'node/gpuG' for every GPU the rack file lists; 'node/gpuG (cardN, BDF)' where
+    `cards` ({node: rackgate.probes.drm.GpuMap}) holds the node's discovered cards."""
+    def name(node: str, g: int) -> str:
+        got = (cards or {}).get(node)
+        if got is None or got.mismatch(rack.gpus_per_node):
+            return f"{node}/gpu{g}"
+        return got.where(g, rack.gpus_per_node)
+    return {expected_accel_id(n.tray, g, rack.gpus_per_node): name(n.name, g)
             for n in rack.nodes for g in range(rack.gpus_per_node)}
 
 
 def name_accids(text: str, amap: dict[int, str]) -> list[str]:
-    """'AccId:5' in a line -> ['AccId:5 = node2/card1'] (or 'not in this rack')."""
+    """'AccId:5' in a line -> ['AccId:5 = node2/gpu1 (card1, 0000:15:00.0)'] (or 'not in this rack')."""
     out = []
     for m in ACCID_RE.finditer(text):
         n = int(m.group(1))

@@ -95,19 +95,21 @@ def training_vs_baseline(where: str, link: Link, baseline) -> tuple[list[str], l
 
 
 def unpopulated(node: str, gpus: list[amdsmi.FabricGpu], links: dict[int, Link]) -> list[str]:
-    """Every field must be classified; a classification must agree with what the driver has.
+    """`links`: by GPU index (amd-smi's gpu). Every field must be classified; a classification must
+    agree with what the driver has.
     Nothing to classify (no GPU, or a GPU without the fields) is could-not-observe, never healthy."""
     require_records(gpus, "GPU blocks", f"node {node}: amd-smi fabric")
     out = []
     for g in gpus:
-        require_records(g.fields, "BANDWIDTH/LATENCY/VERSION fields", f"{node}/card{g.gpu}: amd-smi fabric")
+        link = links.get(g.gpu)
+        name = link.where(node) if link is not None else f"{node}/gpu{g.gpu}"
+        require_records(g.fields, "BANDWIDTH/LATENCY/VERSION fields", f"{name}: amd-smi fabric")
         absent = [n.upper() for n in amdsmi.UNPOPULATED_FIELDS if n not in g.fields]
         if absent:
-            raise CouldNotObserve(f"{node}/card{g.gpu}: amd-smi fabric shows no {', '.join(absent)}: "
+            raise CouldNotObserve(f"{name}: amd-smi fabric shows no {', '.join(absent)}: "
                                   "the suite cannot classify what it did not read")
-        link = links.get(g.gpu)
         for f in g.fields.values():
-            where = f"{node}/card{g.gpu} {f.name.upper()}: {f.raw}"
+            where = f"{name} {f.name.upper()}: {f.raw}"
             if f.status == amdsmi.UNKNOWN:
                 out.append(f"{where} is neither a measurement in {amdsmi.UNPOPULATED_FIELDS[f.name][0] or 'a number'}"
                            " nor a known unpopulated marker: the suite cannot tell which it is")

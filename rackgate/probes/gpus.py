@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import CouldNotObserve, UnrecognisedOutput
 from ..transport import Host
-from . import amdsmi
+from . import amdsmi, drm
 
 AMD_VENDOR = "0x1002"
 # amd-smi's words when the library finds no GPU device (amdsmi_cli: "Unable to detect any GPU
@@ -104,7 +104,7 @@ def parse_amdsmi_static(text: str) -> list[Gpu]:
 
 
 def parse_sysfs(cards: dict[int, dict[str, str | None]]) -> list[Gpu]:
-    """{card: {"vendor": "0x1002", "mem_info_vram_total": bytes, "uevent": ...}} -> AMD GPUs."""
+    """{gpu: {"vendor": "0x1002", "mem_info_vram_total": bytes, "uevent": ...}} -> AMD GPUs."""
     gpus = []
     for card in sorted(cards):
         attrs = cards[card]
@@ -144,20 +144,17 @@ def read(host: Host) -> GpuFacts:
 
 
 def _read_sysfs(host: Host) -> GpuFacts:
+    """The DRM cards bound to amdgpu (rackgate.probes.drm), GPU g the g-th in PCI order."""
     if not host.exists("/sys/class/drm"):
         raise CouldNotObserve(f"node {host.name}: no amd-smi and no /sys/class/drm to read the GPUs from")
-    cards = []
-    for p in host.glob("/sys/class/drm/card*"):
-        m = re.fullmatch(r"/sys/class/drm/card(\d+)", p)
-        if m:
-            cards.append(int(m.group(1)))
+    cards = drm.discover(host).gpus
     attrs = ("vendor", "mem_info_vram_total", "uevent")
-    paths = [f"/sys/class/drm/card{c}/device/{a}" for c in cards for a in attrs]
-    raw = host.read_many(paths)
-    per = {c: {a: raw[f"/sys/class/drm/card{c}/device/{a}"] for a in attrs} for c in cards}
-    blank = [f"card{c}" for c, d in per.items() if d["vendor"] is not None and not d["vendor"].strip()]
+    raw = host.read_many([f"/sys/class/drm/card{c.card}/device/{a}" for c in cards for a in attrs])
+    per = {g: {a: raw[f"/sys/class/drm/card{c.card}/device/{a}"] for a in attrs} for g, c in enumerate(cards)}
+    blank = [f"card{cards[g].card}" for g, d in per.items() if d["vendor"] is not None and not d["vendor"].strip()]
     if blank:
         raise UnrecognisedOutput(f"node {host.name}: /sys/class/drm/{blank[0]}/device/vendor is empty")
-    text = "\n".join(f"card{c}: {a}={(v or '').strip()[:80]}" for c, d in per.items() for a, v in d.items()
-                     if a != "uevent")
-    return GpuFacts(parse_sysfs(per), "sysfs", text)
+    text = "\n".join(f"{drm.label(g, cards[g].card, cards[g].bdf)}: {a}={(v or '').strip()[:80]}"
+                     for g, d in per.items() for a, v in d.items() if a != "uevent")
+    found = [g if g.bdf else replace(g, bdf=cards[g.index].bdf) for g in parse_sysfs(per)]  # the device link's name
+    return GpuFacts(found, "sysfs", text)

@@ -11,9 +11,10 @@ partitioning: compare it, never match it against a fixed value).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..transport import Host
+from . import drm
 
 ATTRS = ("accel_state", "accel_id", "link_type", "ppod_id", "vpod_id", "local_accels", "station_lane_en_bitmap",
          "bandwidth", "latency")
@@ -52,6 +53,15 @@ class Link:
     station_lane_en_bitmap: str | None
     bandwidth: str | None = None
     latency: str | None = None
+    gpu: int | None = None  # the GPU this card is (rackgate.probes.drm), when read as a GPU
+    bdf: str | None = None
+
+    @property
+    def label(self) -> str:
+        return drm.label(self.gpu, self.card, self.bdf)
+
+    def where(self, node: str) -> str:
+        return f"{node}/{self.label}"
 
     def summary(self) -> str:
         return (f"accel_state={self.accel_state} accel_id={self.accel_id_raw} link_type={self.link_type} "
@@ -122,6 +132,19 @@ def read_link(host: Host, card: int) -> Link:
     return parse_link(card, _pick(card, raw))
 
 
-def read_links(host: Host, cards: range) -> list[Link]:
+def read_links(host: Host, cards: list[int]) -> list[Link]:
     raw = host.read_many([p for c in cards for p in _paths(c)], privileged=True)
     return [parse_link(c, _pick(c, raw)) for c in cards]
+
+
+def read_gpu_link(host: Host, card: drm.Card, gpu: int) -> Link:
+    return replace(read_link(host, card.card), gpu=gpu, bdf=card.bdf)
+
+
+def read_gpu_links(host: Host, expected: int) -> list[Link]:
+    """Every GPU's link, GPU g at index g (its card discovered, rackgate.probes.drm); could not
+    observe when the node does not show exactly `expected` amdgpu cards."""
+    gmap = drm.discover(host)
+    cards = [gmap.card(g, expected) for g in range(expected)]
+    links = read_links(host, [c.card for c in cards])
+    return [replace(li, gpu=g, bdf=c.bdf) for g, (li, c) in enumerate(zip(links, cards))]

@@ -60,6 +60,10 @@ def _lay_out(rack: Rack, extra_faults: list[str], rack_dir: Path, keep: bool) ->
     st = sim_state.healthy(rack.sim.nodes, rack.gpus_per_node, rack.sim.accuracy)
     st.served_model = rack.server.served_model
     st.container, st.image, st.atom_path = rack.container, rack.image, rack.atom_path  # the sim's own container
+    for name in rack.sim.bmc_card0:
+        if name not in st.nodes:
+            raise ValueError(f"[sim] bmc_card0 names {name!r}, not a sim node ({', '.join(st.nodes)})")
+        st.nodes[name].drm_layout = "bmc-card0"
     for spec in [*rack.sim.faults, *extra_faults]:
         sim_faults.apply(st, spec)
     st.faults = [*rack.sim.faults, *extra_faults]

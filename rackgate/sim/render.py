@@ -12,7 +12,7 @@ from pathlib import Path
 
 import rackgate
 
-from . import areas
+from . import areas, drm
 from . import tools as sim_tools
 
 PKG_ROOT = str(Path(rackgate.__file__).resolve().parent.parent)
@@ -53,6 +53,7 @@ def node_root(rack_dir: Path, name: str) -> Path:
 def render_node(rack_dir: Path, name: str, node) -> None:
     """Write a node's files (node: rackgate.sim.state.Node) into its root."""
     root = node_root(rack_dir, name)
+    drm.render(root, node)  # the cards' links first: everything below writes through them
     if "amdgpu" in node.modules:  # /sys/module/amdgpu exists only while the driver is loaded
         for p, v in node.params.items():
             _write(root / f"sys/module/amdgpu/parameters/{p}", f"{v}\n")
@@ -64,7 +65,7 @@ def render_node(rack_dir: Path, name: str, node) -> None:
     elif kfd.exists():
         kfd.unlink()
     for gpu in node.gpus if "amdgpu" in node.modules else ():
-        ual = root / f"sys/class/drm/card{gpu.card}/device/ualink"
+        ual = root / drm.card_dir(node, gpu.card) / "device/ualink"
         # A GPU that is still training (or stuck) reads like the runbook's stuck boot.
         training = gpu.stuck or node.train_s > 0
         values = {

@@ -146,6 +146,7 @@ class Node(JsonState):
     plat: Plat | None = None  # rackgate/sim/areas/plat.py
     listen: list | None = None  # [[addr, port]] TCP listeners (rackgate/sim/areas/survey.py)
     reach: Reach | None = None
+    drm_layout: str = "plain"  # "bmc-card0": a BMC video card holds card0 (rackgate/sim/drm.py)
 
 
 @dataclass

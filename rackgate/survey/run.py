@@ -34,7 +34,7 @@ def duplicates(reports: list[TrayReport], rack) -> None:
     for r in reports:
         for li in r.links:
             if li.accel_id is not None and li.accel_state in rack.fabric.active_states:
-                seen.setdefault(li.accel_id, []).append(f"{r.node}/card{li.card}")
+                seen.setdefault(li.accel_id, []).append(li.where(r.node))
     for r in reports:
         bad = [f"accel_id {aid} is also reported by {', '.join(w for w in where if not w.startswith(r.node + '/'))}"
                for aid, where in seen.items() if len(where) > 1 and any(w.startswith(r.node + "/") for w in where)

@@ -12,7 +12,7 @@ from ..errors import CouldNotObserve
 from ..fabric.accel import expected_accel_id
 from ..gates import fabric as fab_judge
 from ..gates import plat as plat_judge
-from ..probes import docker, modules, perf_setup, procs, ualink
+from ..probes import docker, drm, modules, perf_setup, procs, ualink
 from ..transport import Host, TransportError
 from . import ports as ports_probe
 from .model import FAIL, PASS, UNOBSERVED, Cell, TrayReport
@@ -79,7 +79,7 @@ def read_links_waiting(host: Host, rack) -> tuple[list[ualink.Link], float]:
     t0 = time.monotonic()
     deadline = t0 + f.state_wait_s
     while True:
-        links = ualink.read_links(host, range(rack.gpus_per_node))
+        links = ualink.read_gpu_links(host, rack.gpus_per_node)
         if all(li.accel_state in f.active_states for li in links) or time.monotonic() >= deadline:
             return links, time.monotonic() - t0
         time.sleep(min(f.state_poll_s, max(0.0, deadline - time.monotonic())))
@@ -110,6 +110,12 @@ def _links(host: Host, node, rack, rep: TrayReport) -> None:
     f = rack.fabric
     try:
         links, waited = read_links_waiting(host, rack)
+    except drm.CardCount as e:  # the listing was read whole: the count itself is the finding
+        rep.cells["links"] = Cell(FAIL, f"node {node.name}: {e.found}")
+        for k in ("accel", "pod"):
+            rep.cells[k] = Cell(UNOBSERVED, "which card is which GPU cannot be told (see links)")
+        rep.gpus = {g: UNOBSERVED for g in range(rack.gpus_per_node)}
+        return
     except CouldNotObserve as e:
         for k in ("links", "accel", "pod"):
             rep.cells[k] = Cell(UNOBSERVED, str(e))
@@ -119,27 +125,27 @@ def _links(host: Host, node, rack, rep: TrayReport) -> None:
     missing = [li for li in links if li.accel_state is None]
     stuck = [li for li in links if li.accel_state is not None and li.accel_state not in f.active_states]
     if missing and len(missing) == len(links):
-        rep.cells["links"] = Cell(FAIL, "no ualink attributes under /sys/class/drm/card*/device/ualink: "
-                                        "amdgpu is not loaded (or has no UALink)")
+        rep.cells["links"] = Cell(FAIL, "no ualink attributes under any GPU's /sys/class/drm/cardN/device/ualink: "
+                                        "this amdgpu has no UALink")
     elif missing or stuck:
-        bad = [f"card{li.card}: no ualink/accel_state" for li in missing]
-        bad += [f"card{li.card}: {li.summary()}" for li in stuck]
+        bad = [f"{li.label}: no ualink/accel_state" for li in missing]
+        bad += [f"{li.label}: {li.summary()}" for li in stuck]
         rep.cells["links"] = Cell(FAIL, "; ".join(bad) + f" still after {waited:.0f}s (fabric.state_wait_s "
                                                           f"{f.state_wait_s:g})")
     else:
         rep.cells["links"] = Cell(PASS, f"{len(links)} cards {links[0].accel_state}")
     active = [li for li in links if li.accel_state in f.active_states]
     for li in links:
-        rep.gpus[li.card] = PASS if li in active else FAIL
-    # accel_id of every trained card = gpus_per_node*(tray-1)+card (the judge of FAB-ACCEL-ID;
+        rep.gpus[li.gpu] = PASS if li in active else FAIL
+    # accel_id of every trained GPU = gpus_per_node*(tray-1)+gpu (the judge of FAB-ACCEL-ID;
     # duplicates across trays are added by the rack-wide pass in run.py)
     bad = []
     for li in active:
-        found = fab_judge.accel_id(f"{node.name}/card{li.card}",
-                                   expected_accel_id(node.tray, li.card, rack.gpus_per_node), li, None, [])
-        bad += [f"card{li.card}: {b}" for b in found]
+        found = fab_judge.accel_id(li.where(node.name),
+                                   expected_accel_id(node.tray, li.gpu, rack.gpus_per_node), li, None, [])
+        bad += [f"{li.label}: {b}" for b in found]
         if found:
-            rep.gpus[li.card] = FAIL
+            rep.gpus[li.gpu] = FAIL
     if not active:
         rep.cells["accel"] = Cell(FAIL, "no trained card to read an accel_id from (see links)")
     else:
@@ -150,7 +156,7 @@ def _links(host: Host, node, rack, rep: TrayReport) -> None:
         rep.cells["pod"] = Cell(FAIL, "no trained card: the tray is in no fabric domain yet")
     elif len(doms) > 1:
         rep.cells["pod"] = Cell(FAIL, "cards disagree: " + ", ".join(
-            f"card{li.card} ppod={li.ppod_id} vpod={li.vpod_id}" for li in active))
+            f"{li.label} ppod={li.ppod_id} vpod={li.vpod_id}" for li in active))
     else:
         ppod, vpod = doms.pop()
         rep.domain = (ppod or "", vpod or "")

@@ -174,8 +174,8 @@ def test_fab_dmesg_patterns_and_accid_map():
         gpus_per_node = 4
         nodes = [type("N", (), {"name": f"ct{t}", "tray": t})() for t in (1, 2, 13)]
     amap = accel_map(R)
-    assert name_accids("remote AccId:51", amap) == ["AccId:51 = ct13/card3"]
-    assert name_accids("remote AccId:5", amap) == ["AccId:5 = ct2/card1"]
+    assert name_accids("remote AccId:51", amap) == ["AccId:51 = ct13/gpu3"]
+    assert name_accids("remote AccId:5", amap) == ["AccId:5 = ct2/gpu1"]
     assert name_accids("AccId:99", amap) == ["AccId:99 = not in this rack file"]
 
 

@@ -6,7 +6,10 @@ Per host: `ip netns add`, a veth pair (host side in this namespace, peer inside)
 `ip netns exec NS unshare -m --propagation private -p -f --mount-proc sh start.sh` (its own
 mount and PID namespaces: `ps` on the node sees only the node's processes) where start.sh mounts a tmpfs
 over /sys, /dev and /usr/local/bin, fills them, then execs sshd:
-  /sys/class/drm/cardN/device/{vendor,uevent,ualink/*}  amdgpu's ualink attributes (newer layout)
+  /sys/class/drm/cardN/device/{vendor,uevent,ualink/*}  amdgpu's ualink attributes (newer layout);
+      cardN -> ../../devices/pci0000:00/BDF/drm/cardN, its device -> ../../../BDF, the
+      device's driver -> ../../../bus/pci/drivers/amdgpu (the kernel's shape); a node with
+      bmc_card0 has an ASPEED BMC video card (driver ast) as card0, its GPUs card1..4
   /sys/module/amdgpu/parameters/*, /sys/module/ifoe
   /dev/kfd (and null, zero, urandom, random, tty bound from the real /dev)
   /usr/local/bin/{amd-smi,lsmod,dmesg}                  first on sshd's default PATH
@@ -59,6 +62,7 @@ class Node:
     veth: str = ""
     cards: list[dict[str, str]] = field(default_factory=list)
     params: dict[str, str] = field(default_factory=lambda: dict(PARAMS))
+    bmc_card0: bool = False  # card0 is the BMC's video card, not a GPU
 
     def __post_init__(self):
         base = GPUS * (self.tray - 1)
@@ -105,6 +109,14 @@ RGEOF
 """
 
 
+def _card(n: int, bdf: str, driver: str) -> list[str]:
+    """DRM card n of PCI device bdf, bound to driver, linked as the kernel links it."""
+    dev = f"/sys/devices/pci0000:00/{bdf}"
+    return [f"mkdir -p {dev}/drm/card{n}", f"ln -s ../../../bus/pci/drivers/{driver} {dev}/driver",
+            f"ln -s ../../../{bdf} {dev}/drm/card{n}/device",
+            f"ln -s ../../devices/pci0000:00/{bdf}/drm/card{n} /sys/class/drm/card{n}"]
+
+
 def _setup_script(node: Node, root: Path) -> str:
     """Shell run inside the private mount namespace before sshd: the node's surfaces."""
     r = shlex.quote(str(root))
@@ -120,8 +132,13 @@ def _setup_script(node: Node, root: Path) -> str:
              f"for f in .bashrc .profile; do [ -f \"$HOME/$f\" ] && mount --bind {r}/empty-dotfile \"$HOME/$f\"; done; true"]
     for k, v in node.params.items():
         lines.append(f"echo {shlex.quote(v)} > /sys/module/amdgpu/parameters/{k}")
+    lines.append("mkdir -p /sys/class/drm /sys/bus/pci/drivers/amdgpu /sys/bus/pci/drivers/ast")
+    first = 1 if node.bmc_card0 else 0
+    if node.bmc_card0:
+        lines += _card(0, "0000:02:00.0", "ast") + ["echo 0x1a03 > /sys/class/drm/card0/device/vendor"]
     for g, c in enumerate(node.cards):
-        d = f"/sys/class/drm/card{g}/device"
+        d = f"/sys/class/drm/card{first + g}/device"
+        lines += _card(first + g, f"0000:{0x11 + g:02x}:00.0", "amdgpu")
         lines += [f"mkdir -p {d}/ualink", f"echo 0x1002 > {d}/vendor",
                   f"echo PCI_SLOT_NAME=0000:{0x11 + g:02x}:00.0 > {d}/uevent"]
         lines += [f"echo {shlex.quote(v)} > {d}/ualink/{k}" for k, v in c.items()]
@@ -131,7 +148,7 @@ def _setup_script(node: Node, root: Path) -> str:
 class ForeignRack:
     def __init__(self, workdir: Path, prefix: str, nodes: int = 3):
         self.dir, self.prefix = workdir, prefix
-        self.nodes = [Node(f"fn{i}", tray=i) for i in range(1, nodes + 1)]
+        self.nodes = [Node(f"fn{i}", tray=i, bmc_card0=i == 3) for i in range(1, nodes + 1)]
         self.net = 10 + (os.getpid() * 7 + int(time.time())) % 200  # this run's own 10.250.x.0/24s
         self._ns: list[str] = []
         self._links: list[str] = []

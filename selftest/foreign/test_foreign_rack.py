@@ -1,7 +1,8 @@
 """The suite against a rack it was not built with (issue 10, item 8): three real sshd hosts in
 network namespaces, reached with the system OpenSSH client through `[ssh] config` with pinned host
 keys, showing a gfx1250 node at the real paths (selftest/foreign/hosts.py; nothing from
-rackgate/sim). No docker, no ubench07 build, no perf_setup report, another amd-smi layout.
+rackgate/sim). No docker, no ubench07 build, no perf_setup report, another amd-smi layout; fn3's
+card0 is a BMC video card (its GPUs are card1..4).
 
 Three suite runs (-m "platform or fabric"): healthy, four faults at once on different nodes/cards,
 one host's link down. Each prints its verdict counts and wall time.
@@ -71,7 +72,7 @@ def test_each_fault_fails_exactly_its_row_on_its_node(tmp_path, foreign):
         "tests/fabric/test_links.py::test_pod_ids_identical",
         "tests/platform/test_driver.py::test_amdgpu_params[fn2]",
     }, failed
-    assert "fn3/card3" in failed["tests/fabric/test_links.py::test_pod_ids_identical"]
+    assert "fn3/gpu3 (card4, 0000:14:00.0)" in failed["tests/fabric/test_links.py::test_pod_ids_identical"]  # BMC card0
     assert "noretry" in failed["tests/platform/test_driver.py::test_amdgpu_params[fn2]"]
     assert UNSET in failed["tests/fabric/test_links.py::test_accel_id[fn1-card2]"]
 

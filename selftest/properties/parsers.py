@@ -19,6 +19,7 @@ from rackgate.probes import (
     container,
     dmesg,
     docker,
+    drm,
     gpus,
     modules,
     perf_setup,
@@ -29,6 +30,7 @@ from rackgate.probes import (
 )
 
 from ..fabric import test_parsers as fab
+from ..platform import test_drm
 from ..serving import test_bench_parse as bp
 from ..serving import test_logs_parse as lp
 
@@ -96,6 +98,8 @@ PARSERS = [
     Parser("gpus.parse_amdsmi_static", gpus.parse_amdsmi_static,
            (_sample("amdsmi_static_gpu_data.json"), _sample("amdsmi_static_list.json")), lambda out: bool(out)),
     Parser("ualink.parse_link", _link, (LINK,), lambda out: out[1] == "trained" and out[0].accel_id is not None),
+    Parser("drm.parse_listing", lambda t: drm.GpuMap.of("n", drm.parse_listing(t, "n")), (test_drm.BMC_TRAY,),
+           lambda out: out.mismatch(4) is None),
     Parser("ubench.parse_p2p", ubench.parse_p2p,
            ("[exporter] listening on port 55559\nRESULT OK: 4/4 pairs PASS\n",
             "[FATAL] ualoe_p2p.cpp:49 hipMemSetAccess(...) -> invalid argument\n"), lambda out: out.ok),

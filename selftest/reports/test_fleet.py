@@ -50,7 +50,7 @@ def test_the_rendered_report_shows_the_rack_and_the_rack_map(merged):
     with serve(out) as base:
         page = dump_dom(f"{base}/index.html#{bad['id']}", profile=d / "chromium")
         assert "test_accel_state[node2-card1]" in page and "sim-4x4-b" in page, "the rack is not on the test's page"
-        assert "FAB-STATE [node2/card1]" in page
+        assert "FAB-STATE [node2/gpu1 (card1, 0000:15:00.0)]" in page
         globals_tab = dump_dom(f"{base}/index.html#globalAttachments", profile=d / "chromium")
     assert "rack map (trays x GPUs)" in globals_tab, "the rack map is not in the rendered report's attachments"
     widget = json.loads((out / "widgets" / "globals.json").read_text())

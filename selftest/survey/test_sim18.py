@@ -67,7 +67,7 @@ def test_only_valid_sets_and_every_exclusion_explained(surveyed):
     assert p.excluded["node7"].startswith("could not observe") and "free" not in p.excluded["node7"]
     for n in OTHER_PPOD:
         assert p.excluded[n].startswith("another fabric domain: ppod=5a1c0de0-0000-4000-8000-000000000002")
-    assert p.excluded["node11"].startswith("links active: card2")
+    assert p.excluded["node11"].startswith("links active: gpu2 (card2, 0000:65:00.0)")
     text = table.proposal(p, reports)
     assert all(f"{n} (tray" in text for n in p.excluded)
 

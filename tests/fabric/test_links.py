@@ -20,7 +20,7 @@ def test_accel_state(gpu, rack, evidence):
     seen, polls = [], []
 
     def settled():
-        polls.append(judge.readable(gpu.where, ualink.read_link(gpu.node.host, gpu.index), ("accel_state",)))
+        polls.append(judge.readable(gpu.where, ualink.read_gpu_link(gpu.node.host, gpu.drm_card, gpu.index), ("accel_state",)))
         seen.append(f"{time.strftime('%H:%M:%S')} {polls[-1].summary()}")
         return ualink.state_kind(polls[-1].accel_state, f.active_states, f.error_states) in ("trained", "error")
 
@@ -48,12 +48,12 @@ def test_accel_id(gpu, rack, rack_links, fabric_info, evidence, facts):
         smi_error = None
     smi_gpu = next((g for g in smi if g.gpu == gpu.index), None)
     expected = expected_accel_id(gpu.node.cfg.tray, gpu.index, rack.gpus_per_node)
-    others = [f"{n}/card{l.card}" for n, ls in links.items() for l in ls
-              if l.accel_id is not None and l.accel_id == link.accel_id and (n, l.card) != (gpu.node.name, gpu.index)]
+    others = [l.where(n) for n, ls in links.items() for l in ls
+              if l.accel_id is not None and l.accel_id == link.accel_id and (n, l.gpu) != (gpu.node.name, gpu.index)]
     evidence.attach("accel_id", f"expected {expected} (tray {gpu.node.cfg.tray}, gpu {gpu.index})\n"
                     f"ualink/accel_id: {link.accel_id_raw}\namd-smi ACCELERATOR_ID: "
                     f"{smi_gpu.accelerator_id_raw if smi_gpu else '(GPU not in amd-smi fabric output)'}")
-    facts.record("ualink.accel_id", link.accel_id_raw, where=gpu.where, row="FAB-ACCEL-ID")
+    facts.record("ualink.accel_id", link.accel_id_raw, where=gpu.key, row="FAB-ACCEL-ID")
     try:
         found = judge.accel_id(gpu.where, expected, link, smi_gpu, others, smi_read=True)
     except CouldNotObserve:
@@ -70,20 +70,20 @@ def test_link_training(gpu, rack, rack_links, baseline, facts, evidence, pytestc
     silently); while recording, only the peer comparison is made and the values are stored."""
     node_links = rack_links.get()[gpu.node.name]
     link = judge.readable(gpu.where, node_links[gpu.index], ("local_accels", "station_lane_en_bitmap"))
-    peers = {f"{gpu.node.name}/card{l.card}": l for l in node_links}
+    peers = {l.where(gpu.node.name): l for l in node_links}
     evidence.attach("link training", "\n".join(
         f"{w}: local_accels={l.local_accels} station_lane_en_bitmap={l.station_lane_en_bitmap}"
         for w, l in peers.items()))
     found = judge.training_vs_peers(link, peers)
     check(not found, "FAB-TRAINING", gpu.where, "; ".join(found))
     for name, value in judge.training_values(link).items():
-        facts.record(name, value, where=gpu.where, row="FAB-TRAINING")
+        facts.record(name, value, where=gpu.key, row="FAB-TRAINING")
     if pytestconfig.option.record_baseline:
         return
     if baseline is None:
         raise CouldNotObserve(f"{gpu.where}: no baseline recorded: run `pytest -m fabric --record-baseline` "
                               f"on a healthy boot (rack file 'baseline' = {rack.baseline}), then compare")
-    found, missing = judge.training_vs_baseline(gpu.where, link, baseline)
+    found, missing = judge.training_vs_baseline(gpu.key, link, baseline)
     check(not found, "FAB-TRAINING", gpu.where, "; ".join(found))
     if missing:
         raise CouldNotObserve(f"{gpu.where}: the baseline {baseline.describe()} has no {', '.join(missing)} for this "
@@ -92,16 +92,15 @@ def test_link_training(gpu, rack, rack_links, baseline, facts, evidence, pytestc
 
 @pytest.mark.row("FAB-POD")
 def test_pod_ids_identical(rack, hosts, evidence):
-    cards = range(rack.gpus_per_node)
     names = list(hosts)
-    links = dict(zip(names, fanout(names, lambda name: ualink.read_links(hosts[name], cards))))
+    links = dict(zip(names, fanout(names, lambda name: ualink.read_gpu_links(hosts[name], rack.gpus_per_node))))
     for got in links.values():
         if isinstance(got, Exception):
             raise got
     # A link that is not trained reads all-zero PPOD: that is FAB-STATE's finding, not a pod mismatch.
-    trained = {f"{name}/card{l.card}": (l.ppod_id, l.vpod_id) for name, ls in links.items() for l in ls
+    trained = {l.where(name): (l.ppod_id, l.vpod_id) for name, ls in links.items() for l in ls
                if l.accel_state in rack.fabric.active_states}
-    untrained = [f"{name}/card{l.card}" for name, ls in links.items() for l in ls
+    untrained = [l.where(name) for name, ls in links.items() for l in ls
                  if l.accel_state not in rack.fabric.active_states]
     evidence.attach("PPOD_ID / VPOD_ID", "\n".join(f"{k}: ppod={p} vpod={v}" for k, (p, v) in trained.items())
                     + (f"\nnot trained (left to FAB-STATE): {', '.join(untrained)}" if untrained else ""))

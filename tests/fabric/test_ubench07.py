@@ -6,6 +6,7 @@ bounded; the suite ends only the processes it started.
 """
 import pytest
 
+from fixtures.nodes import discovered_cards
 from rackgate.fabric import accel, pairs
 from rackgate.gates import fabric as judge
 from rackgate.report.verdict import CouldNotObserve, check
@@ -66,10 +67,10 @@ def test_no_leftover(node, rack, ubench_runs, evidence):
 
 
 @pytest.mark.row("FAB-DMESG")
-def test_dmesg_clean(pair, rack, ubench_runs, evidence):
+def test_dmesg_clean(pair, rack, hosts, ubench_runs, evidence, pytestconfig):
     runs = [_run(ubench_runs, tool, pair, evidence)[1] for tool in ("p2p", "bw")]
     for run in runs:
         for node, lines in run.dmesg.items():
             evidence.attach(f"dmesg on {node} during {run.tool}", "\n".join(l.raw for l in lines) or "(nothing new)")
-    found, note = judge.dmesg_pair(runs, accel.accel_map(rack))
+    found, note = judge.dmesg_pair(runs, accel.accel_map(rack, discovered_cards(pytestconfig, hosts)))
     check(not found, "FAB-DMESG", pair.where, "; ".join(found) + (f" -- {note}" if note else ""))

@@ -13,9 +13,9 @@ from rackgate.report.verdict import check
 @pytest.mark.row("FAB-UNPOPULATED")
 def test_unpopulated_fields(node, rack, rack_links, fabric_info, evidence):
     res, gpus = fabric_info.get(node.name)
-    links = {l.card: l for l in rack_links.get()[node.name]}
+    links = {l.gpu: l for l in rack_links.get()[node.name]}
     evidence.attach("amd-smi fabric --json", res.evidence())
     evidence.attach("classification", amdsmi.table(gpus) + "\n\n(driver ualink/bandwidth, latency: " + ", ".join(
-        f"card{c}={l.bandwidth}/{l.latency}" for c, l in links.items()) + ")")
+        f"{l.where(node.name)}={l.bandwidth}/{l.latency}" for l in links.values()) + ")")
     found = judge.unpopulated(node.name, gpus, links)
     check(not found, "FAB-UNPOPULATED", node.name, "; ".join(found))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from ..drm import card_dir
 from ..fabwire import ZERO_PPOD, training
 from ..nodeview import node_dir
 from . import json_out
@@ -22,9 +23,9 @@ def _active_rows(ids: list[int]) -> list[str]:
     return [", ".join(slots[r * 8:(r + 1) * 8]) for r in range(4)]
 
 
-def _sysfs(g: dict) -> dict:
+def _sysfs(g: dict, node: dict) -> dict:
     """The driver's ualink attributes as rendered in this node's root (amd-smi reads the driver)."""
-    d = node_dir() / "root" / f"sys/class/drm/card{g['card']}/device/ualink"
+    d = node_dir() / "root" / card_dir(node, g["card"]) / "device/ualink"
     out = {}
     for attr in ("accel_state", "accel_id", "ppod_id", "vpod_id", "bandwidth", "latency"):
         try:
@@ -35,7 +36,7 @@ def _sysfs(g: dict) -> dict:
 
 
 def gpu_fabric(g: dict, node: dict, state: dict, as_json: bool) -> dict:
-    drv = _sysfs(g)
+    drv = _sysfs(g, node)
     t = drv["accel_state"] == "unconfigured" if drv["accel_state"] is not None else training(g["stuck"], node.get("train_s", 0))
     smi_bw = node.get("fabric", {}).get("smi_bandwidth")
     bw = int(smi_bw if smi_bw is not None else drv["bandwidth"] or g.get("bandwidth", 0))

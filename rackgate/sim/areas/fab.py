@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import drm
 from ..render import node_root
 from ..state import Fabric, Node, Rack
 
@@ -45,7 +46,7 @@ def render(rack_dir: Path, name: str, node: Node) -> None:
         return
     root = node_root(rack_dir, name)
     for g in node.gpus:
-        ual = root / f"sys/class/drm/card{g.card}/device/ualink"
+        ual = root / drm.card_dir(node, g.card) / "device/ualink"
         ual.mkdir(parents=True, exist_ok=True)
         for attr in ("bandwidth", "latency"):
             (ual / attr).write_text(f"{getattr(g, attr) or '0'}\n")

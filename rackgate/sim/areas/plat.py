@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from .. import drm
 from .. import state as sim_state
 from ..plat_content import PREFIX_IMAGE_COPY, PREFIX_REQUIRED, atom_tree, container_id, perf_report
 from ..render import node_root
@@ -176,7 +177,7 @@ def render(rack_dir: Path, name: str, node) -> None:
         for pid in plat.kfd:
             host[f"sys/class/kfd/kfd/proc/{pid}/pasid"] = (f"{32768 + pid % 4096}\n".encode(), None)
         for g in node.gpus:
-            dev = f"sys/class/drm/card{g.card}/device"
+            dev = f"{drm.card_dir(node, g.card)}/device"
             host[f"{dev}/vendor"] = (b"0x1002\n", None)
             host[f"{dev}/mem_info_vram_total"] = (f"{int(g.hbm_gib * 2**30)}\n".encode(), None)
             host[f"{dev}/uevent"] = (f"DRIVER=amdgpu\nPCI_SLOT_NAME={g.bdf}\n".encode(), None)
