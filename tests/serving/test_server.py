@@ -100,6 +100,10 @@ def test_decode_matches_prefill(server, rack, evidence):
         lp = choice.get("logprobs") or {}
         d = consistency.Decoded(choice.get("text") or "", tuple(lp.get("tokens") or ()),
                                 tuple(lp.get("top_logprobs") or ()))
+        why = sanity.degenerate(d.text) if d.text.strip() else None
+        if why:
+            fail("SRV-SANITY", server.url, f"SRV-CONSISTENCY's decode of {prompt!r} is degenerate: {d.text[:48]!r}: "
+                 f"{why}; decode and prefill cannot be compared on it")
         if not d.text.strip():
             raise CouldNotObserve(f"decode of {prompt!r} returned no text (see SRV-SANITY)")
         if not consistency.cuts(d, cfg.consistency_positions):
