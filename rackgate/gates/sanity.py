@@ -146,6 +146,7 @@ def share(answers: list[Answer], asked: int) -> str:
                                                                                  if ok else ""))
         good = sorted(n_ for n_, (deg, ok) in nodes.items() if ok and not deg)
         where = "; ".join(lines) + (f"; coherent on {', '.join(good)}" if good else "")
+    whose = "the nodes'" if bad[0].node is None else "that node's"
     return (head + example + "; some ranks answer and some do not: a node- or rank-specific cause, not a global "
-            f"one -- compare that node's launch env (ATOM_USE_TRITON_MLA, HSA_TOOLS_LIB), rocjitsu prefix, "
-            f"patches and HBM with the healthy nodes': {where}")
+            f"one -- compare {whose} launch env (ATOM_USE_TRITON_MLA, HSA_TOOLS_LIB), rocjitsu prefix, patches "
+            f"and HBM with the others: {where}")

@@ -20,8 +20,10 @@ from __future__ import annotations
 import http.client
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from urllib.parse import urlsplit
+
+from ..httpjson import JsonHandler
 
 
 class Balancer:
@@ -38,6 +40,13 @@ class Balancer:
         self.httpd.request_queue_size = 2048
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread: threading.Thread | None = None
+
+    @property
+    def model(self) -> str:  # the served name, as TransformersServer.model (run_gate reads both)
+        return self.name
+
+    def alive(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
 
     def pick(self, hint) -> int:
         """The engine for a request: its hint, else the fewest in flight from a rotating start."""
@@ -63,39 +72,28 @@ class Balancer:
     def _handler(self):
         bal = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def _json(self, code: int, body: dict) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def do_GET(self):
                 if self.path == "/health":
-                    return self._json(200, {"status": "ok"})
+                    return self._send(200, {"status": "ok"})
                 if self.path == "/v1/models":
-                    return self._json(200, {"object": "list", "data": [{"id": bal.name, "object": "model",
+                    return self._send(200, {"object": "list", "data": [{"id": bal.name, "object": "model",
                                                                           "owned_by": "balancer"}]})
-                self._json(404, {"detail": "Not Found"})
+                self._send(404, {"detail": "Not Found"})
 
             def do_POST(self):
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 try:
                     body = json.loads(raw or b"{}")
                 except ValueError:
-                    return self._json(400, {"detail": "body is not JSON"})
+                    return self._send(400, {"detail": "body is not JSON"})
                 if body.get("model") not in (None, bal.name):
-                    return self._json(400, {"detail": f"Requested model '{body.get('model')}' does not match "
+                    return self._send(400, {"detail": f"Requested model '{body.get('model')}' does not match "
                                                       f"server model '{bal.name}'"})
                 try:
                     rank = bal.pick(body.pop("data_parallel_rank", None))
                 except ValueError as e:
-                    return self._json(400, {"error": {"message": str(e), "type": "invalid_request_error",
+                    return self._send(400, {"error": {"message": str(e), "type": "invalid_request_error",
                                                       "code": 400}})
                 try:
                     self._relay(rank, body)
@@ -123,7 +121,7 @@ class Balancer:
                     pass  # the client went: closing the engine's connection stops its generation
                 except OSError as e:
                     try:
-                        self._json(502, {"detail": f"engine {rank} ({url}): {e}"})
+                        self._send(502, {"detail": f"engine {rank} ({url}): {e}"})
                     except OSError:
                         pass
                 finally:
