@@ -4,7 +4,9 @@ SRV-SANITY's read: every prompt goes out at the same moment, each streamed with 
 max_tokens and read until `stop_when` calls its text decided (a '!' stream is cut after a few
 characters, the server stops generating for it). When one answer is decisive (`decisive`), the
 others get `settle_s` to come back, then every request still out is cancelled: the first
-degenerate answer decides, the answers back by then give the share.
+degenerate answer decides, the answers back by then give the share. The settle window is at least
+as long as the first decisive answer took (so that on a loaded machine the coherent answers,
+which are longer, can come back too), at most `settle_s` more when that is longer.
 
 Routing: ATOM's API server hands each request to a DP rank by load (CoreManager's
 `least_requests`, ties by a rotating cursor; `--dp-load-balance round_robin` rotates), and a
@@ -57,8 +59,9 @@ def _client_like(client: Client) -> Client:
 def fan_out(client: Client, asks: list[Ask], max_tokens: int, timeout: float,
             stop_when: Callable[[str], str | None] | None = None,
             decisive: Callable[[Got], bool] = lambda g: False, settle_s: float = 2.0) -> Fanned:
-    """Send every ask at once (one thread each), streamed; return when all are back, or settle_s
-    after the first decisive answer, or at `timeout` -- whatever is still out is cancelled."""
+    """Send every ask at once (one thread each), streamed; return when all are back, or after the
+    first decisive answer once max(settle_s, the time it took) has passed, or at `timeout` --
+    whatever is still out is cancelled."""
     t0 = time.monotonic()
     lock = threading.Lock()
     results: dict[int, Got] = {}
@@ -92,10 +95,12 @@ def fan_out(client: Client, asks: list[Ask], max_tokens: int, timeout: float,
     for i in range(len(asks)):
         threading.Thread(target=one, args=(i,), daemon=True, name=f"fanout-{i}").start()
     end = t0 + timeout + 5.0
+    settling = False
     with changed:
         while len(results) < len(asks) and time.monotonic() < end:
-            if any(decisive(g) for g in results.values()):
-                end = min(end, time.monotonic() + settle_s)
+            if not settling and any(decisive(g) for g in results.values()):
+                settling, now = True, time.monotonic()
+                end = min(end, now + max(settle_s, now - t0))
             changed.wait(max(0.0, min(0.5, end - time.monotonic())))
         for i, h in enumerate(handles):
             if i not in results:

@@ -133,7 +133,7 @@ def share(answers: list[Answer], asked: int) -> str:
         return head
     if k == n:
         return head + example + ("; every answer is degenerate: a cause common to the whole server, not one "
-                                 "node or rank")
+                                 "node or rank" + ("" if n == asked else " (as far as the answers back show)"))
     nodes = by_node(answers)
     if bad[0].node is None:
         where = ("which DP rank served which answer is not known (no rank hint: ATOM's API server spreads "
