@@ -49,6 +49,19 @@ class Fanned:
     seconds: float
 
 
+def takes_rank_hint(client: Client, ranks: int, timeout: float) -> bool:
+    """Whether routing by ATOM's data_parallel_rank is worth it and taken: more than one rank, and
+    the server does not refuse the field (transformers serve: HTTP 422 "Unexpected fields in the
+    request: {'data_parallel_rank'}"). One request of one token."""
+    if ranks < 2:
+        return False  # one rank: every request lands on it (ATOM does not even read the hint)
+    try:
+        r = client.completion("The capital of France is", max_tokens=1, timeout=timeout, data_parallel_rank=0)
+    except ServerError:
+        return True  # no answer says nothing about the field: the checks that follow will see
+    return not (r.status in (400, 422) and "data_parallel_rank" in refusal(r))
+
+
 def _client_like(client: Client) -> Client:
     """A client of its own for a thread (a requests.Session is not shared across threads)."""
     c = Client(client.base_url, client.model, client.timeout)

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
 from rackgate.atom import fanout
 from rackgate.atom.client import Client
 from rackgate.gates import sanity
+
+from ..httpjson import JsonHandler
 
 BOUND = 200000  # a '!' stream this server would send in full: far more than any check reads
 
@@ -21,17 +23,17 @@ class _Engines:
     a hint, whose arrival turn) is in `bang` get '!' chunks (BOUND of them unless the client goes),
     the others ' Paris.'. Counts the '!' chunks it wrote."""
 
-    def __init__(self, ranks: int, bang: set[int]):
+    def __init__(self, ranks: int, bang: set[int], refuse_hint: bool = False):
         self.ranks, self.bang, self.sent, self.turn = ranks, bang, 0, 0
+        self.refuse_hint = refuse_hint  # as transformers serve: HTTP 422 on the unknown field
         self.lock = threading.Lock()
         outer = self
 
-        class H(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
+        class H(JsonHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                if outer.refuse_hint and "data_parallel_rank" in body:
+                    return self._send(422, {"detail": "Unexpected fields in the request: {'data_parallel_rank'}"})
                 with outer.lock:
                     rank = body.get("data_parallel_rank")
                     rank = outer.turn % outer.ranks if rank is None else rank
@@ -142,3 +144,15 @@ def test_fan_out_stops_at_the_first_degenerate_answer(engines):
                          stop_when=sanity.degenerate_so_far, decisive=_decisive, settle_s=0)
     assert out.got and all(g.stopped for g in out.got)
     assert engines.sent < 16 * BOUND
+
+
+@pytest.mark.parametrize("engines", [(2, set(), True)], indirect=True)
+def test_a_server_that_refuses_the_rank_hint_is_not_sent_it(engines):
+    c = Client(engines.url, "m", 60)
+    assert not fanout.takes_rank_hint(c, 2, 60)
+    assert not fanout.takes_rank_hint(c, 1, 60)  # one rank: no hint at all
+
+
+@pytest.mark.parametrize("engines", [(2, set())], indirect=True)
+def test_a_server_that_takes_the_rank_hint_gets_it(engines):
+    assert fanout.takes_rank_hint(Client(engines.url, "m", 60), 2, 60)

@@ -1,6 +1,7 @@
 """ACC-QUICK: lm-eval's GSM8K questions, asked concurrently, stopped when the verdict is settled."""
 import pytest
 
+from rackgate.atom import fanout
 from rackgate.atom.logs import rank_table
 from rackgate.gsm8k import quick, setup
 from rackgate.gsm8k.data import DataError
@@ -17,11 +18,13 @@ def test_gsm8k_quick(server, rack, evidence, facts, pytestconfig):
     except (TaskError, DataError) as e:
         raise CouldNotObserve(str(e)) from None
     order = quick.question_order(len(task), cfg.quick_seed)
+    table = rank_table(rack)  # the questions go to the ranks in turn where the server takes the hint
+    hinted = fanout.takes_rank_hint(server.client, len(table), cfg.request_timeout_s)
     try:
         result = quick.run(task, setup.clients_for(rack, server.url, server.client.model), setup.sprt_for(cfg),
                            order, cfg.num_concurrent, progress=setup.reporter(pytestconfig),
                            progress_every_s=cfg.progress_every_s, wait_s=cfg.request_timeout_s,
-                           timeout_s=cfg.quick_timeout_s, table=rank_table(rack))
+                           timeout_s=cfg.quick_timeout_s, table=table if hinted else None)
     except quick.QuickTimeout as e:
         raise CouldNotObserve(str(e)) from None
     evidence.attach("quick gate", result.summary() + "\n" + "\n".join(result.examples(10)))

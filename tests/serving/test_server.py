@@ -54,21 +54,16 @@ def test_sanity(server, rack, evidence):
 
 
 def _spread(server, cfg, table):
+    """Two prompts per DP rank, each naming its rank where the server takes ATOM's hint (else
+    spread by the server); attached without a rack file, sanity_requests_attached prompts."""
     prompts = list(cfg.sanity_prompts)
-    if table:
-        asks = [fanout.Ask(prompts[i % len(prompts)], r) for r in table for i in range(cfg.sanity_per_rank)]
-    else:
-        asks = [fanout.Ask(prompts[i % len(prompts)]) for i in range(cfg.sanity_requests_attached)]
-
-    def read(asks):
-        return fanout.fan_out(server.client, asks, cfg.sanity_max_tokens, cfg.request_timeout_s,
-                              stop_when=sanity.degenerate_so_far, settle_s=cfg.sanity_settle_s,
-                              decisive=lambda g: bool(g.stopped or (not g.error and sanity.degenerate(g.text))))
-    spread = read(asks)
-    if table and any(g.status in (400, 422) and "data_parallel_rank" in (g.error or "") for g in spread.got):
-        # a server that does not take ATOM's hint: the same prompts, spread by the server
-        spread = read([fanout.Ask(a.prompt) for a in asks])
-    return spread
+    hinted = fanout.takes_rank_hint(server.client, len(table), cfg.request_timeout_s)
+    ranks = [r for r in table for _ in range(cfg.sanity_per_rank)] if table else \
+        [None] * cfg.sanity_requests_attached
+    asks = [fanout.Ask(prompts[i % len(prompts)], r if hinted else None) for i, r in enumerate(ranks)]
+    return fanout.fan_out(server.client, asks, cfg.sanity_max_tokens, cfg.request_timeout_s,
+                          stop_when=sanity.degenerate_so_far, settle_s=cfg.sanity_settle_s,
+                          decisive=lambda g: bool(g.stopped or (not g.error and sanity.degenerate(g.text))))
 
 
 def _answer(g, table) -> sanity.Answer:
