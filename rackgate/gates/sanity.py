@@ -44,10 +44,15 @@ STREAM_BANG = 8
 STREAM_TOKENS = 16
 
 
+STREAM_WINDOW = 1024  # characters: the degenerate signatures show from the first tokens
+
+
 def degenerate_so_far(text: str) -> str | None:
     """Why a stream's text so far is already degenerate (reading on cannot make it language),
-    or None: not (yet). An empty answer is only known at its end (`degenerate`)."""
-    stripped = text.strip()
+    or None: not (yet). Judged on its first STREAM_WINDOW characters (asked after every chunk of
+    a 12288-token answer, it stays cheap); the whole answer is judged at its end (`degenerate`),
+    as is an empty one."""
+    stripped = text[:STREAM_WINDOW].strip()
     if len(stripped) >= STREAM_BANG and set(stripped) <= {"!"}:
         return degenerate(stripped)
     if len(TOKENISH.findall(stripped)) >= STREAM_TOKENS:

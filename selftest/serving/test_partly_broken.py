@@ -156,3 +156,9 @@ def test_a_server_that_refuses_the_rank_hint_is_not_sent_it(engines):
 @pytest.mark.parametrize("engines", [(2, set())], indirect=True)
 def test_a_server_that_takes_the_rank_hint_gets_it(engines):
     assert fanout.takes_rank_hint(Client(engines.url, "m", 60), 2, 60)
+
+
+def test_degenerate_so_far_reads_the_first_characters_only():
+    coherent = " Paris is the capital of France." * 40
+    assert len(coherent) > sanity.STREAM_WINDOW
+    assert sanity.degenerate_so_far(coherent + "!" * 5000) is None  # the end is judged whole, at the end
