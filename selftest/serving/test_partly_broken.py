@@ -162,3 +162,20 @@ def test_degenerate_so_far_reads_the_first_characters_only():
     coherent = " Paris is the capital of France." * 40
     assert len(coherent) > sanity.STREAM_WINDOW
     assert sanity.degenerate_so_far(coherent + "!" * 5000) is None  # the end is judged whole, at the end
+
+
+def test_long_requests_fail_naming_a_degenerate_answer(tmp_path):
+    """ACC-BUDGET (max_tokens 12288, streamed) and SRV-CONSISTENCY on a '!' server, SRV-SANITY not
+    selected: each FAILS naming the degenerate answer under SRV-SANITY's row, none waits it out or
+    says it could not look."""
+    from ..harness import run_suite
+    from ..simserver import sim_server
+    budget, consistency = ("tests/accuracy/test_budget.py::test_reasoning_budget",
+                           "tests/serving/test_server.py::test_decode_matches_prefill")
+    with sim_server("bang-tokens") as (_proc, url):
+        run = run_suite(tmp_path, "--atom-url", url, "--served-model", "moonshotai/Kimi-K3",
+                        budget, consistency)
+    assert run.ids("failed") == {budget, consistency}, run.stdout[-3000:]
+    b, c = run.outcomes[budget].message, run.outcomes[consistency].message
+    assert b.startswith("SRV-SANITY [") and "ACC-BUDGET's answer is degenerate: every character is '!'" in b, b
+    assert "SRV-CONSISTENCY's decode of" in c and "every character is '!'" in c, c
