@@ -11,9 +11,14 @@
     reduced form (both runs scaled by the same factor) fits this machine; the ratio is what is
     compared.
 
+(c) `partly N`: one endpoint (selftest/realengine/balancer.py, ATOM's least_requests spread)
+    in front of N real engines, N-1 healthy and one `bang` (one broken rank group of N) --
+    seconds from the engines being ready to the gate's first FAILED line (issue 22).
+
 Usage (from the project root):
     python3 benchmarks/time_to_verdict.py bang [--lm-eval-timeout 600]
     python3 benchmarks/time_to_verdict.py healthy [--tpot 0.074] [--tpot-scale 10] [--lm-eval-timeout 3000]
+    python3 benchmarks/time_to_verdict.py partly --engines 3
 Prints one JSON object per measurement.
 """
 from __future__ import annotations
@@ -101,6 +106,26 @@ def bang(args) -> None:
                       "lm_eval_finished": lm["finished"]}), flush=True)
 
 
+def partly(args) -> None:
+    import contextlib
+
+    from selftest.realengine import env
+    from selftest.realengine.balancer import Balancer
+    from selftest.realengine.model_store import ensure_models
+    from selftest.realengine.server import TransformersServer
+    venv = env.venv_bin()
+    models = ensure_models(venv / "python")
+    logs = Path(tempfile.mkdtemp(prefix="rackgate-ttv-logs-"))
+    variants = ["healthy"] * (args.engines - 1) + ["bang"]
+    with contextlib.ExitStack() as stack:
+        engines = [stack.enter_context(TransformersServer(venv, models.cache, models.name(v), logs / f"{i}-{v}.log"))
+                   for i, v in enumerate(variants)]
+        bal = stack.enter_context(Balancer(models.name("healthy"), [(e.url, e.model) for e in engines]))
+        gate = gate_until_first_failed(bal.url, bal.name, [], args.gate_timeout)
+        print(json.dumps({"measure": f"c: {args.engines} engines, 1 bang: ready -> first FAILED line (gate)",
+                          "served": bal.served, **gate}), flush=True)
+
+
 def healthy(args) -> None:
     from selftest.simserver import sim_server
     tpot = args.tpot / args.tpot_scale
@@ -122,13 +147,14 @@ def healthy(args) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("which", choices=["bang", "healthy"])
+    ap.add_argument("which", choices=["bang", "healthy", "partly"])
+    ap.add_argument("--engines", type=int, default=3)
     ap.add_argument("--lm-eval-timeout", type=float, default=600)
     ap.add_argument("--gate-timeout", type=float, default=1500)
     ap.add_argument("--tpot", type=float, default=0.074)
     ap.add_argument("--tpot-scale", type=float, default=1.0)
     args = ap.parse_args()
-    {"bang": bang, "healthy": healthy}[args.which](args)
+    {"bang": bang, "healthy": healthy, "partly": partly}[args.which](args)
     return 0
 
 

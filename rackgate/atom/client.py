@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import requests
 import urllib3
@@ -93,13 +94,17 @@ class Client:
     def post(self, path: str, body: dict | None = None, timeout: float | None = None) -> Reply:
         return self.request("POST", path, body or {}, timeout)
 
-    def stream(self, path: str, body: dict, timeout: float | None = None, handle: "StreamHandle | None" = None) -> Reply:
+    def stream(self, path: str, body: dict, timeout: float | None = None, handle: "StreamHandle | None" = None,
+               stop_when: "Callable[[str], str | None] | None" = None) -> Reply:
         """POST with `"stream": true` and read the server-sent events to the end: the Reply holds
         the answer assembled as a non-streamed body (choices[0].text, or .message.content and
         .reasoning_content; finish_reason; usage.completion_tokens = chunks read). `timeout`
         bounds the whole answer. `handle.cancel()` from another thread closes the stream: the
         server stops generating for it (transformers serve, vLLM-style engines) and this call
-        raises ServerError("cancelled"). A server that answers plain JSON is read as JSON."""
+        raises ServerError("cancelled"). A server that answers plain JSON is read as JSON.
+        `stop_when(text so far)` (the answer's text, or content then reasoning) is asked after each
+        chunk: a reason stops reading there, closes the stream (the server stops generating) and
+        the Reply carries it as body["stopped"] (finish_reason None: the answer was cut short)."""
         url = self.base_url + path
         body = {**body, "stream": True}
         limit = timeout or self.timeout
@@ -120,7 +125,7 @@ class Client:
                 except ValueError:
                     raise ServerError(f"POST {url}: non-JSON response (HTTP {r.status_code}): {r.text[:160]!r}") from None
                 return Reply(r.status_code, data if isinstance(data, dict) else {"_": data}, time.monotonic() - t0, body)
-            text, content, reasoning, finish, n = [], [], [], None, 0
+            text, content, reasoning, finish, n, stopped = [], [], [], None, 0, None
             for raw in _lines(r):
                 if handle.cancelled:
                     break
@@ -144,6 +149,10 @@ class Client:
                 reasoning.append(think)
                 n += 1 if (piece or think) else 0
                 finish = c.get("finish_reason") or finish
+                if stop_when is not None and (piece or think):
+                    stopped = stop_when("".join(text) + "".join(content) or "".join(reasoning))
+                    if stopped:
+                        break
         except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError, AttributeError, OSError,
                 ValueError) as e:
             if handle.cancelled:
@@ -156,7 +165,10 @@ class Client:
         choice = ({"index": 0, "message": {"role": "assistant", "content": "".join(content),
                                            "reasoning_content": "".join(reasoning) or None}, "finish_reason": finish}
                   if "messages" in body else {"index": 0, "text": "".join(text), "finish_reason": finish})
-        return Reply(200, {"choices": [choice], "usage": {"completion_tokens": n}}, time.monotonic() - t0, body)
+        out = {"choices": [choice], "usage": {"completion_tokens": n}}
+        if stopped:
+            out["stopped"] = stopped
+        return Reply(200, out, time.monotonic() - t0, body)
 
 
 def _lines(r):

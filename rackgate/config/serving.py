@@ -68,6 +68,14 @@ class ServingExpect(Section):
         "1, 2, 3, 4, 5,": "6",
     })
     sanity_max_tokens: int = Field(default=16, gt=0)
+    # SRV-SANITY asks every DP rank: this many prompts per rank (the rank named with ATOM's
+    # data_parallel_rank hint), all at once, streamed. Attached without a rack file the DP size is
+    # not known: sanity_requests_attached prompts, the server spreading them (ATOM: by load).
+    sanity_per_rank: int = Field(default=2, ge=1)
+    sanity_requests_attached: int = Field(default=32, ge=1)
+    # After the first degenerate answer, how long the others may take to come back (the share):
+    # this, or as long again as the first answer took when that is longer (a loaded server).
+    sanity_settle_s: float = Field(default=2.0, ge=0)
     # Near-uniform logprobs: the mean top-1 probability below this means noise, not a model.
     min_top1_prob: float = Field(default=0.05, gt=0, lt=1)
     # SRV-CONSISTENCY: prompts decoded greedily, then re-prefilled with the decoded prefix.

@@ -4,6 +4,19 @@ from __future__ import annotations
 from ..gsm8k.lmeval import Results
 
 
+def degenerate_share(results: Results) -> str:
+    """The answers that are not language, apart from the wrong ones ('' when none): the server's
+    fault, not the model's accuracy. lm-eval sends no DP rank hint, so no rank is named."""
+    if not results.degenerate:
+        return ""
+    n = results.samples
+    return (f"{results.degenerate} of {n} answers degenerate ('!!!!', one token repeated), apart from "
+            f"{results.wrong} coherent wrong answers: "
+            + ("every answer: the whole server" if results.degenerate == n else
+               "some ranks answer and some do not (a node- or rank-specific cause; lm-eval sends no rank hint, so "
+               "which rank is not known: SRV-SANITY names it)"))
+
+
 def judge(results: Results, cfg) -> list[str]:
     """Why the run fails ACC-GSM8K (empty: it passes)."""
     why = []

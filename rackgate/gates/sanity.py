@@ -10,6 +10,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import Iterable
 
 TOKENISH = re.compile(r"\w+|[^\w\s]")
 
@@ -37,6 +38,28 @@ def degenerate(text: str) -> str | None:
     return None
 
 
+# A stream is called degenerate before it ends once this much of it is one character or token:
+# a '!' answer decides after STREAM_BANG characters, a one-token loop after STREAM_TOKENS tokens.
+STREAM_BANG = 8
+STREAM_TOKENS = 16
+
+
+STREAM_WINDOW = 1024  # characters: the degenerate signatures show from the first tokens
+
+
+def degenerate_so_far(text: str) -> str | None:
+    """Why a stream's text so far is already degenerate (reading on cannot make it language),
+    or None: not (yet). Judged on its first STREAM_WINDOW characters (asked after every chunk of
+    a 12288-token answer, it stays cheap); the whole answer is judged at its end (`degenerate`),
+    as is an empty one."""
+    stripped = text[:STREAM_WINDOW].strip()
+    if len(stripped) >= STREAM_BANG and set(stripped) <= {"!"}:
+        return degenerate(stripped)
+    if len(TOKENISH.findall(stripped)) >= STREAM_TOKENS:
+        return degenerate(stripped)
+    return None
+
+
 def uniform_logprobs(lps: tuple[float, ...], min_top1_prob: float) -> str | None:
     if not lps:
         return None
@@ -58,3 +81,77 @@ def judge(sample: Sample, min_top1_prob: float) -> list[str]:
     if not out and sample.expect and sample.expect.lower() not in sample.text.lower():
         out.append(f"incoherent: expected {sample.expect!r} in the continuation")
     return out
+
+
+# --- many answers, spread over the DP ranks ---------------------------------------------------
+@dataclass(frozen=True)
+class Answer:
+    """One answer of many: its text, why it is degenerate (None: it is language), and the DP rank
+    and node that served it when that is known (ATOM's data_parallel_rank hint)."""
+    prompt: str
+    text: str
+    why: str | None = None
+    rank: int | None = None
+    node: str | None = None
+
+    def where(self) -> str:
+        return f"{self.node}/dp{self.rank}" if self.rank is not None else "rank not known"
+
+
+def _ranks(answers: Iterable[Answer]) -> str:
+    return ", ".join(f"dp{r}" for r in sorted({a.rank for a in answers if a.rank is not None}))
+
+
+def by_node(answers: list[Answer]) -> dict[str, tuple[list[Answer], list[Answer]]]:
+    """{node: (its degenerate answers, its coherent ones)} for the answers whose node is known."""
+    out: dict[str, tuple[list[Answer], list[Answer]]] = {}
+    for a in answers:
+        if a.node is not None:
+            out.setdefault(a.node, ([], []))[a.why is None].append(a)
+    return out
+
+
+def blamed(answers: list[Answer]) -> str:
+    """Where the degenerate answers came from (a node, or ranks of a node), '' when that is the
+    whole server or not known."""
+    bad = [a for a in answers if a.why]
+    if not bad or len(bad) == len(answers) or any(a.node is None for a in bad):
+        return ""  # none, every one (the whole server), or not attributable
+    parts = []
+    for node, (deg, ok) in by_node(answers).items():
+        if deg:
+            parts.append(node if not ok else f"{node}/{_ranks(deg).replace(', ', ',')}")
+    return ", ".join(parts)
+
+
+def share(answers: list[Answer], asked: int) -> str:
+    """'k of n answers degenerate, the other n-k coherent' and what that reads as: every answer
+    (a cause common to the whole server) or some (a node- or rank-specific cause), naming the
+    nodes and ranks where the answers are attributable."""
+    n = len(answers)
+    bad = [a for a in answers if a.why]
+    k = len(bad)
+    came = f"{n} of {asked} answers back" if n < asked else f"all {asked} answers back"
+    head = f"{k} of {n} answers degenerate, the other {n - k} coherent ({came})"
+    example = f"; e.g. {bad[0].prompt!r} -> {bad[0].text[:48]!r} ({bad[0].where()}): {bad[0].why}" if bad else ""
+    if not bad:
+        return head
+    if k == n:
+        return head + example + ("; every answer is degenerate: a cause common to the whole server, not one "
+                                 "node or rank" + ("" if n == asked else " (as far as the answers back show)"))
+    nodes = by_node(answers)
+    if bad[0].node is None:
+        where = ("which DP rank served which answer is not known (no rank hint: ATOM's API server spreads "
+                 "requests over its DP ranks by load and neither the answer nor its log line names the request)")
+    else:
+        lines = []
+        for node, (deg, ok) in sorted(nodes.items()):
+            if deg:
+                lines.append(f"{node}: {len(deg)} degenerate ({_ranks(deg)})" + (f", {len(ok)} coherent ({_ranks(ok)})"
+                                                                                 if ok else ""))
+        good = sorted(n_ for n_, (deg, ok) in nodes.items() if ok and not deg)
+        where = "; ".join(lines) + (f"; coherent on {', '.join(good)}" if good else "")
+    whose = "the nodes'" if bad[0].node is None else "that node's"
+    return (head + example + "; some ranks answer and some do not: a node- or rank-specific cause, not a global "
+            f"one -- compare {whose} launch env (ATOM_USE_TRITON_MLA, HSA_TOOLS_LIB), rocjitsu prefix, patches "
+            f"and HBM with the others: {where}")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import CouldNotObserve, UnrecognisedOutput
+from ..gates.sanity import degenerate
 from ..transport.procs import Overran, run_bounded
 from .data import check_dir, split_path
 from .task import FLEXIBLE, STRICT, TASK, yaml_path
@@ -178,6 +179,8 @@ class Results:
     lm_eval_version: str
     path: str
     invalid: int = 0               # strict-match [invalid] extractions (from the samples)
+    degenerate: int = 0            # strict-match samples whose response is not language ('!!!!')
+    wrong: int = 0                 # strict-match samples scored 0 whose response is language
     samples: int = 0               # strict-match samples read
     sample_path: str = ""
     extras: dict = field(default_factory=dict)
@@ -270,6 +273,9 @@ def read_outputs(out_dir: Path, task: str, fallback: str = "[invalid]") -> Resul
             samples = [s for s in parse_samples(f) if s.filter == STRICT]
         results.samples = len(samples)
         results.invalid = sum(1 for s in samples if s.extracted == fallback)
+        bad = [s for s in samples if s.response.strip() and degenerate(s.response)]
+        results.degenerate = len(bad)
+        results.wrong = sum(1 for s in samples if not s.exact_match) - len(bad)
         results.sample_path = str(samples_path)
     return results
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ..atom.client import Client, ServerError, StreamHandle
 from ..errors import CouldNotObserve
-from ..gates.sanity import degenerate
+from ..gates.sanity import degenerate, degenerate_so_far
 from .scoring import ItemVerdict, Outcome, judge
 from .sequential import Decision, Sprt
 from .task import FLEXIBLE, STRICT, Gsm8kTask, response_text
@@ -36,11 +36,15 @@ def question_order(n: int, seed: int) -> list[int]:
 
 
 def _post(client: Client, task: Gsm8kTask, doc: int, req, timeout: float | None = None,
-          handle: StreamHandle | None = None) -> tuple[str, str | None, float, int]:
+          handle: StreamHandle | None = None, rank: int | None = None) -> tuple[str, str | None, float, int]:
     """(the text lm-eval would score, finish_reason, seconds, tokens) of one question, asked as a
-    stream (so that it can be cancelled); ServerError otherwise."""
+    stream (so that it can be cancelled, and cut the moment its text is degenerate: a '!' answer
+    is scored as it is, never waited out to max_tokens); ServerError otherwise. `rank`: ATOM's
+    data_parallel_rank hint, so the answer is attributed to its rank."""
     body = {"model": client.model, **req.body}
-    reply = client.stream(req.path, body, timeout=timeout, handle=handle)
+    if rank is not None:
+        body["data_parallel_rank"] = rank
+    reply = client.stream(req.path, body, timeout=timeout, handle=handle, stop_when=degenerate_so_far)
     if reply.status != 200:
         raise ServerError(f"GSM8K question {doc}: POST {req.path}: HTTP {reply.status}: {str(reply.body)[:200]}")
     try:
@@ -71,12 +75,12 @@ class _Workers:
             job = self.jobs.get()
             if job is None:
                 return
-            doc, req, box, done, handle, timeout = job
+            doc, req, box, done, handle, timeout, rank = job
             with self.lock:
                 self.inflight.add(handle)
             try:
                 client = client or client_factory()
-                box.append(_post(client, self.task, doc, req, timeout, handle))
+                box.append(_post(client, self.task, doc, req, timeout, handle, rank))
             except BaseException as e:  # noqa: BLE001 - handed to the caller, raised there
                 box.append(e)
             finally:
@@ -84,9 +88,10 @@ class _Workers:
                     self.inflight.discard(handle)
             done.set()
 
-    def submit(self, doc: int, req, timeout: float | None) -> tuple[list, threading.Event, StreamHandle]:
+    def submit(self, doc: int, req, timeout: float | None,
+               rank: int | None = None) -> tuple[list, threading.Event, StreamHandle]:
         box, done, handle = [], threading.Event(), StreamHandle()
-        self.jobs.put((doc, req, box, done, handle, timeout))
+        self.jobs.put((doc, req, box, done, handle, timeout, rank))
         return box, done, handle
 
     def close(self) -> None:
@@ -148,12 +153,14 @@ class Pace:
 
 
 def ask(task: Gsm8kTask, client_factory: ClientFactory, docs: Iterable[int], concurrency: int,
-        wait_s: float | None = None, pace: Pace | None = None) -> Iterator[ItemVerdict]:
+        wait_s: float | None = None, pace: Pace | None = None,
+        rank_of: Callable[[int], int | None] | None = None) -> Iterator[ItemVerdict]:
     """lm-eval's verdict on each document, in the order given, with up to `concurrency` questions
     in flight (as many as the server takes, see Pace). Prompts are built and answers scored
     here, in the caller's thread (lm-eval's task is not shared across threads); the threads only
     talk HTTP. Stopping the iteration cancels the questions in flight. A request that fails or
-    passes its deadline raises ServerError; wait_s bounds every request (the rack file's)."""
+    passes its deadline raises ServerError; wait_s bounds every request (the rack file's).
+    rank_of(doc): the DP rank the question is routed to (ATOM's hint), None: the server picks."""
     pace = pace or Pace(concurrency, wait_s)
     workers = _Workers(task, client_factory, concurrency)
     pending: list = []  # (doc, result box, done event, handle, deadline), in the order given
@@ -165,7 +172,8 @@ def ask(task: Gsm8kTask, client_factory: ClientFactory, docs: Iterable[int], con
                 if doc is None:
                     break
                 deadline = pace.deadline()
-                pending.append((doc, *workers.submit(doc, task.request(doc), deadline), deadline))
+                rank = rank_of(doc) if rank_of else None
+                pending.append((doc, *workers.submit(doc, task.request(doc), deadline, rank), deadline))
             if not pending:
                 return
             doc, box, done, _handle, deadline = pending.pop(0)
@@ -213,6 +221,13 @@ def kind(item: ItemVerdict, filter_name: str = STRICT) -> str:
     return "unparsed" if out is Outcome.UNPARSED else "wrong"
 
 
+def not_language(item: ItemVerdict) -> bool:
+    """The answer is the server's fault, not the model's: degenerate text, or no text at all
+    although the model stopped by itself (empty with finish_reason length is a budget: ACC-BUDGET)."""
+    k = kind(item)
+    return k == "degenerate" or (k == "empty" and item.finish_reason != "length")
+
+
 @dataclass
 class QuickResult:
     decision: Decision
@@ -221,6 +236,47 @@ class QuickResult:
     elapsed_s: float = 0.0
     population: int = 0
     pace: Pace | None = None
+    rank_of: dict[int, int] = field(default_factory=dict)   # doc -> the DP rank it was routed to
+    nodes: dict[int, str] = field(default_factory=dict)     # DP rank -> its node
+
+    def by_rank(self) -> dict[int, Counter]:
+        """{rank: {"not language": n, "answers": n}} for the answers routed to a known rank."""
+        out: dict[int, Counter] = {}
+        for it in self.items:
+            r = self.rank_of.get(it.doc)
+            if r is not None:
+                c = out.setdefault(r, Counter())
+                c["answers"] += 1
+                c["not language"] += not_language(it)
+        return out
+
+    def broken(self) -> str:
+        """The ranks whose every answer is degenerate or empty (a broken rank, not a model below
+        the threshold), as node/dpR; '' when none (or no rank is known)."""
+        bad = [r for r, c in sorted(self.by_rank().items()) if c["not language"] == c["answers"]]
+        return ", ".join(f"{self.nodes.get(r, '?')}/dp{r}" for r in bad)
+
+    def degenerate_line(self) -> str:
+        """The degenerate share apart from the wrong answers, and per rank where attributable;
+        '' when every answer is language."""
+        c = self.kinds()
+        k = sum(not_language(it) for it in self.items)
+        if not k:
+            return ""
+        n = len(self.items)
+        head = (f"{k} of {n} answers degenerate or empty ({c['degenerate']} degenerate, {k - c['degenerate']} empty "
+                f"with finish_reason stop), apart from {c['wrong']} coherent wrong answers: the server is not "
+                "producing the model's answers there")
+        ranks = self.by_rank()
+        if not ranks:
+            return head + ("; every answer: the whole server" if k == n else
+                           "; which DP rank served them is not known (no rank hint without a rack file)")
+        per = "; ".join(f"{self.nodes.get(r, '?')}/dp{r} {c_['not language']}/{c_['answers']}"
+                        for r, c_ in sorted(ranks.items()) if c_["not language"])
+        broken = self.broken()
+        return (head + f"; degenerate per rank: {per}"
+                + (f"; broken rank(s) (every answer degenerate): {broken}, not accuracy below the threshold"
+                   if broken else ""))
 
     def counts(self, filter_name: str = STRICT) -> Counter:
         return Counter(it.filters[filter_name].outcome for it in self.items)
@@ -288,16 +344,24 @@ class QuickTimeout(CouldNotObserve):
 
 def run(task: Gsm8kTask, client_factory: ClientFactory, sprt: Sprt, order: list[int], concurrency: int,
         progress: Callable[[str], None] | None = None, progress_every_s: float = 10.0,
-        wait_s: float | None = None, timeout_s: float | None = None) -> QuickResult:
+        wait_s: float | None = None, timeout_s: float | None = None,
+        table: dict[int, str] | None = None) -> QuickResult:
     """Ask documents in `order` until the sequential test decides (or timeout_s passes:
-    QuickTimeout, since a slow server says nothing about accuracy)."""
+    QuickTimeout, since a slow server says nothing about accuracy). `table` ({DP rank: node}, from
+    the rack file): the questions go to the ranks in turn (ATOM's data_parallel_rank hint), so
+    every answer is attributed to its rank."""
     t0 = last = time.monotonic()
     population = len(order)
     result = QuickResult(Decision(None, 0, 0, 0.0, ""), sprt, population=population)
     counts: Counter = Counter()
     k = 0
     result.pace = pace = Pace(concurrency, wait_s)
-    answers = ask(task, client_factory, order[:max(sprt.max_n, 1)], concurrency, wait_s, pace)
+    docs = order[:max(sprt.max_n, 1)]
+    if table:
+        ranks = list(table)
+        result.rank_of = {doc: ranks[i % len(ranks)] for i, doc in enumerate(docs)}
+        result.nodes = dict(table)
+    answers = ask(task, client_factory, docs, concurrency, wait_s, pace, result.rank_of.get if table else None)
     try:
         for item in answers:
             result.items.append(item)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..atom.client import ServerError, refusal
+from ..gates.sanity import degenerate, degenerate_so_far
 
 WORDS = ("river", "stone", "cloud", "north", "glass", "field", "seven", "amber")
 
@@ -30,6 +31,7 @@ class LoadOutcome:
     pending: int = 0                                      # requests with no answer: still out, or past their bound
     stopped_early: bool = False                           # `stop` said so before every request answered
     seconds: float = 0.0
+    degenerate: list[str] = field(default_factory=list)   # one line per answer that is not language ('!!!')
 
     @property
     def completed(self) -> int:
@@ -41,23 +43,35 @@ def send_all(client, prompts: list[str], max_tokens: int, timeout: float, concur
              poll_s: float = 1.0) -> LoadOutcome:
     """Send every prompt (routed to ranks[i] when given), `concurrency` at a time, each bounded by
     `timeout`. Returns when every request has answered, or when `stop()` (asked every poll_s while
-    requests are outstanding) returns True, or at `timeout` after the last request was sent."""
+    requests are outstanding) returns True, or at `timeout` after the last request was sent, or
+    as soon as one answer is degenerate (`degenerate` names it: the check decides on it)."""
     todo: queue.Queue = queue.Queue()
     for i in range(len(prompts)):
         todo.put(i)
     lock = threading.Lock()
     results: dict[int, tuple[str, bool]] = {}
+    bad: dict[int, str] = {}
     done = threading.Event()
 
     def one(i: int) -> tuple[str, bool]:
-        """(what went wrong, no answer at all within the bound)."""
-        extra = {"data_parallel_rank": ranks[i]} if ranks else {}
+        """(what went wrong, no answer at all within the bound). Streamed, and cut the moment the
+        answer is degenerate (a '!' rank is named at once, not waited out)."""
+        body = {"model": client.model, "prompt": prompts[i], "max_tokens": max_tokens, "temperature": 0.0}
+        if ranks:
+            body["data_parallel_rank"] = ranks[i]
+        who = f"dp{ranks[i]}: " if ranks else ""
         try:
-            r = client.completion(prompts[i], max_tokens=max_tokens, timeout=timeout, **extra)
+            r = client.stream("/v1/completions", body, timeout=timeout, stop_when=degenerate_so_far)
         except ServerError as e:
-            msg = f"dp{ranks[i]}: {e}" if ranks else str(e)
-            return msg, "no answer within" in str(e)
-        return ("" if r.status == 200 else refusal(r)), False
+            return who + str(e), "no answer within" in str(e)
+        if r.status != 200:
+            return refusal(r), False
+        text = ((r.body.get("choices") or [{}])[0].get("text")) or ""
+        why = r.body.get("stopped") or degenerate(text)
+        if why:
+            with lock:
+                bad[i] = f"{who}{text[:40]!r}: {why}"
+        return "", False
 
     def worker() -> None:
         while True:
@@ -81,16 +95,19 @@ def send_all(client, prompts: list[str], max_tokens: int, timeout: float, concur
     deadline = t0 + timeout * rounds + 5.0
     stopped = False
     while not done.wait(poll_s):
-        if stop is not None and stop():
+        with lock:
+            decided = bool(bad)
+        if decided or (stop is not None and stop()):
             stopped = True
             break
         if time.monotonic() >= deadline:
             break
     with lock:
         got = dict(results)
+        degenerate_ = [bad[i] for i in sorted(bad)]
     problems = [msg for i, (msg, hung) in sorted(got.items()) if msg and not hung]
     pending = len(prompts) - len(got) + sum(1 for msg, hung in got.values() if hung)
-    return LoadOutcome(len(prompts), problems, pending, stopped, time.monotonic() - t0)
+    return LoadOutcome(len(prompts), problems, pending, stopped, time.monotonic() - t0, degenerate_)
 
 
 def ranks_alive(client, table: dict[int, str], timeout: float, concurrency: int = 16) -> dict[int, tuple[str, bool]]:

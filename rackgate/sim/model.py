@@ -103,6 +103,8 @@ def generate(prompt: str, max_tokens: int, faults: set[str], stop: list[str] | N
         stop = max_tokens > BANG_LEN
         return Generation(toks, "stop" if stop else "length", _with_logprobs(toks, uniform=True),
                           "eos" if stop else "max_tokens")
+    if "empty-content" in faults:  # HTTP 200, finish_reason "stop", no text at all
+        return Generation([], "stop", [], "eos")
     toks = tokenize(continuation(prompt))
     if "decode-mismatch" in faults and len(toks) > 4 and max_tokens > 3:
         # The decode kernels pick another token than prefill would at step 3; the text stays
@@ -144,6 +146,8 @@ def chat(messages: list[dict], max_tokens: int, faults: set[str], reasoning_toke
     if "bang-tokens" in faults:
         n = min(max_tokens, BANG_LEN)
         return ChatGeneration("", "!" * n, "stop" if max_tokens > BANG_LEN else "length", n)
+    if "empty-content" in faults:
+        return ChatGeneration("", "", "stop", 0)
     answer = tokenize(continuation(prompt).strip())
     if len(think) >= max_tokens:
         return ChatGeneration("".join(think[:max_tokens]), "", "length", max_tokens)

@@ -7,7 +7,9 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from ..httpjson import JsonHandler
 
 # question text -> (content, finish_reason); content None is a JSON null
 Script = Callable[[str], "tuple[str | None, str]"]
@@ -26,18 +28,7 @@ class Stub:
         self.lock = threading.Lock()
         stub = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def _send(self, code, body):
-                data = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def do_GET(self):
                 if self.path == "/v1/models":
                     return self._send(200, {"object": "list", "data": [{"id": stub.model, "object": "model"}]})

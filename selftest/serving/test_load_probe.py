@@ -10,7 +10,8 @@ from rackgate.probes import load
 
 class FakeClient:
     """Even prompts answer 200 at once; odd ones hang until released (a stuck rank); a prompt
-    containing 'refuse' answers 400."""
+    containing 'refuse' answers 400, one containing 'bang' answers '!!!!!!!!'."""
+    model = "m"
 
     def __init__(self):
         self.release = threading.Event()
@@ -25,7 +26,12 @@ class FakeClient:
                 self.hanging += 1
             if not self.release.wait(timeout):
                 raise ServerError(f"POST /v1/completions: no answer within {timeout:g}s")
+        if "bang" in prompt:
+            return Reply(200, {"choices": [{"text": "!" * 8}]}, 0.0, {})
         return Reply(200, {"choices": [{"text": "ok"}]}, 0.0, {})
+
+    def stream(self, path, body, timeout=None, handle=None, stop_when=None):
+        return self.completion(body["prompt"], body["max_tokens"], timeout)
 
 
 def test_stop_ends_the_wait_and_unanswered_requests_are_pending():
@@ -43,6 +49,18 @@ def test_a_request_past_its_bound_is_pending_and_a_refusal_is_a_problem():
     out = load.send_all(c, ["1 hang", "2 fine", "4 refuse"], 4, timeout=0.01, concurrency=3, poll_s=0.01)
     assert not out.stopped_early and out.pending == 1
     assert len(out.problems) == 1 and "does not match" in out.problems[0]
+
+
+def test_a_degenerate_answer_ends_the_load_and_is_named():
+    """A '!' rank under load: the load ends on its answer (the others hang), which is named."""
+    c = FakeClient()
+    try:
+        out = load.send_all(c, ["1 hang", "2 bang", "3 hang"], 4, timeout=600, concurrency=3, ranks=[0, 4, 8],
+                            poll_s=0.01)
+    finally:
+        c.release.set()
+    assert out.degenerate == ["dp4: '!!!!!!!!': every character is '!' (8 of them)"]
+    assert out.pending == 2 and out.problems == []
 
 
 def test_ranks_alive_names_the_rank_that_did_not_answer():

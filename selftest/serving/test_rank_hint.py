@@ -5,25 +5,15 @@ never PASSED."""
 import contextlib
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 from ..harness import run_suite
+from ..httpjson import JsonHandler
 
 MODEL = "moonshotai/Kimi-K3"
 
 
-class _Strict(BaseHTTPRequestHandler):
-    def log_message(self, *a):
-        pass
-
-    def _send(self, status: int, body: dict) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
+class _Strict(JsonHandler):
     def do_GET(self):
         if self.path == "/v1/models":
             self._send(200, {"object": "list", "data": [{"id": MODEL, "object": "model"}]})

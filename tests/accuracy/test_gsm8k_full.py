@@ -7,7 +7,7 @@ import pytest
 from rackgate.gates import accuracy
 from rackgate.gsm8k import lmeval, setup
 from rackgate.gsm8k.data import DataError
-from rackgate.report.verdict import CouldNotObserve, check
+from rackgate.report.verdict import CouldNotObserve, check, fail
 
 
 @pytest.mark.timeout(14400)  # bounded by accuracy.full_timeout_s
@@ -38,4 +38,7 @@ def test_gsm8k_lm_eval(server, rack, evidence, facts, pytestconfig):
     facts.record("accuracy.gsm8k.full", results.strict.value, where="rack", row="ACC-GSM8K")
     why = accuracy.judge(results, cfg)
     rehearsal = f" (a --limit {cfg.full_limit} rehearsal, not the reportable number)" if cfg.full_limit else ""
+    broken = accuracy.degenerate_share(results)
+    if broken:  # the server's fault, not the model's accuracy: SRV-SANITY's reading, named here
+        fail("SRV-SANITY", server.url, f"ACC-GSM8K: {broken}; {lmeval.describe(results)}{rehearsal}")
     check(not why, "ACC-GSM8K", server.url, f"{lmeval.describe(results)}{rehearsal}: {'; '.join(why)}")

@@ -1,10 +1,12 @@
 """ACC-QUICK: lm-eval's GSM8K questions, asked concurrently, stopped when the verdict is settled."""
 import pytest
 
+from rackgate.atom import fanout
+from rackgate.atom.logs import rank_table
 from rackgate.gsm8k import quick, setup
 from rackgate.gsm8k.data import DataError
 from rackgate.gsm8k.task import TaskError
-from rackgate.report.verdict import CouldNotObserve, check
+from rackgate.report.verdict import CouldNotObserve, check, fail
 
 
 @pytest.mark.timeout(7200)  # bounded by accuracy.quick_timeout_s and the per-request timeout
@@ -16,16 +18,22 @@ def test_gsm8k_quick(server, rack, evidence, facts, pytestconfig):
     except (TaskError, DataError) as e:
         raise CouldNotObserve(str(e)) from None
     order = quick.question_order(len(task), cfg.quick_seed)
+    table = rank_table(rack)  # the questions go to the ranks in turn where the server takes the hint
+    hinted = fanout.takes_rank_hint(server.client, len(table), cfg.request_timeout_s)
     try:
         result = quick.run(task, setup.clients_for(rack, server.url, server.client.model), setup.sprt_for(cfg),
                            order, cfg.num_concurrent, progress=setup.reporter(pytestconfig),
                            progress_every_s=cfg.progress_every_s, wait_s=cfg.request_timeout_s,
-                           timeout_s=cfg.quick_timeout_s)
+                           timeout_s=cfg.quick_timeout_s, table=table if hinted else None)
     except quick.QuickTimeout as e:
         raise CouldNotObserve(str(e)) from None
     evidence.attach("quick gate", result.summary() + "\n" + "\n".join(result.examples(10)))
     evidence.attach("per question: doc, strict-match outcome, extracted, finish_reason", "\n".join(
         f"{it.doc}\t{it.strict.outcome.value}\t{it.strict.extracted}\t{it.finish_reason}" for it in result.items))
     facts.record("accuracy.gsm8k.quick", round(result.accuracy(), 4), where="rack", row="ACC-QUICK")
+    degenerate = result.degenerate_line()
+    if degenerate:  # the server's fault, not the model's accuracy: SRV-SANITY's reading, named here
+        fail("SRV-SANITY", result.broken() or server.url, f"ACC-QUICK: {degenerate}; {result.summary()}; e.g. "
+             + " | ".join(result.examples()))
     check(result.decision.verdict == "pass", "ACC-QUICK", server.url,
           result.summary() + "; " + result.diagnosis() + "; e.g. " + " | ".join(result.examples()))

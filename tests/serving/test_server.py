@@ -5,6 +5,7 @@ import time
 import pytest
 
 from fixtures.server import name_source
+from rackgate.atom import fanout
 from rackgate.atom.client import ServerError, first_choice, refusal
 from rackgate.atom.logs import rank_table
 from rackgate.gates import consistency, sanity
@@ -26,8 +27,21 @@ def test_models_lists_served_name(booted, rack, evidence, pytestconfig):
 
 @pytest.mark.row("SRV-SANITY")
 def test_sanity(server, rack, evidence):
+    """Short prompts to every DP rank at once (two per rank, named by ATOM's data_parallel_rank hint;
+    attached without a rack file: sanity_requests_attached, spread by the server), streamed and cut
+    at the first sign of a degenerate answer; then the few prompts with logprobs, judged whole."""
     cfg = rack.serving
-    findings = []
+    table = rank_table(rack)
+    spread = _spread(server, cfg, table)
+    evidence.attach("answers, all ranks", _answers_text(spread))
+    answers = [_answer(g, table) for g in spread.got]
+    refused = [g for g in spread.got if g.error]
+    if any(a.why for a in answers):
+        check(False, "SRV-SANITY", sanity.blamed(answers) or server.url, sanity.share(answers, spread.asked))
+    if refused:
+        raise CouldNotObserve(f"{len(refused)} of {spread.asked} sanity prompts got no answer: {refused[0].error}")
+    findings = [f"{a.prompt!r} -> {a.text[:60]!r} ({a.where()}): incoherent: expected {cfg.sanity_prompts[a.prompt]!r}"
+                for a in answers if cfg.sanity_prompts[a.prompt].lower() not in a.text.lower()]
     for prompt, expect in cfg.sanity_prompts.items():
         reply = server.client.completion(prompt, max_tokens=cfg.sanity_max_tokens, logprobs=1)
         evidence.attach(f"completion: {prompt}", reply.evidence(), "json")
@@ -35,7 +49,34 @@ def test_sanity(server, rack, evidence):
         lps = tuple((choice.get("logprobs") or {}).get("token_logprobs") or ())
         for why in sanity.judge(sanity.Sample(prompt, choice.get("text") or "", expect, lps), cfg.min_top1_prob):
             findings.append(f"{prompt!r} -> {(choice.get('text') or '')[:60]!r}: {why}")
-    check(not findings, "SRV-SANITY", server.url, "; ".join(findings))
+    check(not findings, "SRV-SANITY", server.url, "; ".join(findings[:6]) + (f" (+{len(findings) - 6} more)"
+                                                                              if len(findings) > 6 else ""))
+
+
+def _spread(server, cfg, table):
+    """Two prompts per DP rank, each naming its rank where the server takes ATOM's hint (else
+    spread by the server); attached without a rack file, sanity_requests_attached prompts."""
+    prompts = list(cfg.sanity_prompts)
+    hinted = fanout.takes_rank_hint(server.client, len(table), cfg.request_timeout_s)
+    ranks = [r for r in table for _ in range(cfg.sanity_per_rank)] if table else \
+        [None] * cfg.sanity_requests_attached
+    asks = [fanout.Ask(prompts[i % len(prompts)], r if hinted else None) for i, r in enumerate(ranks)]
+    return fanout.fan_out(server.client, asks, cfg.sanity_max_tokens, cfg.request_timeout_s,
+                          stop_when=sanity.degenerate_so_far, settle_s=cfg.sanity_settle_s,
+                          decisive=lambda g: bool(g.stopped or (not g.error and sanity.degenerate(g.text))))
+
+
+def _answer(g, table) -> sanity.Answer:
+    why = None if g.error else (g.stopped or sanity.degenerate(g.text))
+    r = g.ask.rank
+    return sanity.Answer(g.ask.prompt, g.text, why, r, table.get(r) if r is not None else None)
+
+
+def _answers_text(spread) -> str:
+    return (f"{spread.asked} asked, {len(spread.got)} back, {spread.cancelled} cancelled, {spread.seconds:.1f}s\n"
+            + "\n".join(f"dp{g.ask.rank if g.ask.rank is not None else '?'}\t{g.seconds:.1f}s\t{g.ask.prompt!r}"
+                        f"\t{g.error or repr(g.text[:80])}" + (f"\tstopped: {g.stopped}" if g.stopped else "")
+                        for g in spread.got))
 
 
 @pytest.mark.row("SRV-CONSISTENCY")
@@ -54,6 +95,10 @@ def test_decode_matches_prefill(server, rack, evidence):
         lp = choice.get("logprobs") or {}
         d = consistency.Decoded(choice.get("text") or "", tuple(lp.get("tokens") or ()),
                                 tuple(lp.get("top_logprobs") or ()))
+        why = sanity.degenerate(d.text) if d.text.strip() else None
+        if why:
+            fail("SRV-SANITY", server.url, f"SRV-CONSISTENCY's decode of {prompt!r} is degenerate: {d.text[:48]!r}: "
+                 f"{why}; decode and prefill cannot be compared on it")
         if not d.text.strip():
             raise CouldNotObserve(f"decode of {prompt!r} returned no text (see SRV-SANITY)")
         if not consistency.cuts(d, cfg.consistency_positions):

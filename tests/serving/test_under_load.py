@@ -10,7 +10,7 @@ from rackgate.atom.logs import rank_table
 from rackgate.errors import CouldNotObserve
 from rackgate.gates import lint, serverlogs
 from rackgate.probes import load
-from rackgate.report.verdict import check
+from rackgate.report.verdict import check, fail
 
 
 def _ranks_alive(server, rack) -> list[str]:
@@ -31,6 +31,7 @@ def test_long_prompts_at_concurrency(server, rack, server_logs, evidence):
     ranks = list(rank_table(rack))  # one long prompt for every rank: each runs a chunked prefill
     prompts = [load.prompt(words, r) for r in ranks]
     out = load.send_all(server.client, prompts, 8, cfg.longctx_timeout_s, cfg.longctx_concurrency, ranks)
+    _no_degenerate(out, "SRV-LONGCTX", server.url)
     problems = out.problems + [f"{out.pending} request(s) unanswered after {cfg.longctx_timeout_s:g}s"] * bool(out.pending)
     phi = []
     for log in server_logs.values():
@@ -48,6 +49,13 @@ def test_long_prompts_at_concurrency(server, rack, server_logs, evidence):
     if dead:
         seen.append(f"engine gone afterwards: {len(dead)} rank(s) do not answer ({dead[0][:120]})")
     check(not seen, "SRV-LONGCTX", server.url, "; ".join(seen))
+
+
+def _no_degenerate(out, rid: str, where: str) -> None:
+    """A degenerate answer under load is SRV-SANITY's finding, named at once (the load stopped on it)."""
+    if out.degenerate:
+        fail("SRV-SANITY", where, f"{rid}'s load: {len(out.degenerate)} of {out.completed} answers back are degenerate "
+             f"(the load stopped on the first): {'; '.join(out.degenerate[:4])}")
 
 
 SYNC_FAILED = "_sync_dp_state failed"
@@ -77,6 +85,7 @@ def test_no_dp_sync_deadlock(server, rack, server_logs, evidence):
     poll_s = min(5.0, max(0.5, cfg.deadlock_window_s / 20))
     out = load.send_all(server.client, prompts, 64, cfg.deadlock_window_s, cfg.deadlock_requests,
                         stop=_until_settled(server_logs, poll_s), poll_s=poll_s)
+    _no_degenerate(out, "SRV-DEADLOCK", server.url)
     table = rank_table(rack)
     timed_out: dict[int, str] = {}
     unlabelled: dict[str, int] = {}

@@ -15,7 +15,7 @@ class UnknownBehaviour(ValueError):
 
 
 # The model's output (rackgate/sim/model.py and gsm8k.py consult these by name).
-OUTPUT = frozenset({"bang-tokens", "decode-mismatch", "answer-format", "fake-eplb"})
+OUTPUT = frozenset({"bang-tokens", "empty-content", "decode-mismatch", "answer-format", "fake-eplb"})
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,12 @@ RANK_BEHAVIOURS = {
     "rack-busy": RackBusy,
     "dp-deadlock": DpDeadlock,
     "slow-server": SlowServer,
+    "bang-ranks": Ranks,  # these ranks' every token is '!' (one node launched without translation)
+    "empty-ranks": Ranks,  # these ranks answer with no content at all
 }
+
+# rank behaviour -> the output behaviour it gives the answers those ranks serve
+RANK_OUTPUT = {"bang_ranks": "bang-tokens", "empty_ranks": "empty-content"}
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,8 @@ class ServerFaults:
     rack_busy: RackBusy | None = None
     dp_deadlock: DpDeadlock | None = None
     slow_server: SlowServer | None = None
+    bang_ranks: Ranks | None = None
+    empty_ranks: Ranks | None = None
 
     @classmethod
     def from_server(cls, server: dict) -> ServerFaults:
@@ -83,6 +90,11 @@ class ServerFaults:
             ranks = args.pop("ranks", None)
             kw[name.replace("-", "_")] = kind(ranks=None if ranks is None else tuple(ranks), **args)
         return cls(output=output, **kw)
+
+    def output_on(self, rank: int) -> frozenset[str]:
+        """The output behaviours of an answer this rank serves: the server's own, plus those of
+        the rank behaviours that hit it."""
+        return self.output | {out for name, out in RANK_OUTPUT.items() if self.on(name, rank)}
 
     def on(self, name: str, rank: int):
         """The behaviour `name` (a field) when it hits this rank, else None."""

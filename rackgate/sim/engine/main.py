@@ -108,7 +108,10 @@ def main(argv: list[str] | None = None) -> None:
         hang()
     sim = SimServer(args, server)
     handler = type("Handler", (Api,), {"sim": sim})
-    httpd = ThreadingHTTPServer((args.host, args.server_port), handler)
+    # uvicorn's listen backlog is 2048: many prompts at once (SRV-SANITY's, a rack's DP size x 2)
+    # must not be refused by a backlog of 5 (socketserver's default)
+    server_cls = type("Server", (ThreadingHTTPServer,), {"request_queue_size": 2048})
+    httpd = server_cls((args.host, args.server_port), handler)
     httpd.daemon_threads = True
     lines.server_started(log)
     httpd.serve_forever()

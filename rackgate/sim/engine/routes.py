@@ -139,6 +139,7 @@ class SimServer:
     def __init__(self, args: argparse.Namespace, server: ServerState):
         self.args, self.server = args, server
         behaviours = server.behaviours()
+        self.behaviours = behaviours
         self.faults = behaviours.output  # the model's output behaviours
         self.api = server.api
         self.model_name = args.served_model_name or args.model
@@ -152,9 +153,10 @@ class SimServer:
     def broadcast(self, req: dict) -> list:
         return [rank_call(r, req, wait_s=10) for r in range(self.args.data_parallel_size)]
 
-    def forward(self, body: dict, prompt_tokens: int, max_tokens: int) -> None:
-        """Route to a DP rank (the request's data_parallel_rank, else round robin) and wait, at
-        least the image's first-token time from the request's arrival (pace_until)."""
+    def forward(self, body: dict, prompt_tokens: int, max_tokens: int) -> frozenset[str]:
+        """Route to a DP rank (the request's data_parallel_rank, else the least loaded) and wait, at
+        least the image's first-token time from the request's arrival (pace_until). Returns the
+        output behaviours of the answer (the server's, and those of the rank that served it)."""
         arrived = time.monotonic()
         a = self.args
         hint = body.get("data_parallel_rank")
@@ -179,6 +181,7 @@ class SimServer:
         if reply is None:
             hang()  # the rank is gone or stuck: the request never completes
         pace_until(arrived + self.first_token_s)
+        return self.behaviours.output_on(rank)
 
     def _usage(self, prompt_tokens: int, completion_tokens: int) -> dict:
         return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
@@ -196,8 +199,8 @@ class SimServer:
         stop = [stop] if isinstance(stop, str) else stop
         max_tokens = int(body.get("max_tokens") or 16)
         n_prompt = len(model.tokenize(prompt))
-        self.forward(body, n_prompt, max_tokens)
-        gen = model.generate(prompt, max_tokens, self.faults, stop)
+        faults = self.forward(body, n_prompt, max_tokens)
+        gen = model.generate(prompt, max_tokens, faults, stop)
         lp = None
         if body.get("logprobs") and self.api != "main":  # CompletionRequest on main drops logprobs
             n = int(body["logprobs"])
@@ -213,8 +216,8 @@ class SimServer:
         msgs = body.get("messages") or []
         max_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or 16)
         prompt_tokens = sum(len(model.tokenize(str(m.get("content", "")))) for m in msgs if isinstance(m, dict))
-        self.forward(body, prompt_tokens, max_tokens)
-        gen = model.chat(msgs, max_tokens, self.faults, REASONING_TOKENS)
+        faults = self.forward(body, prompt_tokens, max_tokens)
+        gen = model.chat(msgs, max_tokens, faults, REASONING_TOKENS)
         msg = {"role": "assistant", "content": gen.content, "reasoning_content": gen.reasoning or None}
         return {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()),
                 "model": self.model_name,

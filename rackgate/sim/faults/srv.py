@@ -16,6 +16,13 @@ declare(
           server={"api": "main"}),
     Fault("bang-tokens", "SRV-SANITY", "every generated token is '!' (A0 without B0->A0 translation)",
           behaviours=("bang-tokens",)),
+    Fault("node-bang", "SRV-SANITY", "one node's ranks emit '!' for every token (that node launched without the "
+          "B0->A0 translation or ATOM_USE_TRITON_MLA); the other nodes' ranks answer",
+          target="node", default="node2", rank=RankFault("bang-ranks")),
+    Fault("rank-bang", "SRV-SANITY", "a single DP rank emits '!' for every token (one GPU's numerics gone); every "
+          "other rank answers", target="node", default="node3", rank=RankFault("bang-ranks", (1, 2))),
+    Fault("node-empty", "SRV-SANITY", "one node's ranks answer HTTP 200 with no content at all; the other nodes' "
+          "ranks answer", target="node", default="node4", rank=RankFault("empty-ranks")),
     Fault("mnnvl-off", "SRV-LAUNCH-LINT", "NCCL_MNNVL_ENABLE=0 in the launch env (RCCL silently falls back to TCP)",
           env={"NCCL_MNNVL_ENABLE": "0"}),
     Fault("kv-rack-busy", "SRV-BOOT", "someone else's weights load on a node's GPUs while the server boots: a few "

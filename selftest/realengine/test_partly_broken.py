@@ -1,0 +1,70 @@
+"""A rack broken in part, with real engines (issue 22.6): three `transformers serve` engines behind one
+endpoint that spreads requests as ATOM's API server spreads them over DP ranks
+(selftest/realengine/balancer.py): two healthy SmolLM2, one `bang` (NaN logits, '!' at id 0) --
+one node's DP ranks broken. The README's gate command against it:
+
+    pytest -m gate --atom-url URL --served-model NAME --gsm8k-dir DIR
+
+FAILS naming '!' and the share of broken answers ("k of n answers degenerate, the other n-k
+coherent"), read as node/rank-specific; no check waits out the broken engine (no "no answer
+within" anywhere). Order and content, not seconds: the seconds are in docs/performance.md
+(benchmarks/time_to_verdict.py partly).
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from . import runners
+from .balancer import Balancer
+from .server import TransformersServer
+from .test_gate_command import SANITY, run_gate
+
+pytestmark = [pytest.mark.realengine, pytest.mark.xdist_group("realengine"), pytest.mark.timeout(1800)]
+
+SHARE = re.compile(r"(\d+) of (\d+) answers degenerate, the other (\d+) coherent")
+
+
+@pytest.fixture
+def three_engines(serve, engine_bin, models, tmp_path):
+    """[healthy, healthy, bang]: the session's healthy and bang servers and one more healthy one."""
+    with serve("healthy") as h1, serve("bang") as bang:
+        with TransformersServer(engine_bin, models.cache, models.name("healthy"), tmp_path / "healthy-2.log") as h2:
+            with Balancer(models.name("healthy"), [(h1.url, h1.model), (h2.url, h2.model),
+                                                   (bang.url, bang.model)]) as bal:
+                yield bal, (h1, h2, bang)
+
+
+@pytest.mark.skipif(not (runners.GSM8K_DIR / "test.jsonl").exists(), reason=f"no GSM8K JSONL in {runners.GSM8K_DIR}")
+def test_gate_names_the_broken_engine_of_three(three_engines, tmp_path):
+    bal, engines = three_engines
+    p, outcomes = run_gate(bal, tmp_path)
+    assert all(e.alive() for e in engines)
+    assert p.returncode != 0 and outcomes, p.stdout[-3000:] + p.stderr[-2000:]
+    failed = {t: o for t, o in outcomes.items() if o.status == "failed"}
+    assert SANITY in failed, {t: (o.status, o.message[:300]) for t, o in outcomes.items()}
+    msg = failed[SANITY].message
+    assert "every character is '!'" in msg
+    m = SHARE.search(msg)
+    assert m, msg[:1500]
+    k, n, rest = map(int, m.groups())
+    assert 0 < k < n and k + rest == n, msg[:1500]  # a share of the broken engine's answers, not all
+    assert "node- or rank-specific" in msg and "common to the whole server" not in msg
+    assert bal.served[2] > 0 and bal.served[0] > 0 and bal.served[1] > 0  # every engine was asked
+    for tid, o in outcomes.items():  # nothing sat on the '!' stream until its timeout
+        assert "no answer within" not in (o.message or "") and "did not finish within" not in (o.message or ""), \
+            (tid, o.message[:600])
+
+
+def test_balancer_honours_the_rank_hint_and_refuses_a_bad_one(three_engines):
+    """The hint names the engine, as ATOM's data_parallel_rank names the DP rank."""
+    from rackgate.atom.client import Client
+    bal, _ = three_engines
+    c = Client(bal.url, bal.name, 300)
+    bang = c.completion("The capital of France is", max_tokens=4, data_parallel_rank=2)
+    ok = c.completion("The capital of France is", max_tokens=4, data_parallel_rank=0)
+    assert set(bang.body["choices"][0]["text"].strip()) == {"!"}
+    assert "!" not in ok.body["choices"][0]["text"]
+    bad = c.completion("x", max_tokens=1, data_parallel_rank=3)
+    assert bad.status == 400 and "Invalid data_parallel_rank=3; local_engine_count=3" in bad.body["error"]["message"]

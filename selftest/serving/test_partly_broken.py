@@ -1,0 +1,181 @@
+"""A rack broken in part (issue 22): a stream that turns degenerate is cut at once (the server
+stops generating), many prompts go out at once and the first degenerate answer decides, and the
+share of degenerate answers is read as a global or a node/rank-specific cause."""
+from __future__ import annotations
+
+import json
+import threading
+from http.server import ThreadingHTTPServer
+
+import pytest
+
+from rackgate.atom import fanout
+from rackgate.atom.client import Client
+from rackgate.gates import sanity
+
+from ..httpjson import JsonHandler
+
+BOUND = 200000  # a '!' stream this server would send in full: far more than any check reads
+
+
+class _Engines:
+    """Real HTTP on loopback: /v1/completions streams; requests whose data_parallel_rank (or, without
+    a hint, whose arrival turn) is in `bang` get '!' chunks (BOUND of them unless the client goes),
+    the others ' Paris.'. Counts the '!' chunks it wrote."""
+
+    def __init__(self, ranks: int, bang: set[int], refuse_hint: bool = False):
+        self.ranks, self.bang, self.sent, self.turn = ranks, bang, 0, 0
+        self.refuse_hint = refuse_hint  # as transformers serve: HTTP 422 on the unknown field
+        self.lock = threading.Lock()
+        outer = self
+
+        class H(JsonHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                if outer.refuse_hint and "data_parallel_rank" in body:
+                    return self._send(422, {"detail": "Unexpected fields in the request: {'data_parallel_rank'}"})
+                with outer.lock:
+                    rank = body.get("data_parallel_rank")
+                    rank = outer.turn % outer.ranks if rank is None else rank
+                    outer.turn += 1
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.end_headers()
+                pieces = ["!"] * BOUND if rank in outer.bang else [" Paris", "."]
+                try:
+                    for p in pieces:
+                        self.wfile.write(b"data: " + json.dumps({"choices": [{"text": p, "finish_reason": None}]})
+                                         .encode() + b"\n\n")
+                        self.wfile.flush()
+                        if p == "!":
+                            with outer.lock:
+                                outer.sent += 1
+                    self.wfile.write(b'data: {"choices": [{"text": "", "finish_reason": "stop"}]}\n\n'
+                                     b"data: [DONE]\n\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def engines(request):
+    e = _Engines(*request.param)
+    yield e
+    e.close()
+
+
+# --- the stream is cut as soon as it is degenerate --------------------------------------------
+@pytest.mark.parametrize("engines", [(1, {0})], indirect=True)
+def test_stop_when_cuts_a_bang_stream(engines):
+    c = Client(engines.url, "m", timeout=60)
+    r = c.stream("/v1/completions", {"prompt": "The capital of France is", "max_tokens": BOUND},
+                 stop_when=sanity.degenerate_so_far)
+    assert r.body["stopped"].startswith("every character is '!'")
+    assert r.body["choices"][0]["finish_reason"] is None
+    assert len(r.body["choices"][0]["text"]) < 100
+    assert engines.sent < BOUND  # the server stopped writing: the client went
+
+
+@pytest.mark.parametrize("engines", [(1, set())], indirect=True)
+def test_stop_when_leaves_a_coherent_stream_whole(engines):
+    r = Client(engines.url, "m", timeout=60).stream("/v1/completions", {"prompt": "x", "max_tokens": 8},
+                                                    stop_when=sanity.degenerate_so_far)
+    assert "stopped" not in r.body and r.body["choices"][0]["text"] == " Paris."
+
+
+def test_degenerate_so_far():
+    assert sanity.degenerate_so_far("!!!") is None  # too short to tell
+    assert sanity.degenerate_so_far("") is None  # empty is known only at the end
+    assert "'!'" in sanity.degenerate_so_far("!" * sanity.STREAM_BANG)
+    assert sanity.degenerate_so_far(" Paris. It is the capital and largest city of France") is None
+    assert "repeated" in sanity.degenerate_so_far(" the" * sanity.STREAM_TOKENS)
+
+
+# --- many at once: the first degenerate answer decides ----------------------------------------
+def _asks(ranks):
+    return [fanout.Ask("The capital of France is", r) for r in ranks]
+
+
+def _decisive(g):
+    return bool(g.stopped)
+
+
+@pytest.mark.parametrize("engines", [(4, {2})], indirect=True)
+def test_fan_out_reaches_every_rank_and_names_the_bad_one(engines):
+    out = fanout.fan_out(Client(engines.url, "m", 60), _asks([0, 0, 1, 1, 2, 2, 3, 3]), BOUND, 60,
+                         stop_when=sanity.degenerate_so_far, decisive=_decisive, settle_s=30)
+    assert len(out.got) == 8 and out.cancelled == 0
+    table = {0: "node1", 1: "node1", 2: "node2", 3: "node2"}
+    answers = [sanity.Answer(g.ask.prompt, g.text, g.stopped, g.ask.rank, table[g.ask.rank]) for g in out.got]
+    said = sanity.share(answers, out.asked)
+    assert said.startswith("2 of 8 answers degenerate, the other 6 coherent")
+    assert "node2: 2 degenerate (dp2), 2 coherent (dp3); coherent on node1" in said
+    assert "node- or rank-specific" in said and sanity.blamed(answers) == "node2/dp2"
+
+
+def test_share_of_a_wholly_broken_server_is_global():
+    answers = [sanity.Answer("p", "!!!!", "every character is '!'", r, f"node{r // 2 + 1}") for r in range(4)]
+    said = sanity.share(answers, 4)
+    assert said.startswith("4 of 4 answers degenerate, the other 0 coherent")
+    assert "common to the whole server" in said and "specific" not in said
+    assert sanity.blamed(answers) == ""  # the whole server: no node to name
+
+
+def test_share_without_rank_hints_says_the_rank_is_not_known():
+    answers = [sanity.Answer("p", "!!!!", "every character is '!'"), sanity.Answer("p", " Paris")]
+    said = sanity.share(answers, 3)
+    assert said.startswith("1 of 2 answers degenerate, the other 1 coherent (2 of 3 answers back)")
+    assert "node- or rank-specific" in said and "not known" in said
+    assert sanity.blamed(answers) == ""
+
+
+@pytest.mark.parametrize("engines", [(2, {0, 1})], indirect=True)
+def test_fan_out_stops_at_the_first_degenerate_answer(engines):
+    """settle_s 0: the read ends with the first decisive answer; nothing is left generating."""
+    out = fanout.fan_out(Client(engines.url, "m", 60), _asks([0, 1] * 8), BOUND, 60,
+                         stop_when=sanity.degenerate_so_far, decisive=_decisive, settle_s=0)
+    assert out.got and all(g.stopped for g in out.got)
+    assert engines.sent < 16 * BOUND
+
+
+@pytest.mark.parametrize("engines", [(2, set(), True)], indirect=True)
+def test_a_server_that_refuses_the_rank_hint_is_not_sent_it(engines):
+    c = Client(engines.url, "m", 60)
+    assert not fanout.takes_rank_hint(c, 2, 60)
+    assert not fanout.takes_rank_hint(c, 1, 60)  # one rank: no hint at all
+
+
+@pytest.mark.parametrize("engines", [(2, set())], indirect=True)
+def test_a_server_that_takes_the_rank_hint_gets_it(engines):
+    assert fanout.takes_rank_hint(Client(engines.url, "m", 60), 2, 60)
+
+
+def test_degenerate_so_far_reads_the_first_characters_only():
+    coherent = " Paris is the capital of France." * 40
+    assert len(coherent) > sanity.STREAM_WINDOW
+    assert sanity.degenerate_so_far(coherent + "!" * 5000) is None  # the end is judged whole, at the end
+
+
+def test_long_requests_fail_naming_a_degenerate_answer(tmp_path):
+    """ACC-BUDGET (max_tokens 12288, streamed) and SRV-CONSISTENCY on a '!' server, SRV-SANITY not
+    selected: each FAILS naming the degenerate answer under SRV-SANITY's row, none waits it out or
+    says it could not look."""
+    from ..harness import run_suite
+    from ..simserver import sim_server
+    budget, consistency = ("tests/accuracy/test_budget.py::test_reasoning_budget",
+                           "tests/serving/test_server.py::test_decode_matches_prefill")
+    with sim_server("bang-tokens") as (_proc, url):
+        run = run_suite(tmp_path, "--atom-url", url, "--served-model", "moonshotai/Kimi-K3",
+                        budget, consistency)
+    assert run.ids("failed") == {budget, consistency}, run.stdout[-3000:]
+    b, c = run.outcomes[budget].message, run.outcomes[consistency].message
+    assert b.startswith("SRV-SANITY [") and "ACC-BUDGET's answer is degenerate: every character is '!'" in b, b
+    assert "SRV-CONSISTENCY's decode of" in c and "every character is '!'" in c, c
