@@ -43,13 +43,36 @@ def test_rows_and_cases_refuse_unknown_fields(tmp_path, monkeypatch):
         (tmp_path / f"{name}.toml").write_text("row = []\n")
     (tmp_path / "plat.toml").write_text(
         'row = [{id = "PLAT-X", title = "t", markers = [], scope = "node", observe = "o", healthy = "h",'
-        ' signatures = [], meaning = "m", action = "a", anchor = "x", severty = "minor"}]\n')
+        ' signatures = [], meaning = "m", action = "a", action_class = "none", anchor = "x", severty = "minor"}]\n')
     monkeypatch.setattr(catalogue, "HERE", tmp_path)
     catalogue.rows.cache_clear()
     try:
         with pytest.raises(ValueError) as e:
             catalogue.rows()
         assert str(e.value) == "plat.toml: row PLAT-X: severty: Extra inputs are not permitted"
+    finally:
+        monkeypatch.undo()
+        catalogue.rows.cache_clear()
+
+
+def test_every_row_has_an_action_class_and_a_row_without_one_is_refused(tmp_path, monkeypatch):
+    assert {r.action_class for r in rows().values()} <= set(catalogue.ACTION_CLASSES)
+    for name in catalogue.ROW_FILES:
+        (tmp_path / f"{name}.toml").write_text("row = []\n")
+    (tmp_path / "fab.toml").write_text(
+        'row = [{id = "FAB-X", title = "t", markers = [], scope = "node", observe = "o", healthy = "h",'
+        ' signatures = [], meaning = "m", action = "a", anchor = "x"}]\n')
+    monkeypatch.setattr(catalogue, "HERE", tmp_path)
+    catalogue.rows.cache_clear()
+    try:
+        with pytest.raises(ValueError) as e:
+            catalogue.rows()
+        assert str(e.value) == "fab.toml: row FAB-X: action_class: Field required"
+        (tmp_path / "fab.toml").write_text((tmp_path / "fab.toml").read_text().replace(
+            'anchor = "x"', 'anchor = "x", action_class = "pray"'))
+        catalogue.rows.cache_clear()
+        with pytest.raises(ValueError, match="^fab.toml: row FAB-X: action_class: Input should be 'none', 're-run'"):
+            catalogue.rows()
     finally:
         monkeypatch.undo()
         catalogue.rows.cache_clear()
