@@ -23,6 +23,7 @@ SCHEMA = Path(__file__).with_name("verdict.schema.json")
 FORMAT = "rackgate-verdict/1"
 PASS, FAIL, UNKNOWN = "PASS", "FAIL", "UNKNOWN"
 EXIT = {PASS: 0, FAIL: 1, UNKNOWN: 3}
+RUN = "(the run)"   # the test named by a run that left no verdict
 # the most a tray is asked to do wins: do-not-use above servicing above a reboot ...
 _SEVERITY = {c: i for i, c in enumerate(ACTION_CLASSES)}
 
@@ -95,7 +96,20 @@ def build(rack_name: str, nodes: list[tuple[str, int, str]], gpus_per_node: int,
     return {"format": FORMAT, "rack": rack_name, "verdict": verdict, "exit_code": EXIT[verdict],
             "action_class": action_class(all_findings),
             "counts": {v.lower(): sum(it.outcome == v for it in items) for v in (PASS, FAIL, UNKNOWN)},
-            "rack_findings": rack.findings, "rack_unknown": rack.unknown, "nodes": out_nodes}
+            "rack_findings": rack.findings, "rack_unknown": rack.unknown, "nodes": out_nodes,
+            "items": [{"test": it.nodeid, "outcome": it.outcome, "row": it.row, "where": it.where, "seen": it.seen}
+                      for it in items]}
+
+
+def rebuild(old: dict, new: dict) -> dict:
+    """A re-run's verdict merged over the old one: each item's newest outcome wins
+    (rackgate fleet --failed-only)."""
+    items = {i["test"]: i for i in old.get("items", [])} | {i["test"]: i for i in new.get("items", [])}
+    base = new if new.get("nodes") else old
+    nodes = [(n["node"], n["tray"], n["host"]) for n in base["nodes"]]
+    gpus = max((len(n["gpus"]) for n in base["nodes"]), default=0)
+    return build(base["rack"], nodes, gpus, [Item(i["test"], i["outcome"], i["row"], i["where"], i["seen"])
+                                             for i in items.values()])
 
 
 def write(path: Path, verdict: dict) -> None:
@@ -109,7 +123,7 @@ def unknown(rack_name: str, why: str) -> dict:
     """The verdict of a run that left none (it died, timed out, never started)."""
     return {"format": FORMAT, "rack": rack_name, "verdict": UNKNOWN, "exit_code": EXIT[UNKNOWN], "action_class": "none",
             "counts": {"pass": 0, "fail": 0, "unknown": 1}, "rack_findings": [],
-            "rack_unknown": [{"test": "(the run)", "why": why}], "nodes": []}
+            "rack_unknown": [{"test": RUN, "why": why}], "nodes": [], "items": []}
 
 
 def read(path: Path) -> dict:
