@@ -7,18 +7,17 @@ import subprocess
 
 
 def commands(fleet: dict) -> list[list[str]]:
-    out = []
+    """One drain per tray whose verdict is FAIL, named by its host (the Slurm node name), with its
+    first finding as the reason; a host shared by several trays is drained once."""
+    out, done = [], set()
     for rack in fleet["racks"]:
-        per_host: dict[str, dict] = {}
-        for f in rack["findings"]:
-            if f["host"] and f["host"] not in per_host:
-                per_host[f["host"]] = f
-        for host, f in per_host.items():
-            node = next((n for n in rack["nodes"] if n["host"] == host), None)
-            if node is None or node["verdict"] != "FAIL":
+        for node in rack["nodes"]:
+            f = next((f for f in rack["findings"] if f["node"] == node["node"]), None)
+            if node["verdict"] != "FAIL" or f is None or not node["host"] or node["host"] in done:
                 continue
+            done.add(node["host"])
             seen = " ".join(f["seen"].split()).replace('"', "'")[:200]
-            out.append(["scontrol", "update", f"nodename={host}", "state=drain", f"reason={f['row']}: {seen}"])
+            out.append(["scontrol", "update", f"nodename={node['host']}", "state=drain", f"reason={f['row']}: {seen}"])
     return out
 
 

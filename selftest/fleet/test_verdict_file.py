@@ -1,0 +1,58 @@
+"""verdict.json: per node and GPU from item ids, validated against the shipped schema; rackgate's
+exit codes from pytest's status and the verdict; drain lines only for trays with findings."""
+import json
+
+import jsonschema
+
+from rackgate.cli import exit_code
+from rackgate.fleet import drain
+from rackgate.report import verdict_file as vf
+
+SCHEMA = json.loads(vf.SCHEMA.read_text())
+NODES = [("node1", 1, "h1"), ("node2", 2, "h2"), ("node3", 3, "h3")]
+
+
+def _items():
+    return [vf.Item("t::test_params[node1]", vf.PASS), vf.Item("t::test_params[node2]", vf.FAIL, "PLAT-PARAMS", "node2", "noretry=-1"),
+            vf.Item("t::test_state[node1-card2]", vf.FAIL, "FAB-STATE", "node1/card2", "accel_state=unconfigured"),
+            vf.Item("t::test_params[node3]", vf.UNKNOWN, seen="could not observe: ssh: exit 255"),
+            vf.Item("t::test_sanity", vf.PASS)]
+
+
+def test_per_node_and_gpu_verdicts_with_findings_and_action_classes():
+    v = vf.build("r", NODES, 4, _items())
+    jsonschema.validate(v, SCHEMA)
+    by = {n["node"]: n for n in v["nodes"]}
+    assert v["verdict"] == "FAIL" and v["exit_code"] == 1 and v["action_class"] == "reboot-or-reload-driver"
+    assert [g["verdict"] for g in by["node1"]["gpus"]] == ["PASS", "PASS", "FAIL", "PASS"]
+    assert by["node2"]["verdict"] == "FAIL" and by["node2"]["findings"][0]["do"].startswith("these are load-time")
+    assert by["node3"]["verdict"] == "UNKNOWN" and by["node3"]["findings"] == [] and by["node3"]["unknown"]
+
+
+def test_nothing_run_or_only_unobserved_is_unknown_never_pass():
+    assert vf.build("r", NODES, 4, [])["verdict"] == "UNKNOWN"
+    only = vf.build("r", NODES, 4, [vf.Item("t::x[node1]", vf.UNKNOWN, seen="tool missing")])
+    assert (only["verdict"], only["exit_code"]) == ("UNKNOWN", 3)
+    jsonschema.validate(vf.unknown("r", "the run did not finish"), SCHEMA)
+
+
+def test_a_rerun_merges_over_the_old_items():
+    old = vf.build("r", NODES, 4, _items())
+    new = vf.build("r", NODES, 4, [vf.Item("t::test_params[node2]", vf.PASS), vf.Item("t::test_params[node3]", vf.PASS)])
+    merged = vf.rebuild(old, new)
+    assert {n["node"]: n["verdict"] for n in merged["nodes"]} == {"node1": "FAIL", "node2": "PASS", "node3": "PASS"}
+
+
+def test_exit_codes_are_distinct():
+    fail, unknown, ok = ({"verdict": s} for s in ("FAIL", "UNKNOWN", "PASS"))
+    assert [exit_code(0, ok), exit_code(1, fail), exit_code(4, None), exit_code(5, None), exit_code(1, unknown),
+            exit_code(1, None), exit_code(2, None)] == [0, 1, 2, 2, 3, 3, 3]
+
+
+def test_drain_only_trays_with_findings_never_unknown():
+    v = vf.build("r", NODES, 4, _items())
+    fleet = {"racks": [{"rack": "r", "nodes": v["nodes"],
+                        "findings": [{**f, "node": n["node"]} for n in v["nodes"] for f in n["findings"]]}]}
+    lines = [drain.show(c) for c in drain.commands(fleet)]
+    assert lines == ['scontrol update nodename=h1 state=drain reason="FAB-STATE: accel_state=unconfigured"',
+                     'scontrol update nodename=h2 state=drain reason="PLAT-PARAMS: noretry=-1"']
