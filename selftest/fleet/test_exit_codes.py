@@ -34,3 +34,9 @@ def test_a_rack_file_error_is_2(tmp_path):
     bad.write_text('name = "x"\nsilicn = "B0"\n')
     rc, v, p = _rackgate(tmp_path, f"--rack={bad}", *DRIVER)
     assert rc == 2 and v is None, p.stdout[-2000:] + p.stderr[-2000:]
+
+
+def test_under_xdist_the_verdict_still_names_each_node(tmp_path):
+    rc, v, p = _rackgate(tmp_path, "-n", "2", "--sim-fault", "params-default", *DRIVER)
+    assert rc == 1 and {n["node"]: n["verdict"] for n in v["nodes"]} == {
+        "node1": "PASS", "node2": "FAIL", "node3": "PASS", "node4": "PASS"}, p.stdout[-2000:] + p.stderr[-2000:]
