@@ -11,6 +11,7 @@ from .plan import RackRun
 
 RC = "rc"            # the run's exit code, written next to its results (absent: it never finished)
 OUTPUT = "output.txt"
+STOP_GRACE_S = 15.0  # after TERM the suite ends what it started (its signal handlers), then KILL
 
 
 def run(runs: list[RackRun], timeout_s: float, progress=print) -> dict[str, int | None]:
@@ -34,13 +35,13 @@ def run(runs: list[RackRun], timeout_s: float, progress=print) -> dict[str, int 
             if len(codes) < len(procs) and time.monotonic() > end:
                 for name, p in procs.items():
                     if name not in codes:
-                        kill_group(p)
+                        kill_group(p, grace=STOP_GRACE_S)
                         codes[name] = None
                         progress(f"rackgate fleet: {name} ran past {timeout_s:.0f} s: ended (UNKNOWN)")
             time.sleep(0.2)
     finally:
         for p in procs.values():
-            kill_group(p)
+            kill_group(p, grace=STOP_GRACE_S)
     for r in runs:
         if codes.get(r.name) is not None:
             (Path(r.results) / RC).write_text(f"{codes[r.name]}\n")

@@ -1,0 +1,48 @@
+"""The fleet's plan and its edges: the sbatch lines (one array; a rack on Slurm nodes holds them
+exclusively), a run that never finishes is its rack's UNKNOWN (exit 3), never a hang."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from rackgate.fleet import gather, slurm
+from rackgate.fleet.plan import RackRun
+
+from ..harness import REPO, user_env
+from . import racks
+
+
+def test_one_array_and_an_exclusive_job_for_a_rack_of_slurm_nodes(tmp_path):
+    runs = [RackRun("a", "a.toml", str(tmp_path / "a"), hosts=["10.0.0.1"]),
+            RackRun("b", "b.toml", str(tmp_path / "b"), hosts=["gpu07", "gpu08"]),
+            RackRun("c", "c.toml", str(tmp_path / "c"), hosts=["10.0.0.3"])]
+    jobs = slurm.sbatch_lines(runs, tmp_path / "fleet-plan.json", {"gpu07", "gpu08", "login1"})
+    argvs = [a for a, _ in jobs]
+    assert ["--exclusive", "--nodelist=gpu07,gpu08", "--nodes=2"] == [x for x in argvs[0] if x.startswith(("--excl", "--node"))]
+    assert "--array=0,2" in argvs[1] and not any(x.startswith("--nodelist") for x in argvs[1])
+    assert jobs[1][1].rstrip().endswith("fleet-plan.json $SLURM_ARRAY_TASK_ID")
+
+
+def test_a_run_cut_short_is_its_racks_unknown_and_exit_3(tmp_path):
+    files = racks.write(tmp_path, ["sim-a", "sim-b"])
+    p = subprocess.run([sys.executable, "-m", "rackgate.cli", "fleet", *files, "--results", str(tmp_path / "res"),
+                        "--timeout", "0", "--no-render", "--", *racks.SELECT], cwd=REPO, env=user_env(),
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 3, p.stdout[-2000:] + p.stderr[-2000:]
+    fleet = json.loads((tmp_path / "res" / "fleet.json").read_text())
+    assert {r["rack"]: r["verdict"] for r in fleet["racks"]} == {"sim-a": "UNKNOWN", "sim-b": "UNKNOWN"}
+    assert all("did not finish" in r["unknown"][0]["why"] for r in fleet["racks"])
+    assert "state=drain" not in subprocess.run(
+        [sys.executable, "-m", "rackgate.cli", "fleet", "--drain-failed", "--results", str(tmp_path / "res")],
+        cwd=REPO, env=user_env(), capture_output=True, text=True, timeout=120).stdout, "UNKNOWN is never drained"
+
+
+def test_a_rack_without_a_verdict_file_is_unknown_with_its_exit_code(tmp_path):
+    d = tmp_path / "r"
+    d.mkdir()
+    (d / "output.txt").write_text("Fatal Python error: Segmentation fault\n")
+    v = gather.rack_verdict(RackRun("r", "r.toml", str(d)), 139)
+    assert v["verdict"] == "UNKNOWN" and "exited 139" in v["rack_unknown"][0]["why"]
+    assert "Segmentation fault" in v["rack_unknown"][0]["why"]
+    assert gather.exit_of([v, {"verdict": "PASS"}]) == 3 and gather.exit_of([v, {"verdict": "FAIL"}]) == 1
+    assert Path(d).exists()
