@@ -46,3 +46,14 @@ def test_a_rack_without_a_verdict_file_is_unknown_with_its_exit_code(tmp_path):
     assert "Segmentation fault" in v["rack_unknown"][0]["why"]
     assert gather.exit_of([v, {"verdict": "PASS"}]) == 3 and gather.exit_of([v, {"verdict": "FAIL"}]) == 1
     assert Path(d).exists()
+
+
+def test_a_kubernetes_index_runs_its_rack_and_exits_with_its_code(tmp_path):
+    from rackgate.fleet import plan
+    runs = plan.make(racks.write(tmp_path, ["sim-a", "sim-b"]), tmp_path / "res", racks.SELECT)
+    path = plan.save(tmp_path / "res", runs)
+    p = subprocess.run([sys.executable, "-m", "rackgate.fleet.task", str(path)], cwd=REPO,
+                       env={**user_env(), "JOB_COMPLETION_INDEX": "1"}, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 1, p.stderr  # sim-b's finding: FailIndex, no retry
+    assert json.loads((tmp_path / "res" / "sim-b" / "verdict.json").read_text())["verdict"] == "FAIL"
+    assert not (tmp_path / "res" / "sim-a").exists()
