@@ -28,6 +28,7 @@ def test_three_sim_racks_as_one_slurm_array(tmp_path):
                            cwd=REPO, env={**user_env(), **{k: env[k] for k in ("SLURM_CONF",)}},
                            capture_output=True, text=True, timeout=700)
         jobs = subprocess.run(["squeue", "-h", "-o", "%i %T"], env=env, capture_output=True, text=True, timeout=30).stdout
+        drained = _drain_applied(tmp_path / "res", env, host)
     finally:
         ctx.__exit__(None, None, None)
     assert not state.exists(), "the cluster's state directory was not removed"
@@ -40,3 +41,23 @@ def test_three_sim_racks_as_one_slurm_array(tmp_path):
     assert _failed_results(tmp_path / "res" / "allure-merged") == {
         ("sim-b", "test_amdgpu_params[node2]"), ("sim-c", "test_gpu_not_wedged[node3]")}
     assert sorted((tmp_path / "res").glob("slurm-*_*.out")), "the array tasks' Slurm output is in the results"
+    assert drained.startswith("drain") and "PLAT-PARAMS: gpu_recovery=-1" in drained, drained
+
+
+def _drain_applied(results, env, host) -> str:
+    """--drain-failed --apply against the cluster: sim-b's failing tray given the Slurm node's name
+    (the sim's trays are all 127.0.0.1); returns sinfo's state and reason for the node."""
+    fleet_json = results / "fleet.json"
+    fleet = json.loads(fleet_json.read_text())
+    for r in fleet["racks"]:
+        for n in r["nodes"]:
+            n["host"] = host if (r["rack"], n["node"]) == ("sim-b", "node2") else "not-a-slurm-node"
+    fleet_json.write_text(json.dumps(fleet))
+    p = subprocess.run([sys.executable, "-m", "rackgate.cli", "fleet", "--drain-failed", "--apply", "--results",
+                        str(results)], cwd=REPO, env={**user_env(), "SLURM_CONF": env["SLURM_CONF"]},
+                       capture_output=True, text=True, timeout=120)
+    printed = [line for line in p.stdout.splitlines() if line.startswith("scontrol update")]
+    assert len(printed) == 2 and p.returncode == 3, p.stdout + p.stderr  # sim-c's tray: not a Slurm node, refused
+    assert "rackgate fleet: scontrol update nodename=not-a-slurm-node" in p.stdout
+    return subprocess.run(["sinfo", "-h", "-N", "-n", host, "-o", "%t %E"], env=env, capture_output=True, text=True,
+                          timeout=30).stdout.strip()
