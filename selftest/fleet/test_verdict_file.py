@@ -56,3 +56,17 @@ def test_drain_only_trays_with_findings_never_unknown():
     lines = [drain.show(c) for c in drain.commands(fleet)]
     assert lines == ['scontrol update nodename=h1 state=drain reason="FAB-STATE: accel_state=unconfigured"',
                      'scontrol update nodename=h2 state=drain reason="PLAT-PARAMS: noretry=-1"']
+
+
+def test_the_fault_matrix_judges_each_runs_verdict_file(tmp_path):
+    from selftest import matrix as mx
+    from selftest.harness import SuiteRun, read_verdict
+    v = vf.build("r", NODES, 4, _items())
+    assert mx.verdict_problems(SuiteRun(1, "", "", {}, v), "PLAT-PARAMS") == []
+    assert mx.verdict_problems(SuiteRun(1, "", "", {}, v), "PLAT-DMESG") == [
+        "verdict.json has no PLAT-DMESG finding (its findings: ['FAB-STATE', 'PLAT-PARAMS'])"]
+    assert mx.verdict_problems(SuiteRun(1, "", "", {}, v), None), "the healthy rack's verdict names findings"
+    (tmp_path / "v.json").write_text(json.dumps({**v, "verdict": "GREEN"}))
+    data, problem = read_verdict(tmp_path / "v.json")
+    assert data is None and "off the schema" in problem and "'GREEN' is not one of" in problem
+    assert "not a readable verdict file" in read_verdict(tmp_path / "missing.json")[1]
