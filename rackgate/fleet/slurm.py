@@ -29,8 +29,14 @@ def _run(argv: list[str], timeout_s: float = 30) -> str:
     except subprocess.TimeoutExpired:
         raise SlurmError(f"{' '.join(argv[:2])} did not answer in {timeout_s:.0f} s") from None
     if p.returncode != 0:
-        raise SlurmError(f"{' '.join(argv[:2])}: exit {p.returncode}: {(p.stderr or p.stdout).strip()[:300]}")
+        raise SlurmError(f"{' '.join(argv[:2])}: exit {p.returncode}: {_last_line(p.stderr or p.stdout)}")
     return p.stdout
+
+
+def _last_line(text: str) -> str:
+    """Slurm's tools print the cause last (`sinfo: fatal: ...`): one line of it."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else "(no output)"
 
 
 def slurm_nodes() -> set[str]:
@@ -67,7 +73,7 @@ def submit(jobs: list[tuple[list[str], str]]) -> list[str]:
         except FileNotFoundError:
             raise SlurmError("sbatch not found: Slurm's client tools are not installed (scripts/slurm_tools.sh)") from None
         if p.returncode != 0:
-            raise SlurmError(f"sbatch: exit {p.returncode}: {(p.stderr or p.stdout).strip()[:300]}")
+            raise SlurmError(f"sbatch: exit {p.returncode}: {_last_line(p.stderr or p.stdout)}")
         ids.append(p.stdout.strip().split(";")[0])
     return ids
 

@@ -57,3 +57,17 @@ def test_a_kubernetes_index_runs_its_rack_and_exits_with_its_code(tmp_path):
     assert p.returncode == 1, p.stderr  # sim-b's finding: FailIndex, no retry
     assert json.loads((tmp_path / "res" / "sim-b" / "verdict.json").read_text())["verdict"] == "FAIL"
     assert not (tmp_path / "res" / "sim-a").exists()
+
+
+def test_no_slurm_tools_is_one_line_and_exit_2(tmp_path):
+    files = racks.write(tmp_path, ["sim-a"])
+    (tmp_path / "bin").mkdir()
+    env = {**user_env(), "PATH": str(tmp_path / "bin")}   # no sinfo, no sbatch
+    p = subprocess.run([sys.executable, "-m", "rackgate.cli", "fleet", *files, "--scheduler", "slurm", "--results",
+                        str(tmp_path / "res")], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr, p.stderr
+    assert "sinfo not found: Slurm's client tools are not installed" in p.stderr
+    plan_only = subprocess.run([sys.executable, "-m", "rackgate.cli", "fleet", *files, "--scheduler", "slurm", "--plan-only",
+                                "--results", str(tmp_path / "res")], cwd=REPO, env=env, capture_output=True, text=True,
+                               timeout=120)
+    assert plan_only.returncode == 0 and "--array=0 " in plan_only.stdout, plan_only.stdout + plan_only.stderr
