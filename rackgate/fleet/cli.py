@@ -71,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(o, results: Path, runs: list[plan.RackRun], merge_over: dict | None = None,
          kept: list[plan.RackRun] = ()) -> dict | None:
-    plan_file = plan.save(results, [*runs, *kept]) if not merge_over else results / plan.PLAN
+    # a re-run's tasks index its own plan; the fleet's plan (the racks' full argv) stays for the next one
+    plan_file = plan.save(results, runs, plan.RERUN if merge_over else plan.PLAN)
     if o.plan_only:
         for r in runs:
             print(f"{r.name}: {shlex.join(r.command())}")
@@ -93,7 +94,7 @@ def _run(o, results: Path, runs: list[plan.RackRun], merge_over: dict | None = N
             new = gather.rack_verdict(r, codes.get(r.name))
             verdict_file.write(Path(r.results) / "verdict.json", verdict_file.rebuild(merge_over[r.name], new))
     fleet = gather.gather(results, [*runs, *kept], codes)
-    print(gather.merge_reports(results, runs, render=not o.no_render))
+    print(gather.merge_reports(results, [*runs, *kept], render=not o.no_render))
     _summary(fleet)
     return fleet
 
@@ -109,13 +110,14 @@ def _summary(fleet: dict) -> None:
 def _failed_only(o, results: Path) -> int:
     old = gather.load(results)
     runs, kept, over = [], [], {}
+    prev = {p.name: p for p in plan.load_plan(results / plan.PLAN)}
     for r in old["racks"]:
-        rr = plan.RackRun(r["rack"], r["rack_file"], r["results"])
+        if r["rack"] not in prev:
+            raise ValueError(f"{results / plan.PLAN} has no rack {r['rack']!r}: not the plan of this fleet.json")
+        rr = plan.RackRun(r["rack"], r["rack_file"], r["results"], hosts=prev[r["rack"]].hosts)
+        base = prev[r["rack"]].argv
         v = verdict_file.read(Path(r["results"]) / "verdict.json")
         again = _retry_args(v)
-        prev = plan.load_plan(results / plan.PLAN)
-        base = next((p.argv for p in prev if p.name == rr.name), [])
-        rr.hosts = next((p.hosts for p in prev if p.name == rr.name), [])
         if again == []:
             kept.append(rr)
             continue

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..report import fleet as allure_fleet
 from ..report import verdict_file
-from .local import OUTPUT
+from .local import OUTPUT, exit_code_of
 from .plan import RackRun
 
 FLEET = "fleet.json"
@@ -31,10 +31,12 @@ def exit_of(verdicts: list[dict]) -> int:
 
 
 def gather(results: Path, runs: list[RackRun], codes: dict[str, int | None]) -> dict:
+    """codes: the exit codes of the racks run now; the others (kept by --failed-only) from their results."""
     racks = []
     for r in runs:
-        v = rack_verdict(r, codes.get(r.name))
-        racks.append({"rack": r.name, "rack_file": r.rack_file, "results": r.results, "exit_code": codes.get(r.name),
+        code = codes[r.name] if r.name in codes else exit_code_of(r)
+        v = rack_verdict(r, code)
+        racks.append({"rack": r.name, "rack_file": r.rack_file, "results": r.results, "exit_code": code,
                       "verdict": v["verdict"], "action_class": v["action_class"],
                       "findings": [{**f, "node": n["node"], "host": n["host"]} for n in v["nodes"] for f in n["findings"]]
                       + [{**f, "node": "", "host": ""} for f in v["rack_findings"]],

@@ -46,3 +46,10 @@ def run(runs: list[RackRun], timeout_s: float, progress=print) -> dict[str, int 
         if codes.get(r.name) is not None:
             (Path(r.results) / RC).write_text(f"{codes[r.name]}\n")
     return codes
+
+
+def exit_code_of(r: RackRun) -> int | None:
+    """A rack's last exit code from its results (None: its run never finished)."""
+    f = Path(r.results) / RC
+    text = f.read_text().strip() if f.exists() else ""
+    return int(text) if text.lstrip("-").isdigit() else None

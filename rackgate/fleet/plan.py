@@ -9,6 +9,7 @@ from pathlib import Path
 from ..config import RackFileError, load
 
 PLAN = "fleet-plan.json"
+RERUN = "fleet-plan-failed-only.json"   # the tasks of a --failed-only re-run
 
 
 @dataclass
@@ -43,9 +44,9 @@ def make(rack_files: list[str], results: Path, pytest_args: list[str]) -> list[R
     return runs
 
 
-def save(results: Path, runs: list[RackRun]) -> Path:
+def save(results: Path, runs: list[RackRun], name: str = PLAN) -> Path:
     results.mkdir(parents=True, exist_ok=True)
-    path = results / PLAN
+    path = results / name
     path.write_text(json.dumps([asdict(r) for r in runs], indent=1))
     return path
 

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from .local import RC
+from .local import RC, exit_code_of
 from .plan import RackRun
 
 POLL_S = 1.0
@@ -114,8 +114,4 @@ def run(runs: list[RackRun], plan: Path, timeout_s: float, progress=print) -> di
     ids = submit(sbatch_lines(runs, plan, nodes))
     progress(f"rackgate fleet: submitted {len(runs)} rack(s) as slurm job(s) {', '.join(ids)}")
     wait(ids, timeout_s, progress)
-    codes: dict[str, int | None] = {}
-    for r in runs:
-        f = Path(r.results) / RC
-        codes[r.name] = int(f.read_text()) if f.exists() and f.read_text().strip().lstrip("-").isdigit() else None
-    return codes
+    return {r.name: exit_code_of(r) for r in runs}

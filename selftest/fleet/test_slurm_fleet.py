@@ -27,6 +27,9 @@ def test_three_sim_racks_as_one_slurm_array(tmp_path):
                             "--results", str(tmp_path / "res"), "--timeout", "600", "--no-render", "--", *racks.SELECT],
                            cwd=REPO, env={**user_env(), **{k: env[k] for k in ("SLURM_CONF",)}},
                            capture_output=True, text=True, timeout=700)
+        again = subprocess.run([sys.executable, "-m", "rackgate.cli", "fleet", "--failed-only", str(tmp_path / "res"),
+                                "--scheduler", "slurm", "--timeout", "600", "--no-render"], cwd=REPO,
+                               env={**user_env(), "SLURM_CONF": env["SLURM_CONF"]}, capture_output=True, text=True, timeout=700)
         jobs = subprocess.run(["squeue", "-h", "-o", "%i %T"], env=env, capture_output=True, text=True, timeout=30).stdout
         drained = _drain_applied(tmp_path / "res", env, host)
     finally:
@@ -41,6 +44,11 @@ def test_three_sim_racks_as_one_slurm_array(tmp_path):
     assert _failed_results(tmp_path / "res" / "allure-merged") == {
         ("sim-b", "test_amdgpu_params[node2]"), ("sim-c", "test_gpu_not_wedged[node3]")}
     assert sorted((tmp_path / "res").glob("slurm-*_*.out")), "the array tasks' Slurm output is in the results"
+    # --failed-only through Slurm: an array of the two failing racks, each re-running its one failing item
+    assert again.returncode == 1 and "submitted 2 rack(s)" in again.stdout, again.stdout[-3000:] + again.stderr[-2000:]
+    for rack in ("sim-b", "sim-c"):
+        v = json.loads((tmp_path / "res" / rack / "verdict.json").read_text())
+        assert v["counts"] == {"pass": 19, "fail": 1, "unknown": 0}, (rack, v["counts"])
     assert drained.startswith("drain") and "PLAT-PARAMS: gpu_recovery=-1" in drained, drained
 
 
