@@ -2,7 +2,7 @@
 # Everything the self-tests need on a fresh machine (idempotent; run as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install -q --disable-pip-version-check -e .
+python3 -m pip install -q --disable-pip-version-check -e ".[dev]"   # dev: jsonschema (verdict.json in the self-tests)
 python3 -m pip install -q --disable-pip-version-check "ruff==0.17.6"   # the linter: [tool.ruff] in pyproject.toml
 bash scripts/system_tools.sh   # sshd on loopback for the ssh-transport self-tests
 bash scripts/report_tools.sh   # Allure 3 (npm) and Chromium: the report self-tests render and open a report
