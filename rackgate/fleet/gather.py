@@ -40,7 +40,8 @@ def gather(results: Path, runs: list[RackRun], codes: dict[str, int | None]) -> 
                       "verdict": v["verdict"], "action_class": v["action_class"],
                       "findings": [{**f, "node": n["node"], "host": n["host"]} for n in v["nodes"] for f in n["findings"]]
                       + [{**f, "node": "", "host": ""} for f in v["rack_findings"]],
-                      "unknown": [u for n in v["nodes"] for u in n["unknown"]] + v["rack_unknown"],
+                      "unknown": [u for n in v["nodes"] for u in n["unknown"] if u["test"] != verdict_file.NOTHING]
+                      + v["rack_unknown"],
                       "nodes": [{k: n[k] for k in ("node", "tray", "host", "verdict", "action_class")} for n in v["nodes"]]})
         if not (Path(r.results) / "verdict.json").exists():
             verdict_file.write(Path(r.results) / "verdict.json", v)   # the UNKNOWN, for --failed-only

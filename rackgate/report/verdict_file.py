@@ -4,7 +4,8 @@ verdict.schema.json next to this module, shipped with the package).
     PASS     the suite read positive evidence of health for everything it ran there
     FAIL     a finding (a FAILED check) names it; the findings carry seen / means / do and the
              row's action class (rackgate.catalogue.ACTION_CLASSES)
-    UNKNOWN  something there could not be observed (ERROR), or nothing ran there
+    UNKNOWN  something there could not be observed (ERROR), or nothing ran there (a -m gate run's
+             checks are rack-wide: its nodes are UNKNOWN with that reason, the run's verdict PASS)
 
 A finding that names no node (a server-wide check) is a rack finding. The run's verdict is FAIL with
 any finding, else UNKNOWN with anything unobserved (or nothing run), else PASS; `exit_code` is
@@ -24,6 +25,7 @@ FORMAT = "rackgate-verdict/1"
 PASS, FAIL, UNKNOWN = "PASS", "FAIL", "UNKNOWN"
 EXIT = {PASS: 0, FAIL: 1, UNKNOWN: 3}
 RUN = "(the run)"   # the test named by a run that left no verdict
+NOTHING = "(no check)"   # a node no item of the run named: UNKNOWN, never PASS
 # the most a tray is asked to do wins: do-not-use above servicing above a reboot ...
 _SEVERITY = {c: i for i, c in enumerate(ACTION_CLASSES)}
 
@@ -87,8 +89,10 @@ def build(rack_name: str, nodes: list[tuple[str, int, str]], gpus_per_node: int,
     out_nodes = []
     for n, tray, host in nodes:
         p = per_node[n]
+        unknown = p.unknown if p.verdicts else [{"test": NOTHING, "why": "no check of this run named this node "
+                                                 "(its selection ran only rack-wide checks, or none)"}]
         out_nodes.append({"node": n, "tray": tray, "host": host, "verdict": worst(p.verdicts),
-                          "action_class": action_class(p.findings), "findings": p.findings, "unknown": p.unknown,
+                          "action_class": action_class(p.findings), "findings": p.findings, "unknown": unknown,
                           "gpus": [{"gpu": g, "verdict": worst(cells[(n, g)].verdicts)} for g in range(gpus_per_node)]})
     all_findings = [f for p in (*per_node.values(), rack) for f in p.findings]
     all_unknown = [u for p in (*per_node.values(), rack) for u in p.unknown]

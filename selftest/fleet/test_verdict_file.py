@@ -31,6 +31,9 @@ def test_per_node_and_gpu_verdicts_with_findings_and_action_classes():
 
 def test_nothing_run_or_only_unobserved_is_unknown_never_pass():
     assert vf.build("r", NODES, 4, [])["verdict"] == "UNKNOWN"
+    rack_wide = vf.build("r", NODES, 4, [vf.Item("t::test_sanity", vf.PASS)])
+    assert rack_wide["verdict"] == "PASS" and {n["verdict"] for n in rack_wide["nodes"]} == {"UNKNOWN"}
+    assert "no check of this run named this node" in rack_wide["nodes"][0]["unknown"][0]["why"]
     only = vf.build("r", NODES, 4, [vf.Item("t::x[node1]", vf.UNKNOWN, seen="tool missing")])
     assert (only["verdict"], only["exit_code"]) == ("UNKNOWN", 3)
     jsonschema.validate(vf.unknown("r", "the run did not finish"), SCHEMA)
