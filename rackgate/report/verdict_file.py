@@ -76,16 +76,15 @@ def build(rack_name: str, nodes: list[tuple[str, int, str]], gpus_per_node: int,
     per_node = {n: _Place() for n, _, _ in nodes}
     rack = _Place()
     for it in items:
-        where = rackmap.targets(names, gpus_per_node, it.nodeid)
-        entry = finding(it) if it.outcome == FAIL else {"test": it.nodeid, "why": it.seen} if it.outcome == UNKNOWN else None
-        places = [cells[c] for c in where] + [per_node[n] for n in dict.fromkeys(n for n, _ in where)]
-        for p in places or [rack]:
+        where = rackmap.targets(names, gpus_per_node, it.nodeid)   # a GPU, a node's GPUs, a pair's
+        owners = [per_node[n] for n in dict.fromkeys(n for n, _ in where)] or [rack]  # no node named: rack-wide
+        for p in [cells[c] for c in where] + owners:
             p.verdicts.append(it.outcome)
-        for p in ([per_node[n] for n in dict.fromkeys(n for n, _ in where)] or [rack]):
+        for p in owners:
             if it.outcome == FAIL:
-                p.findings.append(entry)
+                p.findings.append(finding(it))
             elif it.outcome == UNKNOWN:
-                p.unknown.append(entry)
+                p.unknown.append({"test": it.nodeid, "why": it.seen})
     out_nodes = []
     for n, tray, host in nodes:
         p = per_node[n]
