@@ -53,20 +53,23 @@ def gather(results: Path, runs: list[RackRun], codes: dict[str, int | None]) -> 
 
 def merge_reports(results: Path, runs: list[RackRun], render: bool = True) -> str:
     """Every rack's Allure results (those that left any) into results/allure-merged, rendered once
-    into results/report when Allure is installed; returns a line saying what was done."""
+    into results/report; returns a line saying what was done (a merge or render that fails is said
+    there: the fleet's verdict stands without the report)."""
     sources = [Path(r.results) / "allure" for r in runs if (Path(r.results) / "allure" / allure_fleet.ENV).exists()]
     if not sources:
         return "no rack left Allure results"
     merged = results / "allure-merged"
-    counts = allure_fleet.merge(merged, sources)
+    try:
+        counts = allure_fleet.merge(merged, sources)
+    except (allure_fleet.FleetError, OSError, json.JSONDecodeError) as e:
+        return f"Allure results not merged: {e}"
     line = f"Allure results merged in {merged} ({', '.join(f'{k}: {v}' for k, v in counts.items())})"
     if render:
         from ..report import render as allure_render
-        if allure_render.ALLURE.exists():
-            out = allure_render.render(merged, results / "report", name="fleet")
-            line += f"; report: {out}"
-        else:
-            line += "; not rendered: Allure 3 is not installed (bash scripts/report_tools.sh)"
+        try:
+            line += f"; report: {allure_render.render(merged, results / 'report', name='fleet')}"
+        except allure_render.RenderError as e:
+            line += f"; not rendered: {str(e).splitlines()[0]}"
     return line
 
 
