@@ -14,7 +14,23 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-PATH_OPTIONS = ("--rack", "--baseline", "--junitxml", "--alluredir")
+PATH_OPTIONS = ("--rack", "--baseline", "--junitxml", "--alluredir", "--verdict-file")
+
+# rackgate's exit codes (README, docs/fleet.md): distinct, so a scheduler can tell them apart.
+ALL_PASSED, FINDING, USAGE, UNOBSERVED = 0, 1, 2, 3
+
+
+def exit_code(pytest_rc: int, verdict: dict | None) -> int:
+    """pytest's exit status + the run's verdict file -> rackgate's exit code: 1 only with a finding
+    about the rack; failures without one (could not observe, a suite error, a run cut short) are 3;
+    a usage or rack-file error (pytest's 4) or a selection that ran nothing (5) is 2."""
+    if pytest_rc in (4, 5):
+        return USAGE
+    if verdict is not None and verdict.get("verdict") == "FAIL":
+        return FINDING
+    if pytest_rc == 0 and (verdict is None or verdict.get("verdict") == "PASS"):
+        return ALL_PASSED
+    return UNOBSERVED
 
 
 def normalize(argv: list[str], cwd: Path) -> list[str]:
@@ -50,6 +66,7 @@ def _module(name: str) -> Callable[[list[str]], int]:
 SUBCOMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "help": (_help, "list the subcommands"),
     "compare": (_module(".baseline.cli"), "OLD.json NEW.json: the regression table from two recorded runs"),
+    "fleet": (_module(".fleet.cli"), "RACK.toml... [--scheduler local|slurm] [-- pytest args]: one run per rack, one report"),
     "survey": (_module(".survey.cli"), "--rack RACK.toml [--pick N] [--write-rack FILE]: which trays can be used now"),
 }
 
@@ -66,9 +83,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rackgate: the suite's tests are not next to the package ({project}); "
               "install it from a checkout with pip install -e .", file=sys.stderr)
         return 2
-    args = normalize(argv, Path.cwd())
+    try:
+        args = normalize(argv, Path.cwd())
+    except SystemExit as e:
+        print(e, file=sys.stderr)
+        return USAGE
     os.chdir(project)
-    return int(pytest.main(args))
+    verdict_path = _verdict_path(args, project)
+    if verdict_path.exists():
+        verdict_path.unlink()  # an old run's verdict must not stand for this one
+    rc = int(pytest.main(args))
+    from .report import verdict_file
+    try:
+        verdict = verdict_file.read(verdict_path)
+    except ValueError:
+        verdict = None
+    return exit_code(rc, verdict)
+
+
+def _verdict_path(args: list[str], project: Path) -> Path:
+    value = next((a.partition("=")[2] for a in args if a.startswith("--verdict-file=")), "reports/verdict.json")
+    return project / value if value else project / "reports" / "verdict.json"
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 python3 -m pip install -q --disable-pip-version-check -e ".[selftest]"
 bash scripts/system_tools.sh   # sshd on loopback for the ssh-transport self-tests
 bash scripts/report_tools.sh   # Allure 3 (npm) and Chromium: the report self-tests render and open a report
+bash scripts/slurm_tools.sh     # slurm-wlm and munge: rackgate fleet --scheduler slurm and its self-test
 # CPU torch for selftest/fabric's runs of the collective probe on real torch (the sim's containers
 # need none: their python gets the sim's stand-in, rackgate/sim/nccl/standin); the +cpu pin means
 # pip can never pull a CUDA build instead.

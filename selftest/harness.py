@@ -28,6 +28,8 @@ class SuiteRun:
     stdout: str
     stderr: str
     outcomes: dict[str, Outcome]
+    verdict: dict | None = None     # the run's verdict.json (validated against its schema)
+    verdict_problem: str = ""       # what is wrong with it: missing, unreadable, off the schema
 
     def ids(self, status: str) -> set[str]:
         return {k for k, o in self.outcomes.items() if o.status == status}
@@ -75,7 +77,8 @@ def run_suite(tmp_path: Path, *args: str, timeout: float = 300, env: dict | None
         sim = "--rack" not in args and not any(a.startswith("--rack=") for a in args)
         args = (*args, f"--baseline={REPO / 'racks/sim-baseline.json' if sim else tmp_path / 'no-baseline.json'}")
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *SUITE_PLUGINS, "-q",
-           f"--junitxml={junit}", f"--alluredir={tmp_path / 'allure'}", *_joined(args)]
+           f"--junitxml={junit}", f"--alluredir={tmp_path / 'allure'}", f"--verdict-file={tmp_path / 'verdict.json'}",
+           *_joined(args)]
     # Only the suite's own plugins: unrelated ones installed on the machine (hypothesis, anyio,
     # benchmark) cost seconds of start-up per run, and the fault matrix makes dozens of runs.
     env = {**user_env(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})}
@@ -93,4 +96,22 @@ def run_suite(tmp_path: Path, *args: str, timeout: float = 300, env: dict | None
             out, err = proc.communicate()
         err += f"\nselftest harness: the suite run did not finish within {timeout:g}s and was stopped"
     outcomes = parse_junit(junit) if junit.exists() else {}
-    return SuiteRun(proc.returncode, out, err, outcomes)
+    verdict, problem = read_verdict(tmp_path / "verdict.json") if outcomes else (None, "")
+    return SuiteRun(proc.returncode, out, err, outcomes, verdict, problem)
+
+
+def read_verdict(path: Path) -> tuple[dict | None, str]:
+    """A run's verdict.json and what is wrong with it against the shipped schema ("" if nothing)."""
+    import json
+
+    import jsonschema
+
+    from rackgate.report import verdict_file
+    try:
+        data = verdict_file.read(path)
+        jsonschema.validate(data, json.loads(verdict_file.SCHEMA.read_text()))
+    except ValueError as e:
+        return None, str(e)
+    except jsonschema.ValidationError as e:
+        return None, f"{path}: off the schema: {e.message} at {'/'.join(map(str, e.absolute_path))}"
+    return data, ""

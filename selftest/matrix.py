@@ -462,7 +462,7 @@ def judge_healthy(run: SuiteRun) -> list[str]:
                 for tid, o in sorted(run.outcomes.items()) if o.status in ("failed", "error")]
     if run.rc != 0 and not problems:
         problems.append(f"the healthy run exited {run.rc}: {run.stderr.strip()[-800:]}")
-    return problems
+    return problems + verdict_problems(run, None)
 
 
 # Rows every check on the server needs (a failure of one makes those checks "not run").
@@ -519,7 +519,7 @@ def judge_case(case: dict, run: SuiteRun, row: Row) -> list[str]:
         problems.append(f"the suite exited {run.rc}, not 1 (tests failed)")
     if not expected and run.rc != 0:
         problems.append(f"the suite exited {run.rc}, not 0")
-    return problems
+    return problems + verdict_problems(run, row.id if fail else "")
 
 
 def regressed_rows(stdout: str) -> list[tuple[str, str, str, str]]:
@@ -574,7 +574,22 @@ def own_part(run: SuiteRun, case: dict) -> SuiteRun:
     outcomes = {t: o for t, o in run.outcomes.items() if _in_paths(t, case["paths"])}
     failed = any(o.status in ("failed", "error") for o in outcomes.values())
     rc = run.rc if run.rc not in (0, 1) else int(failed)
-    return SuiteRun(rc, run.stdout, run.stderr, outcomes)
+    return SuiteRun(rc, run.stdout, run.stderr, outcomes, run.verdict, run.verdict_problem)
+
+
+def verdict_problems(run: SuiteRun, row_id: str | None) -> list[str]:
+    """verdict.json is on its schema, and a case's row is among its findings (row_id None: the
+    healthy rack, whose verdict has no finding; "": a case that expects no FAILED, schema only)."""
+    if run.verdict_problem:
+        return [f"verdict.json: {run.verdict_problem}"]
+    if run.verdict is None:
+        return []
+    rows = {f["row"] for n in run.verdict["nodes"] for f in n["findings"]} | {f["row"] for f in run.verdict["rack_findings"]}
+    if row_id is None and rows:
+        return [f"verdict.json names findings on the healthy rack: {sorted(rows)}"]
+    if row_id and row_id not in rows:
+        return [f"verdict.json has no {row_id} finding (its findings: {sorted(rows) or 'none'})"]
+    return []
 
 
 def judge_group(group: list[dict], run: SuiteRun, rows: dict) -> tuple[dict[str, list[str]], list[str]]:

@@ -39,17 +39,30 @@ def test_rows_and_cases_refuse_unknown_fields(tmp_path, monkeypatch):
         "x.toml: case 'f': fail: Input should be a valid list"]
     assert MatrixCase(fault="f", row="R").fail == []
     # a row file with a typo is one line naming the file, the row and the field
-    for name in catalogue.ROW_FILES:
-        (tmp_path / f"{name}.toml").write_text("row = []\n")
-    (tmp_path / "plat.toml").write_text(
-        'row = [{id = "PLAT-X", title = "t", markers = [], scope = "node", observe = "o", healthy = "h",'
-        ' signatures = [], meaning = "m", action = "a", anchor = "x", severty = "minor"}]\n')
-    monkeypatch.setattr(catalogue, "HERE", tmp_path)
-    catalogue.rows.cache_clear()
-    try:
-        with pytest.raises(ValueError) as e:
-            catalogue.rows()
-        assert str(e.value) == "plat.toml: row PLAT-X: severty: Extra inputs are not permitted"
-    finally:
-        monkeypatch.undo()
+    assert _load_error(tmp_path, monkeypatch, "plat.toml", 'id = "PLAT-X", action_class = "none", severty = "minor"') == (
+        "plat.toml: row PLAT-X: severty: Extra inputs are not permitted")
+
+
+def _load_error(tmp_path, monkeypatch, name: str, fields: str) -> str:
+    """The loader's error for a catalogue of one row (the minimal fields plus `fields`) in `name`."""
+    for n in catalogue.ROW_FILES:
+        (tmp_path / f"{n}.toml").write_text("row = []\n")
+    (tmp_path / name).write_text(
+        f'row = [{{{fields}, title = "t", markers = [], scope = "node", observe = "o", healthy = "h",'
+        ' signatures = [], meaning = "m", action = "a", anchor = "x"}]\n')
+    with monkeypatch.context() as m:
+        m.setattr(catalogue, "HERE", tmp_path)
         catalogue.rows.cache_clear()
+        try:
+            with pytest.raises(ValueError) as e:
+                catalogue.rows()
+        finally:
+            catalogue.rows.cache_clear()
+    return str(e.value)
+
+
+def test_every_row_has_an_action_class_and_a_row_without_one_is_refused(tmp_path, monkeypatch):
+    assert {r.action_class for r in rows().values()} <= set(catalogue.ACTION_CLASSES)
+    assert _load_error(tmp_path, monkeypatch, "fab.toml", 'id = "FAB-X"') == "fab.toml: row FAB-X: action_class: Field required"
+    assert _load_error(tmp_path, monkeypatch, "fab.toml", 'id = "FAB-X", action_class = "pray"').startswith(
+        "fab.toml: row FAB-X: action_class: Input should be 'none', 're-run'")

@@ -22,6 +22,12 @@ ROW_FILES = ("plat", "fab", "srv", "bench", "acc", "reg")
 # decisive server checks and before the costly ones.
 DEFAULT_ORDER = 60
 FAMILY_ORDER = {"PLAT": 1, "FAB": 2}
+# What a finding asks of the tray (verdict.json, the fleet's drain): `none` -- nothing to do to the
+# tray, the fix is in the launch, the rack file or the image; `re-run` -- clear the named leftover or
+# transient and run again; `reboot-or-reload-driver`; `service-hardware`; `do-not-use` -- keep work
+# off the tray until a person has looked (another owner, wrong pod, wrong answers).
+ACTION_CLASSES = ("none", "re-run", "reboot-or-reload-driver", "service-hardware", "do-not-use")
+ActionClass = Literal["none", "re-run", "reboot-or-reload-driver", "service-hardware", "do-not-use"]
 
 
 class _Data(BaseModel):
@@ -58,6 +64,7 @@ class Row(_Data):
     signatures: tuple[str, ...]     # as a person reads them in the runbook
     meaning: str
     action: str
+    action_class: ActionClass       # required: what the finding asks of the tray (ACTION_CLASSES)
     anchor: str
     severity: str = "normal"
     family: str = ""

@@ -112,26 +112,28 @@ def png_survey(reports, proposal, gpus_per_node: int, title: str = "survey") -> 
 _PARAM = re.compile(r"\[([^\]]+)\]$")
 
 
+def targets(names: set[str], gpus_per_node: int, nodeid: str) -> list[tuple[str, int]]:
+    """The (node, GPU) cells an item's id names: a GPU item its GPU, a node item every GPU of the
+    node, a pair item every GPU of both nodes; none for an item that names no node."""
+    m = _PARAM.search(nodeid)
+    if not m:
+        return []
+    param = m.group(1)
+    gm = re.fullmatch(r"(.+)-card(\d+)", param)
+    if gm and gm.group(1) in names:
+        g = int(gm.group(2))
+        return [(gm.group(1), g)] if g < gpus_per_node else []
+    hit = [param] if param in names else [n for n in names if param.startswith(n + "-") and param[len(n) + 1:] in names]
+    if hit and param not in names:
+        hit.append(param[len(hit[0]) + 1:])
+    return [(n, g) for n in hit for g in range(gpus_per_node)]
+
+
 def run_grid(rack, outcomes: dict[str, str]) -> Grid:
-    """outcomes: item node id -> pass / fail / could not observe. A GPU item counts for its GPU,
-    a node item for every GPU of the node, a pair item for every GPU of both nodes."""
+    """outcomes: item node id -> pass / fail / could not observe, per GPU (targets)."""
     names = {n.name for n in rack.nodes}
     seen: dict[tuple[str, int], list[str]] = {(n.name, g): [] for n in rack.nodes for g in range(rack.gpus_per_node)}
     for nodeid, verdict in outcomes.items():
-        m = _PARAM.search(nodeid)
-        if not m:
-            continue
-        param = m.group(1)
-        gm = re.fullmatch(r"(.+)-card(\d+)", param)
-        if gm and gm.group(1) in names:
-            key = (gm.group(1), int(gm.group(2)))
-            if key in seen:
-                seen[key].append(verdict)
-            continue
-        hit = [param] if param in names else [n for n in names if param.startswith(n + "-") and param[len(n) + 1:] in names]
-        if hit and param not in names:
-            hit.append(param[len(hit[0]) + 1:])
-        for n in hit:
-            for g in range(rack.gpus_per_node):
-                seen[(n, g)].append(verdict)
+        for key in targets(names, rack.gpus_per_node, nodeid):
+            seen[key].append(verdict)
     return {(n.name, n.tray): [worst(seen[(n.name, g)]) for g in range(rack.gpus_per_node)] for n in rack.nodes}

@@ -1,0 +1,83 @@
+"""Each rack's results -> one fleet.json and one merged Allure report. A rack whose run left no
+verdict file (it died, overran, never started) is its own UNKNOWN entry; the others are unaffected."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..report import fleet as allure_fleet
+from ..report import verdict_file
+from .local import OUTPUT, exit_code_of
+from .plan import RackRun
+
+FLEET = "fleet.json"
+FORMAT = "rackgate-fleet/1"
+
+
+def rack_verdict(r: RackRun, rc: int | None) -> dict:
+    d = Path(r.results)
+    try:
+        return verdict_file.read(d / "verdict.json")
+    except ValueError:
+        tail = (d / OUTPUT).read_text(errors="replace").strip().splitlines()[-1:] if (d / OUTPUT).exists() else []
+        why = ("the run did not finish (ended past the timeout, or its task was lost)" if rc is None
+               else f"the run exited {rc} without a verdict file")
+        return verdict_file.unknown(r.name, why + (f"; last output: {tail[0][:300]}" if tail else ""))
+
+
+def exit_of(verdicts: list[dict]) -> int:
+    states = {v["verdict"] for v in verdicts}
+    return 1 if "FAIL" in states else 3 if "UNKNOWN" in states or not verdicts else 0
+
+
+def gather(results: Path, runs: list[RackRun], codes: dict[str, int | None]) -> dict:
+    """codes: the exit codes of the racks run now; the others (kept by --failed-only) from their results."""
+    racks = []
+    for r in runs:
+        code = codes[r.name] if r.name in codes else exit_code_of(r)
+        v = rack_verdict(r, code)
+        racks.append({"rack": r.name, "rack_file": r.rack_file, "results": r.results, "exit_code": code,
+                      "verdict": v["verdict"], "action_class": v["action_class"],
+                      "findings": [{**f, "node": n["node"], "host": n["host"]} for n in v["nodes"] for f in n["findings"]]
+                      + [{**f, "node": "", "host": ""} for f in v["rack_findings"]],
+                      "unknown": [u for n in v["nodes"] for u in n["unknown"] if u["test"] != verdict_file.NOTHING]
+                      + v["rack_unknown"],
+                      "nodes": [{k: n[k] for k in ("node", "tray", "host", "verdict", "action_class")} for n in v["nodes"]]})
+        if not (Path(r.results) / "verdict.json").exists():
+            verdict_file.write(Path(r.results) / "verdict.json", v)   # the UNKNOWN, for --failed-only
+    code = exit_of(racks)
+    out = {"format": FORMAT, "verdict": {0: "PASS", 1: "FAIL", 3: "UNKNOWN"}[code], "exit_code": code, "racks": racks}
+    (results / FLEET).write_text(json.dumps(out, indent=1) + "\n")
+    return out
+
+
+def merge_reports(results: Path, runs: list[RackRun], render: bool = True) -> str:
+    """Every rack's Allure results (those that left any) into results/allure-merged, rendered once
+    into results/report; returns a line saying what was done (a merge or render that fails is said
+    there: the fleet's verdict stands without the report)."""
+    sources = [Path(r.results) / "allure" for r in runs if (Path(r.results) / "allure" / allure_fleet.ENV).exists()]
+    if not sources:
+        return "no rack left Allure results"
+    merged = results / "allure-merged"
+    try:
+        counts = allure_fleet.merge(merged, sources)
+    except (allure_fleet.FleetError, OSError, json.JSONDecodeError) as e:
+        return f"Allure results not merged: {e}"
+    line = f"Allure results merged in {merged} ({', '.join(f'{k}: {v}' for k, v in counts.items())})"
+    if render:
+        from ..report import render as allure_render
+        try:
+            line += f"; report: {allure_render.render(merged, results / 'report', name='fleet')}"
+        except allure_render.RenderError as e:
+            line += f"; not rendered: {str(e).splitlines()[0]}"
+    return line
+
+
+def load(results: Path) -> dict:
+    try:
+        data = json.loads((results / FLEET).read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"{results}: no readable {FLEET}: {e}") from None
+    if data.get("format") != FORMAT:
+        raise ValueError(f"{results / FLEET}: not a rackgate fleet file")
+    return data

@@ -1,0 +1,140 @@
+"""verdict.json: one run's machine-readable verdict, per node/tray and per GPU (schema:
+verdict.schema.json next to this module, shipped with the package).
+
+    PASS     the suite read positive evidence of health for everything it ran there
+    FAIL     a finding (a FAILED check) names it; the findings carry seen / means / do and the
+             row's action class (rackgate.catalogue.ACTION_CLASSES)
+    UNKNOWN  something there could not be observed (ERROR), or nothing ran there (a -m gate run's
+             checks are rack-wide: its nodes are UNKNOWN with that reason, the run's verdict PASS)
+
+A finding that names no node (a server-wide check) is a rack finding. The run's verdict is FAIL with
+any finding, else UNKNOWN with anything unobserved (or nothing run), else PASS; `exit_code` is
+rackgate's documented exit code for it (0 / 1 / 3).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..catalogue import ACTION_CLASSES, UnknownRow, row
+from . import rackmap
+
+SCHEMA = Path(__file__).with_name("verdict.schema.json")
+FORMAT = "rackgate-verdict/1"
+PASS, FAIL, UNKNOWN = "PASS", "FAIL", "UNKNOWN"
+EXIT = {PASS: 0, FAIL: 1, UNKNOWN: 3}
+RUN = "(the run)"   # the test named by a run that left no verdict
+NOTHING = "(no check)"   # a node no item of the run named: UNKNOWN, never PASS
+# the most a tray is asked to do wins: do-not-use above servicing above a reboot ...
+_SEVERITY = {c: i for i, c in enumerate(ACTION_CLASSES)}
+
+
+@dataclass
+class Item:
+    """One test item's outcome: pass / fail (a finding: row, where, seen) / unknown (why)."""
+    nodeid: str
+    outcome: str                    # PASS, FAIL or UNKNOWN
+    row: str = ""
+    where: str = ""
+    seen: str = ""
+
+
+@dataclass
+class _Place:
+    verdicts: list[str] = field(default_factory=list)
+    findings: list[dict] = field(default_factory=list)
+    unknown: list[dict] = field(default_factory=list)
+
+
+def worst(verdicts: list[str]) -> str:
+    if FAIL in verdicts:
+        return FAIL
+    if UNKNOWN in verdicts or not verdicts:
+        return UNKNOWN
+    return PASS
+
+
+def finding(it: Item) -> dict:
+    try:
+        r = row(it.row)
+        means, do, action_class = r.meaning, r.action, r.action_class
+    except UnknownRow:
+        means, do, action_class = "", "", "none"
+    return {"row": it.row, "where": it.where, "seen": it.seen, "means": means, "do": do,
+            "action_class": action_class, "test": it.nodeid}
+
+
+def action_class(findings: list[dict]) -> str:
+    return max((f["action_class"] for f in findings), key=_SEVERITY.__getitem__, default="none")
+
+
+def build(rack_name: str, nodes: list[tuple[str, int, str]], gpus_per_node: int, items: list[Item]) -> dict:
+    """nodes: (name, tray, host) of the rack; items: every item's outcome (skipped ones left out)."""
+    names = {n for n, _, _ in nodes}
+    cells = {(n, g): _Place() for n, _, _ in nodes for g in range(gpus_per_node)}
+    per_node = {n: _Place() for n, _, _ in nodes}
+    rack = _Place()
+    for it in items:
+        where = rackmap.targets(names, gpus_per_node, it.nodeid)   # a GPU, a node's GPUs, a pair's
+        owners = [per_node[n] for n in dict.fromkeys(n for n, _ in where)] or [rack]  # no node named: rack-wide
+        for p in [cells[c] for c in where] + owners:
+            p.verdicts.append(it.outcome)
+        for p in owners:
+            if it.outcome == FAIL:
+                p.findings.append(finding(it))
+            elif it.outcome == UNKNOWN:
+                p.unknown.append({"test": it.nodeid, "why": it.seen})
+    out_nodes = []
+    for n, tray, host in nodes:
+        p = per_node[n]
+        unknown = p.unknown if p.verdicts else [{"test": NOTHING, "why": "no check of this run named this node "
+                                                 "(its selection ran only rack-wide checks, or none)"}]
+        out_nodes.append({"node": n, "tray": tray, "host": host, "verdict": worst(p.verdicts),
+                          "action_class": action_class(p.findings), "findings": p.findings, "unknown": unknown,
+                          "gpus": [{"gpu": g, "verdict": worst(cells[(n, g)].verdicts)} for g in range(gpus_per_node)]})
+    all_findings = [f for p in (*per_node.values(), rack) for f in p.findings]
+    all_unknown = [u for p in (*per_node.values(), rack) for u in p.unknown]
+    verdict = FAIL if all_findings else UNKNOWN if all_unknown or not items else PASS
+    return {"format": FORMAT, "rack": rack_name, "verdict": verdict, "exit_code": EXIT[verdict],
+            "action_class": action_class(all_findings),
+            "counts": {v.lower(): sum(it.outcome == v for it in items) for v in (PASS, FAIL, UNKNOWN)},
+            "rack_findings": rack.findings, "rack_unknown": rack.unknown, "nodes": out_nodes,
+            "items": [{"test": it.nodeid, "outcome": it.outcome, "row": it.row, "where": it.where, "seen": it.seen}
+                      for it in items]}
+
+
+def rebuild(old: dict, new: dict) -> dict:
+    """A re-run's verdict merged over the old one: each item's newest outcome wins
+    (rackgate fleet --failed-only)."""
+    items = {i["test"]: i for i in old.get("items", [])} | {i["test"]: i for i in new.get("items", [])}
+    base = new if new.get("nodes") else old
+    nodes = [(n["node"], n["tray"], n["host"]) for n in base["nodes"]]
+    gpus = max((len(n["gpus"]) for n in base["nodes"]), default=0)
+    return build(base["rack"], nodes, gpus, [Item(i["test"], i["outcome"], i["row"], i["where"], i["seen"])
+                                             for i in items.values()])
+
+
+def write(path: Path, verdict: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(verdict, indent=1) + "\n")
+    tmp.replace(path)
+
+
+def unknown(rack_name: str, why: str) -> dict:
+    """The verdict of a run that left none (it died, timed out, never started)."""
+    return {"format": FORMAT, "rack": rack_name, "verdict": UNKNOWN, "exit_code": EXIT[UNKNOWN], "action_class": "none",
+            "counts": {"pass": 0, "fail": 0, "unknown": 1}, "rack_findings": [],
+            "rack_unknown": [{"test": RUN, "why": why}], "nodes": [], "items": []}
+
+
+def read(path: Path) -> dict:
+    """A verdict file; ValueError (one line) when it is missing, not JSON or not a verdict."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not a readable verdict file: {e}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(f"{path}: not a rackgate verdict file (format {FORMAT!r} expected)")
+    return data
