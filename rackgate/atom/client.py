@@ -96,7 +96,8 @@ class Client:
     def stream(self, path: str, body: dict, timeout: float | None = None, handle: "StreamHandle | None" = None) -> Reply:
         """POST with `"stream": true` and read the server-sent events to the end: the Reply holds
         the answer assembled as a non-streamed body (choices[0].text, or .message.content and
-        .reasoning_content; finish_reason; usage.completion_tokens = chunks read). `timeout`
+        .reasoning_content; the first finish_reason; usage.completion_tokens = chunks read; pieces:
+        each chunk's text; server_usage: the usage the server sent, else None). `timeout`
         bounds the whole answer. `handle.cancel()` from another thread closes the stream: the
         server stops generating for it (transformers serve, vLLM-style engines) and this call
         raises ServerError("cancelled"). A server that answers plain JSON is read as JSON."""
@@ -120,7 +121,7 @@ class Client:
                 except ValueError:
                     raise ServerError(f"POST {url}: non-JSON response (HTTP {r.status_code}): {r.text[:160]!r}") from None
                 return Reply(r.status_code, data if isinstance(data, dict) else {"_": data}, time.monotonic() - t0, body)
-            text, content, reasoning, finish, n = [], [], [], None, 0
+            text, content, reasoning, finish, n, pieces, usage = [], [], [], None, 0, [], None
             for raw in _lines(r):
                 if handle.cancelled:
                     break
@@ -133,8 +134,12 @@ class Client:
                 if data == "[DONE]":
                     break
                 try:
-                    c = json.loads(data)["choices"][0]
-                except (ValueError, KeyError, IndexError, TypeError):
+                    event = json.loads(data)
+                    usage = event.get("usage") or usage  # ATOM: a last chunk with usage and empty choices
+                    if event["choices"] == [] and usage:
+                        continue
+                    c = event["choices"][0]
+                except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                     raise ServerError(f"POST {url}: a stream event is not an OpenAI chunk: {data[:160]!r}") from None
                 delta = c.get("delta") or {}
                 piece = (c.get("text") or "") + (delta.get("content") or "")
@@ -143,7 +148,8 @@ class Client:
                 content.append(delta.get("content") or "")
                 reasoning.append(think)
                 n += 1 if (piece or think) else 0
-                finish = c.get("finish_reason") or finish
+                pieces.append(piece)
+                finish = finish or c.get("finish_reason")  # the first: ATOM adds a "stop" chunk after any reason
         except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError, AttributeError, OSError,
                 ValueError) as e:
             if handle.cancelled:
@@ -156,7 +162,9 @@ class Client:
         choice = ({"index": 0, "message": {"role": "assistant", "content": "".join(content),
                                            "reasoning_content": "".join(reasoning) or None}, "finish_reason": finish}
                   if "messages" in body else {"index": 0, "text": "".join(text), "finish_reason": finish})
-        return Reply(200, {"choices": [choice], "usage": {"completion_tokens": n}}, time.monotonic() - t0, body)
+        # usage: chunks read; the server's own report, when it sent one, as server_usage
+        return Reply(200, {"choices": [choice], "usage": {"completion_tokens": n}, "pieces": pieces,
+                           "server_usage": usage}, time.monotonic() - t0, body)
 
 
 def _lines(r):

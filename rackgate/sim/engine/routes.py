@@ -58,6 +58,10 @@ class Api(BaseHTTPRequestHandler):
             pieces += [("content", x) for x in STREAM_PIECE.findall(msg.get("content") or "")]
         else:
             pieces += [("text", x) for x in STREAM_PIECE.findall(choice.get("text") or "")]
+            if pieces and "stream-drop-first" in self.sim.faults:
+                pieces = pieces[1:]
+            elif pieces and "stream-repeat-first" in self.sim.faults:
+                pieces = pieces[:1] + pieces
         self.send_response(200)
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("cache-control", "no-cache")
@@ -74,6 +78,10 @@ class Api(BaseHTTPRequestHandler):
                 event({**c, "logprobs": None, "finish_reason": None})
             end = {"index": 0, "delta": {}} if chat else {"index": 0, "text": ""}
             event({**end, "logprobs": None, "finish_reason": choice["finish_reason"]})
+            if not chat:  # as ATOM's stream_completion_response: a "stop" chunk, then usage with no choices
+                event({**end, "logprobs": None, "finish_reason": "stop"})
+                self.wfile.write(b"data: " + json.dumps({**base, "choices": [], "usage": reply["usage"]}).encode()
+                                 + b"\n\n")
             self.wfile.write(b"data: [DONE]\n\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):  # the client closed the stream
@@ -181,6 +189,7 @@ class SimServer:
         pace_until(arrived + self.first_token_s)
 
     def _usage(self, prompt_tokens: int, completion_tokens: int) -> dict:
+        completion_tokens += 3 if "usage-over" in self.faults else 0
         return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens}
 
