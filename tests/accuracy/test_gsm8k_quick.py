@@ -1,7 +1,7 @@
 """ACC-QUICK: lm-eval's GSM8K questions, asked concurrently, stopped when the verdict is settled."""
 import pytest
 
-from rackgate.gsm8k import quick, setup
+from rackgate.gsm8k import lengths, quick, setup
 from rackgate.gsm8k.data import DataError
 from rackgate.gsm8k.task import TaskError
 from rackgate.report.verdict import CouldNotObserve, check
@@ -27,5 +27,7 @@ def test_gsm8k_quick(server, rack, evidence, facts, pytestconfig):
     evidence.attach("per question: doc, strict-match outcome, extracted, finish_reason", "\n".join(
         f"{it.doc}\t{it.strict.outcome.value}\t{it.strict.extracted}\t{it.finish_reason}" for it in result.items))
     facts.record("accuracy.gsm8k.quick", round(result.accuracy(), 4), where="rack", row="ACC-QUICK")
+    for name, value in lengths.facts(result.items).items():  # output length (MLPerf TEST09)
+        facts.record(name, value, where="rack", unit="tokens", row="ACC-QUICK")
     check(result.decision.verdict == "pass", "ACC-QUICK", server.url,
           result.summary() + "; " + result.diagnosis() + "; e.g. " + " | ".join(result.examples()))

@@ -17,7 +17,8 @@ class UnknownBehaviour(ValueError):
 # The model's output (rackgate/sim/model.py and gsm8k.py consult these by name).
 OUTPUT = frozenset({"bang-tokens", "decode-mismatch", "answer-format", "fake-eplb",
                     # the streaming path and the token accounting (routes.py)
-                    "stream-drop-first", "stream-repeat-first", "usage-over"})
+                    "stream-drop-first", "stream-repeat-first", "usage-over",
+                    "shorter-answers"})  # chat reasons half as long (routes.py)
 
 
 @dataclass(frozen=True)

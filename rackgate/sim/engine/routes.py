@@ -223,7 +223,8 @@ class SimServer:
         max_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or 16)
         prompt_tokens = sum(len(model.tokenize(str(m.get("content", "")))) for m in msgs if isinstance(m, dict))
         self.forward(body, prompt_tokens, max_tokens)
-        gen = model.chat(msgs, max_tokens, self.faults, REASONING_TOKENS)
+        reasoning = REASONING_TOKENS // 2 if "shorter-answers" in self.faults else REASONING_TOKENS
+        gen = model.chat(msgs, max_tokens, self.faults, reasoning)
         msg = {"role": "assistant", "content": gen.content, "reasoning_content": gen.reasoning or None}
         return {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()),
                 "model": self.model_name,
