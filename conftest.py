@@ -11,4 +11,5 @@ pytest_plugins = [
     "fixtures.fabric",
     "fixtures.rackmap",
     "fixtures.ubench_plan",
+    "fixtures.gate_results",
 ]

@@ -18,7 +18,7 @@ class UnknownBehaviour(ValueError):
 OUTPUT = frozenset({"bang-tokens", "decode-mismatch", "answer-format", "fake-eplb",
                     # the streaming path and the token accounting (routes.py)
                     "stream-drop-first", "stream-repeat-first", "usage-over",
-                    "shorter-answers"})  # chat reasons half as long (routes.py)
+                    "shorter-answers", "batch-numerics"})  # chat reasons half as long (routes.py)
 
 
 @dataclass(frozen=True)

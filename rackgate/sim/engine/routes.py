@@ -24,6 +24,7 @@ REASONING_TOKENS = 1500  # K3 reasons before it answers; GSM8K needs a large max
 
 
 STREAM_PIECE = re.compile(r"\s*\S+|\s+")  # pieces that join back to the text
+FINAL = re.compile(r"#### (-?\d+)")  # a GSM8K answer's final line
 
 
 class Api(BaseHTTPRequestHandler):
@@ -113,8 +114,11 @@ class Api(BaseHTTPRequestHandler):
                     return self._send(400, {"detail": f"Requested model '{requested}' does not match server "
                                                       f"model '{s.model_name}'"})
                 return self._send(404, {"detail": "Not Found"})
+            with s.lock:
+                s.active += 1
             try:
                 reply = s.completion(body) if self.path == "/v1/completions" else s.chat(body)
+                s.batch_numerics(reply)
                 if body.get("stream"):
                     return self._stream(reply)
                 tpot = float(os.environ.get("RACKGATE_SIM_TPOT_S") or 0)
@@ -123,6 +127,9 @@ class Api(BaseHTTPRequestHandler):
                 return self._send(200, reply)
             except ValueError as e:  # value_error_handler
                 return self._send(400, {"error": {"message": str(e), "type": "invalid_request_error", "code": 400}})
+            finally:
+                with s.lock:
+                    s.active -= 1
         if self.path == "/start_profile":
             s.broadcast({"op": "profile", "action": "start"})
             return self._send(200, {"status": "success", "message": "Profiling started"})
@@ -154,8 +161,21 @@ class SimServer:
         self.rr = itertools.count()
         self.lock = threading.Lock()
         self.inflight: dict[int, int] = {}
+        self.active = 0  # requests being answered (streamed ones until their last chunk)
         self.delay_s = behaviours.slow_server.delay_s if behaviours.slow_server else 0.0
         self.first_token_s = server.first_token_s
+
+    def batch_numerics(self, reply: dict) -> None:
+        """Fault batch-numerics: with the batches full (at least one request per DP rank being
+        answered) a GSM8K answer's final number comes out one off; fluent text otherwise."""
+        if "batch-numerics" not in self.faults or self.active < self.args.data_parallel_size:
+            return
+        c = reply["choices"][0]
+        off = lambda m: f"#### {int(m.group(1)) + 1}"
+        if "message" in c:
+            c["message"]["content"] = FINAL.sub(off, c["message"].get("content") or "")
+        else:
+            c["text"] = FINAL.sub(off, c.get("text") or "")
 
     def broadcast(self, req: dict) -> list:
         return [rank_call(r, req, wait_s=10) for r in range(self.args.data_parallel_size)]
