@@ -12,4 +12,5 @@ pytest_plugins = [
     "fixtures.rackmap",
     "fixtures.ubench_plan",
     "fixtures.verdict_file",
+    "fixtures.gate_results",
 ]

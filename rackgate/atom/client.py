@@ -98,7 +98,8 @@ class Client:
                stop_when: "Callable[[str], str | None] | None" = None) -> Reply:
         """POST with `"stream": true` and read the server-sent events to the end: the Reply holds
         the answer assembled as a non-streamed body (choices[0].text, or .message.content and
-        .reasoning_content; finish_reason; usage.completion_tokens = chunks read). `timeout`
+        .reasoning_content; the first finish_reason; usage.completion_tokens = chunks read; pieces:
+        each chunk's text; server_usage: the usage the server sent, else None). `timeout`
         bounds the whole answer. `handle.cancel()` from another thread closes the stream: the
         server stops generating for it (transformers serve, vLLM-style engines) and this call
         raises ServerError("cancelled"). A server that answers plain JSON is read as JSON.
@@ -125,7 +126,7 @@ class Client:
                 except ValueError:
                     raise ServerError(f"POST {url}: non-JSON response (HTTP {r.status_code}): {r.text[:160]!r}") from None
                 return Reply(r.status_code, data if isinstance(data, dict) else {"_": data}, time.monotonic() - t0, body)
-            text, content, reasoning, finish, n, stopped = [], [], [], None, 0, None
+            text, content, reasoning, finish, n, pieces, usage, stopped = [], [], [], None, 0, [], None, None
             for raw in _lines(r):
                 if handle.cancelled:
                     break
@@ -138,8 +139,12 @@ class Client:
                 if data == "[DONE]":
                     break
                 try:
-                    c = json.loads(data)["choices"][0]
-                except (ValueError, KeyError, IndexError, TypeError):
+                    event = json.loads(data)
+                    usage = event.get("usage") or usage  # ATOM: a last chunk with usage and empty choices
+                    if event["choices"] == [] and usage:
+                        continue
+                    c = event["choices"][0]
+                except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                     raise ServerError(f"POST {url}: a stream event is not an OpenAI chunk: {data[:160]!r}") from None
                 delta = c.get("delta") or {}
                 piece = (c.get("text") or "") + (delta.get("content") or "")
@@ -148,7 +153,8 @@ class Client:
                 content.append(delta.get("content") or "")
                 reasoning.append(think)
                 n += 1 if (piece or think) else 0
-                finish = c.get("finish_reason") or finish
+                pieces.append(piece)
+                finish = finish or c.get("finish_reason")  # the first: ATOM adds a "stop" chunk after any reason
                 if stop_when is not None and (piece or think):
                     stopped = stop_when("".join(text) + "".join(content) or "".join(reasoning))
                     if stopped:
@@ -165,7 +171,8 @@ class Client:
         choice = ({"index": 0, "message": {"role": "assistant", "content": "".join(content),
                                            "reasoning_content": "".join(reasoning) or None}, "finish_reason": finish}
                   if "messages" in body else {"index": 0, "text": "".join(text), "finish_reason": finish})
-        out = {"choices": [choice], "usage": {"completion_tokens": n}}
+        # usage: chunks read; the server's own report, when it sent one, as server_usage
+        out = {"choices": [choice], "usage": {"completion_tokens": n}, "pieces": pieces, "server_usage": usage}
         if stopped:
             out["stopped"] = stopped
         return Reply(200, out, time.monotonic() - t0, body)

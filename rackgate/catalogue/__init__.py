@@ -76,6 +76,9 @@ class Row(_Data):
     # at once with rackgate.errors.NotRun instead of spending minutes.
     order: int = DEFAULT_ORDER
     needs: tuple[str, ...] = ()
+    # The MLPerf Inference compliance test the row follows (mlcommons/inference compliance/), and
+    # where rackgate differs from it; docs/catalogue.md lists them.
+    mlperf: str = ""
 
     @property
     def area(self) -> str:

@@ -69,6 +69,15 @@ class AccuracyExpect(Section):
     quick_timeout_s: float = Field(default=1800.0, gt=0)
     # Seed of the random order in which the quick gate draws test questions.
     quick_seed: int = 20260918
+    # ACC-UNDER-LOAD (MLPerf TEST01): the quick gate's first `under_load_questions` questions asked
+    # while filler completions keep `under_load_per_rank` requests per DP rank in flight (the load
+    # SRV-DEADLOCK drives), the questions themselves num_concurrent at a time, never ramped down.
+    # Their accuracy must not fall below ACC-QUICK's by more than `under_load_z` standard errors
+    # of the difference (two proportions, pooled).
+    under_load_per_rank: int = Field(default=4, ge=1)
+    under_load_questions: int = Field(default=64, ge=4)
+    under_load_max_tokens: int = Field(default=256, ge=1)  # each filler's
+    under_load_z: float = Field(default=2.58, gt=0)
     # Seconds between progress lines while the quick gate or lm-eval runs.
     progress_every_s: float = Field(default=10.0, gt=0)
 

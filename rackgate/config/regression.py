@@ -97,6 +97,13 @@ def _defaults() -> dict[str, Tolerance]:
         # the quick gate stops after ~100-300 questions (standard error ~0.01-0.02).
         "accuracy.gsm8k.full": _t("higher", abs=0.015, noise=3.0),
         "accuracy.gsm8k.quick": _t("higher", abs=0.03, noise=3.0),
+        # Output tokens per answer on the quick gate's questions (MLPerf TEST09: the mean output
+        # length within a band of the reference): greedy answers to the same questions in the
+        # same order; a shift means the image answers differently (shorter working, earlier EOS).
+        # The per-question counts are kept (reported) to draw both distributions.
+        "accuracy.output_tokens.mean": _t("both", rel=0.10, noise=3.0),
+        "accuracy.output_tokens.stdev": _t("both", rel=0.25, noise=3.0),
+        "accuracy.output_tokens.per_question": _t("report"),
     }
 
 

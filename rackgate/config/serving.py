@@ -84,6 +84,12 @@ class ServingExpect(Section):
     consistency_max_tokens: int = Field(default=12, gt=1)
     # How many decoded positions are re-checked by prefill (each is one request).
     consistency_positions: int = Field(default=4, ge=1)
+    # SRV-STREAM-CONSISTENCY: the served model's tokenizer on this machine (a tokenizer.json, or
+    # the model folder holding one), to count the tokens of an answer. Empty: the usage count
+    # cannot be checked (could not observe). The prompts are asked streamed and not, greedily.
+    tokenizer: str = ""
+    stream_prompts: list[str] = Field(default_factory=lambda: ["The capital of France is", "1, 2, 3, 4, 5,"])
+    stream_max_tokens: int = Field(default=16, gt=1)
     # SRV-KV: available_for_kv must exceed this on every rank (GB as ATOM prints it).
     min_available_kv_gb: float = 0.0
     # SRV-KV: the model's routed experts (Kimi-K3: 896) and the EP size (0: the DP size, nodes x

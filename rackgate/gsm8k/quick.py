@@ -16,7 +16,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..atom.client import Client, ServerError, StreamHandle
 from ..errors import CouldNotObserve
@@ -51,7 +51,8 @@ def _post(client: Client, task: Gsm8kTask, doc: int, req, timeout: float | None 
         text, finish = response_text(task.api, reply.body)
     except ValueError as e:
         raise ServerError(f"GSM8K question {doc}: POST {req.path}: {e}") from None
-    return text, finish, reply.elapsed, int((reply.body.get("usage") or {}).get("completion_tokens") or 0)
+    usage = reply.body.get("server_usage") or reply.body.get("usage") or {}  # the server's count where it sent one
+    return text, finish, reply.elapsed, int(usage.get("completion_tokens") or 0)
 
 
 class _Workers:
@@ -189,7 +190,7 @@ def ask(task: Gsm8kTask, client_factory: ClientFactory, docs: Iterable[int], con
                 raise res
             text, finish, seconds, tokens = res
             pace.answered(seconds, tokens)
-            yield judge(task, doc, text, finish)
+            yield replace(judge(task, doc, text, finish), tokens=tokens)
     finally:
         workers.close()
 

@@ -33,6 +33,7 @@ class ItemVerdict:
     finish_reason: str | None
     target: str
     filters: dict[str, FilterVerdict] = field(default_factory=dict)
+    tokens: int | None = None  # output tokens: the server's usage, else the chunks streamed (quick gate)
 
     @property
     def strict(self) -> FilterVerdict:

@@ -93,6 +93,13 @@ def render(items: list[dict], cases: list[dict], verdicts: dict[str, junit.Verdi
                         if i == 0 else "| | | | ")
                 out.append(f"{head}| `{fn}` | {fcell if i == 0 else ''} | {st} |")
         out.append("")
+    follows = [r for r in all_rows.values() if r.mlperf]
+    if follows:
+        out += ["## Rows that follow MLPerf Inference's compliance tests", "",
+                "MLPerf audits every submission with compliance tests (mlcommons/inference, `compliance/`);",
+                "these rows follow one each, on a rack being accepted rather than a submission.", "",
+                "| id | follows, and where rackgate differs |", "|---|---|"]
+        out += [f"| {r.id} | {_cell(r.mlperf)} |" for r in follows] + [""]
     return "\n".join(out)
 
 

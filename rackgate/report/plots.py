@@ -159,3 +159,27 @@ def fact_moves(name: str, moves) -> bytes | None:
     return compare_band(f"{name}: baseline vs this run", [m.where or m.name for m in ms], [m.old for m in ms],
                         [m.new for m in ms], [b[0] for b in bands], [b[1] for b in bands], [not m.ok for m in ms],
                         unit=ms[0].unit)
+
+
+def distributions(title: str, series: dict[str, Sequence[float]], unit: str = "") -> bytes:
+    """Two or more samples as overlaid histograms on shared bins, each with its mean marked
+    (output tokens per answer: the baseline's and this run's)."""
+    if not series or any(not s for s in series.values()):
+        raise PlotError(f"plot {title!r}: no data")
+    for s in series.values():
+        _check(title, list(s), s)
+    lo = min(min(s) for s in series.values())
+    hi = max(max(s) for s in series.values())
+    bins = [lo + (hi - lo) * i / 20 for i in range(21)] if hi > lo else 1
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for i, (label, s) in enumerate(series.items()):
+        color = f"C{i}"
+        mean = sum(s) / len(s)
+        ax.hist(list(s), bins=bins, alpha=0.5, color=color, label=f"{label} (n={len(s)}, mean {mean:.4g})")
+        ax.axvline(mean, color=color, linestyle="--", linewidth=1)
+    ax.set_xlabel(unit or "value")
+    ax.set_ylabel("count")
+    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=10)
+    return _png(fig)

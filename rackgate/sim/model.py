@@ -29,6 +29,21 @@ def tokenize(text: str) -> list[str]:
     return TOKEN_RE.findall(text)
 
 
+EOS = "[EOS]"  # the sim model's end-of-sequence (Kimi's special token; never printed)
+
+
+def write_tokenizer(path) -> None:
+    """The sim model's tokenizer as a Hugging Face tokenizer.json (what a model folder carries):
+    one token per TOKEN_RE piece, as `tokenize` splits, and EOS a special token."""
+    from tokenizers import Regex, Tokenizer
+    from tokenizers.models import WordLevel
+    from tokenizers.pre_tokenizers import Split
+    tok = Tokenizer(WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    tok.pre_tokenizer = Split(Regex(TOKEN_RE.pattern), behavior="isolated")
+    tok.add_special_tokens([EOS])
+    tok.save(str(path))
+
+
 Answerer = Callable[[str], "str | None"]
 ANSWERERS: list[Answerer] = []
 from .gsm8k import answerer as _gsm8k_answerer  # noqa: E402 - the accuracy area's GSM8K answerer

@@ -13,6 +13,7 @@ from ..transport import Host, LocalRunner, Spawned, ports
 from . import faults as sim_faults
 from . import state as sim_state
 from .launch import SHIPPED_RACK, SIM_BENCH, SIM_BENCH_RESULT, SIM_LAUNCH
+from .model import write_tokenizer as model_write_tokenizer
 from .render import node_env, node_root, render_node
 
 __all__ = ["SHIPPED_RACK", "SIM_BENCH", "SIM_BENCH_RESULT", "SIM_LAUNCH", "SimRack", "build", "free_port"]
@@ -86,6 +87,10 @@ def _lay_out(rack: Rack, extra_faults: list[str], rack_dir: Path, keep: bool) ->
     built = rack.model_copy(update={"nodes": nodes, "launch": launch, "bench": bench})
     for dotted, value in st.rack_overrides.items():
         built = override(built, dotted, value)
+    if not built.serving.tokenizer:  # the sim model's folder on this machine: its tokenizer.json
+        (rack_dir / "model").mkdir(exist_ok=True)
+        model_write_tokenizer(rack_dir / "model" / "tokenizer.json")
+        built = override(built, "serving.tokenizer", str(rack_dir / "model"))
     agents = []
     for name, n in st.nodes.items():
         if n.train_s > 0:

@@ -45,7 +45,7 @@ def _toml_str(s: str) -> str:
 
 def rack_file(path: Path, served_model: str, *, shim_dir: Path | None = None, max_tokens: int = 16,
               request_timeout_s: float = 600, bench_command: str = "", bench_result_path: str = "",
-              bench_timeout_s: float = 900, accuracy: dict | None = None) -> Path:
+              bench_timeout_s: float = 900, accuracy: dict | None = None, tokenizer: str = "") -> Path:
     """A one-node rack: this machine, attached to with --atom-url (nothing is launched)."""
     env = {"PATH": f"{shim_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"} if shim_dir else {}
     lines = [
@@ -64,6 +64,7 @@ def rack_file(path: Path, served_model: str, *, shim_dir: Path | None = None, ma
         "",
         "[serving]",
         f"request_timeout_s = {request_timeout_s}",
+        f"tokenizer = {_toml_str(tokenizer)}",
         "",
         "[serving.bench]",
         f"timeout_s = {bench_timeout_s}",

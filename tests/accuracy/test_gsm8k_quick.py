@@ -3,7 +3,7 @@ import pytest
 
 from rackgate.atom import fanout
 from rackgate.atom.logs import rank_table
-from rackgate.gsm8k import quick, setup
+from rackgate.gsm8k import lengths, quick, setup
 from rackgate.gsm8k.data import DataError
 from rackgate.gsm8k.task import TaskError
 from rackgate.report.verdict import CouldNotObserve, check, fail
@@ -11,7 +11,7 @@ from rackgate.report.verdict import CouldNotObserve, check, fail
 
 @pytest.mark.timeout(7200)  # bounded by accuracy.quick_timeout_s and the per-request timeout
 @pytest.mark.row("ACC-QUICK")
-def test_gsm8k_quick(server, rack, evidence, facts, pytestconfig):
+def test_gsm8k_quick(server, rack, evidence, facts, pytestconfig, gate_results):
     cfg = rack.accuracy
     try:
         task = setup.task_for(cfg)
@@ -30,7 +30,10 @@ def test_gsm8k_quick(server, rack, evidence, facts, pytestconfig):
     evidence.attach("quick gate", result.summary() + "\n" + "\n".join(result.examples(10)))
     evidence.attach("per question: doc, strict-match outcome, extracted, finish_reason", "\n".join(
         f"{it.doc}\t{it.strict.outcome.value}\t{it.strict.extracted}\t{it.finish_reason}" for it in result.items))
+    gate_results["ACC-QUICK"] = (result.accuracy(), len(result.items))  # ACC-UNDER-LOAD compares with it
     facts.record("accuracy.gsm8k.quick", round(result.accuracy(), 4), where="rack", row="ACC-QUICK")
+    for name, value in lengths.facts(result.items).items():  # output length (MLPerf TEST09)
+        facts.record(name, value, where="rack", unit="tokens", row="ACC-QUICK")
     degenerate = result.degenerate_line()
     if degenerate:  # the server's fault, not the model's accuracy: SRV-SANITY's reading, named here
         fail("SRV-SANITY", result.broken() or server.url, f"ACC-QUICK: {degenerate}; {result.summary()}; e.g. "

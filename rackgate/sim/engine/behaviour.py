@@ -15,7 +15,10 @@ class UnknownBehaviour(ValueError):
 
 
 # The model's output (rackgate/sim/model.py and gsm8k.py consult these by name).
-OUTPUT = frozenset({"bang-tokens", "empty-content", "decode-mismatch", "answer-format", "fake-eplb"})
+OUTPUT = frozenset({"bang-tokens", "empty-content", "decode-mismatch", "answer-format", "fake-eplb",
+                    # the streaming path and the token accounting (routes.py)
+                    "stream-drop-first", "stream-repeat-first", "usage-over",
+                    "shorter-answers", "batch-numerics"})  # chat reasons half as long (routes.py)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ REASONING_TOKENS = 1500  # K3 reasons before it answers; GSM8K needs a large max
 
 
 STREAM_PIECE = re.compile(r"\s*\S+|\s+")  # pieces that join back to the text
+FINAL = re.compile(r"#### (-?\d+)")  # a GSM8K answer's final line
 
 
 class Api(BaseHTTPRequestHandler):
@@ -58,6 +59,10 @@ class Api(BaseHTTPRequestHandler):
             pieces += [("content", x) for x in STREAM_PIECE.findall(msg.get("content") or "")]
         else:
             pieces += [("text", x) for x in STREAM_PIECE.findall(choice.get("text") or "")]
+            if pieces and "stream-drop-first" in self.sim.faults:
+                pieces = pieces[1:]
+            elif pieces and "stream-repeat-first" in self.sim.faults:
+                pieces = pieces[:1] + pieces
         self.send_response(200)
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("cache-control", "no-cache")
@@ -74,6 +79,10 @@ class Api(BaseHTTPRequestHandler):
                 event({**c, "logprobs": None, "finish_reason": None})
             end = {"index": 0, "delta": {}} if chat else {"index": 0, "text": ""}
             event({**end, "logprobs": None, "finish_reason": choice["finish_reason"]})
+            if not chat:  # as ATOM's stream_completion_response: a "stop" chunk, then usage with no choices
+                event({**end, "logprobs": None, "finish_reason": "stop"})
+                self.wfile.write(b"data: " + json.dumps({**base, "choices": [], "usage": reply["usage"]}).encode()
+                                 + b"\n\n")
             self.wfile.write(b"data: [DONE]\n\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):  # the client closed the stream
@@ -105,8 +114,11 @@ class Api(BaseHTTPRequestHandler):
                     return self._send(400, {"detail": f"Requested model '{requested}' does not match server "
                                                       f"model '{s.model_name}'"})
                 return self._send(404, {"detail": "Not Found"})
+            with s.lock:
+                s.active += 1
             try:
                 reply = s.completion(body) if self.path == "/v1/completions" else s.chat(body)
+                s.batch_numerics(reply)
                 if body.get("stream"):
                     return self._stream(reply)
                 tpot = float(os.environ.get("RACKGATE_SIM_TPOT_S") or 0)
@@ -115,6 +127,9 @@ class Api(BaseHTTPRequestHandler):
                 return self._send(200, reply)
             except ValueError as e:  # value_error_handler
                 return self._send(400, {"error": {"message": str(e), "type": "invalid_request_error", "code": 400}})
+            finally:
+                with s.lock:
+                    s.active -= 1
         if self.path == "/start_profile":
             s.broadcast({"op": "profile", "action": "start"})
             return self._send(200, {"status": "success", "message": "Profiling started"})
@@ -147,8 +162,21 @@ class SimServer:
         self.rr = itertools.count()
         self.lock = threading.Lock()
         self.inflight: dict[int, int] = {}
+        self.active = 0  # requests being answered (streamed ones until their last chunk)
         self.delay_s = behaviours.slow_server.delay_s if behaviours.slow_server else 0.0
         self.first_token_s = server.first_token_s
+
+    def batch_numerics(self, reply: dict) -> None:
+        """Fault batch-numerics: with the batches full (at least one request per DP rank being
+        answered) a GSM8K answer's final number comes out one off; fluent text otherwise."""
+        if "batch-numerics" not in self.faults or self.active < self.args.data_parallel_size:
+            return
+        c = reply["choices"][0]
+        off = lambda m: f"#### {int(m.group(1)) + 1}"
+        if "message" in c:
+            c["message"]["content"] = FINAL.sub(off, c["message"].get("content") or "")
+        else:
+            c["text"] = FINAL.sub(off, c.get("text") or "")
 
     def broadcast(self, req: dict) -> list:
         return [rank_call(r, req, wait_s=10) for r in range(self.args.data_parallel_size)]
@@ -184,6 +212,7 @@ class SimServer:
         return self.behaviours.output_on(rank)
 
     def _usage(self, prompt_tokens: int, completion_tokens: int) -> dict:
+        completion_tokens += 3 if "usage-over" in self.faults else 0
         return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens}
 
@@ -217,7 +246,8 @@ class SimServer:
         max_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or 16)
         prompt_tokens = sum(len(model.tokenize(str(m.get("content", "")))) for m in msgs if isinstance(m, dict))
         faults = self.forward(body, prompt_tokens, max_tokens)
-        gen = model.chat(msgs, max_tokens, faults, REASONING_TOKENS)
+        reasoning = REASONING_TOKENS // 2 if "shorter-answers" in faults else REASONING_TOKENS
+        gen = model.chat(msgs, max_tokens, faults, reasoning)
         msg = {"role": "assistant", "content": gen.content, "reasoning_content": gen.reasoning or None}
         return {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()),
                 "model": self.model_name,

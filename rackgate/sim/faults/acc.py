@@ -13,6 +13,10 @@ declare(
     # (a changed chat template or system prompt does this), so the reportable number collapses.
     Fault("answer-format", "ACC-GSM8K", "most answers end 'The answer is N.' without the '#### N' line: lm-eval's "
           "strict-match extracts [invalid], flexible-extract still finds the number", behaviours=("answer-format",)),
+    # Numerics that depend on batch size: right at the quick gate's concurrency, wrong when full.
+    Fault("batch-numerics", "ACC-UNDER-LOAD", "with every DP rank's batch busy (at least as many requests being "
+          "answered as DP ranks) GSM8K answers' final number comes out one off; below that every answer is as "
+          "right as before (ACC-QUICK passes)", behaviours=("batch-numerics",)),
     # The flag, and what it does to the answers (ATOM: "such a run's output is garbage anyway").
     Fault("fake-eplb", "ACC-FAKE-EPLB", "the server was launched with --fake-eplb (the throughput recipe): uniform "
           "routing, output not the model's", launch=(Set("--fake-eplb"),), behaviours=("fake-eplb",)),

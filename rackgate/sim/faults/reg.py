@@ -43,6 +43,10 @@ declare(
     Fault("slow-boot", "REG-FACTS",
           "the new image boots slower: each boot phase takes 3 s (cold start to ready ~9 s longer), still inside "
           "the boot budget and the stall limit (SRV-BOOT passes)", server={"step_s": 3.0}),
+    Fault("shorter-answers", "REG-FACTS",
+          "the new image reasons half as long before it answers (another default reasoning effort): the "
+          "answers are as right as before (ACC-QUICK passes), output tokens per answer drop against the baseline",
+          behaviours=("shorter-answers",)),
     Fault("lower-accuracy", "REG-FACTS",
           "the new image answers GSM8K less well: model accuracy 0.90 instead of 0.96; the 100-question "
           "rehearsal scores 0.96 instead of 0.98, above its pass mark (ACC-GSM8K passes) but 0.02 below the "

@@ -37,6 +37,12 @@ declare(
           launch=(Set("--max-model-len", "4096", before="--max-num-seqs"),)),
     Fault("decode-mismatch", "SRV-CONSISTENCY", "the decode path picks another token than prefill at step 3 "
           "(fluent text, wrong kernel)", behaviours=("decode-mismatch",)),
+    Fault("stream-drop-first", "SRV-STREAM-CONSISTENCY", "a streamed completion loses its first token (the plain "
+          "answer has it)", behaviours=("stream-drop-first",)),
+    Fault("stream-repeat-first", "SRV-STREAM-CONSISTENCY", "a streamed completion sends its first token twice",
+          behaviours=("stream-repeat-first",)),
+    Fault("usage-over", "SRV-STREAM-CONSISTENCY", "usage.completion_tokens counts 3 tokens more than were generated "
+          "(the text and finish_reason are right)", behaviours=("usage-over",)),
     Fault("rank-dead", "SRV-ALIVE", "a ModelRunner dies on its first request (`assert not ca_comm.disabled`) while "
           "HTTP and /health stay up", target="node", default="node3", rank=RankFault("rank-dead", (1, 2))),
     Fault("longctx-phi", "SRV-LONGCTX", "a rank aborts on the LLVM `PHINode::setIncomingValue` assertion when a "

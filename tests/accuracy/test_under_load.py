@@ -1,0 +1,42 @@
+"""ACC-UNDER-LOAD (MLPerf TEST01): the quick gate's questions asked while the server is kept full
+score as the quick gate did."""
+import pytest
+
+from rackgate.atom.logs import rank_table
+from rackgate.gsm8k import quick, setup, under_load
+from rackgate.gsm8k.data import DataError
+from rackgate.gsm8k.scoring import Outcome
+from rackgate.gsm8k.task import TaskError
+from rackgate.probes import load
+from rackgate.report.verdict import CouldNotObserve, check
+
+
+@pytest.mark.timeout(7200)  # bounded by accuracy.request_timeout_s per request
+@pytest.mark.row("ACC-UNDER-LOAD")
+def test_accuracy_under_load(server, rack, evidence, gate_results):
+    cfg = rack.accuracy
+    if "ACC-QUICK" not in gate_results:
+        raise CouldNotObserve("ACC-QUICK's result is not in this session (not selected, or run by another xdist "
+                              "worker): there is nothing to compare the accuracy under load with")
+    quick_acc, quick_n = gate_results["ACC-QUICK"]
+    try:
+        task = setup.task_for(cfg)
+    except (TaskError, DataError) as e:
+        raise CouldNotObserve(str(e)) from None
+    docs = quick.question_order(len(task), cfg.quick_seed)[:cfg.under_load_questions]
+    clients = setup.clients_for(rack, server.url, server.client.model)
+    fillers = under_load.Fillers(clients, cfg.under_load_per_rank * len(rank_table(rack)),
+                                 lambda i: load.prompt(600, i), cfg.under_load_max_tokens, cfg.request_timeout_s)
+    try:
+        items = list(quick.ask(task, clients, docs, cfg.num_concurrent, cfg.request_timeout_s,
+                               under_load.Fixed(cfg.num_concurrent, cfg.request_timeout_s)))
+    finally:
+        fillers.stop()
+    loaded = sum(1 for it in items if it.strict.outcome is Outcome.CORRECT) / max(1, len(items))
+    a = under_load.Agreement(quick_acc, quick_n, loaded, len(items), cfg.under_load_z)
+    evidence.attach("under load", a.describe() + "\n" + fillers.describe() + "\n" + "\n".join(
+        f"{it.doc}\t{it.strict.outcome.value}\t{it.strict.extracted}\t{it.finish_reason}" for it in items))
+    if not fillers.answered:
+        raise CouldNotObserve(f"no filler request was answered ({fillers.describe()}): the server was not under load")
+    check(not a.falls, "ACC-UNDER-LOAD", server.url, "accuracy falls under load: " + a.describe()
+          + "; " + fillers.describe())
