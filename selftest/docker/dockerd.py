@@ -15,7 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-PROGRAMS = ("sh", "sleep", "cat", "true", "false", "env", "ls", "timeout")  # timeout: ContainerRunner bounds each exec
+# timeout: ContainerRunner bounds each exec; stat, grep, git: what the platform items run inside
+PROGRAMS = ("sh", "sleep", "cat", "true", "false", "env", "ls", "timeout", "stat", "grep", "wc", "git")
 
 
 def usable() -> str:
@@ -33,9 +34,12 @@ def _libs(binary: str) -> list[str]:
     return [w for line in out.splitlines() for w in line.split() if w.startswith("/")]
 
 
-def rootfs_tar(path: Path) -> Path:
-    """A root filesystem of a few of this machine's programs and the libraries they load."""
+def rootfs_tar(path: Path, trees: dict[str, Path] | None = None) -> Path:
+    """A root filesystem of a few of this machine's programs and the libraries they load, and
+    `trees` ({path in the image: a local directory}) copied in."""
     with tarfile.open(path, "w") as tar:
+        for at, local in (trees or {}).items():
+            tar.add(local, arcname=at.lstrip("/"))
         files = set()
         for prog in PROGRAMS:
             real = shutil.which(prog)
@@ -79,13 +83,17 @@ class Dockerd:
             raise RuntimeError(f"docker {' '.join(args)}: rc={res.returncode} {res.stderr.strip()}")
         return res
 
-    def import_image(self, tag: str) -> str:
-        tar = rootfs_tar(self.dir / "rootfs.tar")
+    def import_image(self, tag: str, trees: dict[str, Path] | None = None) -> str:
+        tar = rootfs_tar(self.dir / "rootfs.tar", trees)
         return self.docker("import", str(tar), tag).stdout.strip()
 
     def run(self, name: str, image: str, *cmd: str, env: dict[str, str] | None = None) -> None:
         envs = [a for k, v in (env or {}).items() for a in ("-e", f"{k}={v}")]
         self.docker("run", "-d", "--network", "none", "--name", name, *envs, image, *(cmd or ("sleep", "3600")))
+
+    def create(self, name: str, image: str) -> None:
+        """A container created and not started (it will hold the GPUs once it starts)."""
+        self.docker("create", "--network", "none", "--name", name, image, "sleep", "3600")
 
     def kill_daemon(self) -> None:
         """The daemon gone mid-run (SIGKILL by PID): the client stays, the socket answers no more."""
