@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tarfile
 import tempfile
 import time
@@ -90,6 +91,14 @@ class Dockerd:
     def run(self, name: str, image: str, *cmd: str, env: dict[str, str] | None = None) -> None:
         envs = [a for k, v in (env or {}).items() for a in ("-e", f"{k}={v}")]
         self.docker("run", "-d", "--network", "none", "--name", name, *envs, image, *(cmd or ("sleep", "3600")))
+
+    def run_with_host_python(self, name: str, image: str) -> str:
+        """A container whose python is this machine's (its /usr and the interpreter's prefix
+        bound read-only: CPU torch for the collective probe); returns that python's path."""
+        prefix = os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))
+        binds = [a for d in ("/usr", "/etc/ld.so.cache", prefix) for a in ("-v", f"{d}:{d}:ro")]
+        self.docker("run", "-d", "--network", "none", "--name", name, *binds, image, "sleep", "3600")
+        return sys.executable
 
     def create(self, name: str, image: str) -> None:
         """A container created and not started (it will hold the GPUs once it starts)."""
