@@ -92,12 +92,16 @@ class Dockerd:
         envs = [a for k, v in (env or {}).items() for a in ("-e", f"{k}={v}")]
         self.docker("run", "-d", "--network", "none", "--name", name, *envs, image, *(cmd or ("sleep", "3600")))
 
-    def run_with_host_python(self, name: str, image: str) -> str:
+    def run_with_host_python(self, name: str, image: str, network: str = "none", rw: tuple[str, ...] = (),
+                             ro: tuple[str, ...] = ()) -> str:
         """A container whose python is this machine's (its /usr and the interpreter's prefix
-        bound read-only: CPU torch for the collective probe); returns that python's path."""
+        bound read-only: CPU torch for the collective probe), `ro`/`rw` directories bound at their
+        own paths; returns that python's path."""
         prefix = os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))
-        binds = [a for d in ("/usr", "/etc/ld.so.cache", prefix) for a in ("-v", f"{d}:{d}:ro")]
-        self.docker("run", "-d", "--network", "none", "--name", name, *binds, image, "sleep", "3600")
+        binds = [a for d in ("/usr", "/etc/ld.so.cache", prefix, *ro) for a in ("-v", f"{d}:{d}:ro")]
+        binds += [a for d in rw for a in ("-v", f"{d}:{d}")]
+        # --init: a PID 1 that reaps (exec'd processes whose parent exits are reparented to it)
+        self.docker("run", "-d", "--init", "--network", network, "--name", name, *binds, image, "sleep", "3600")
         return sys.executable
 
     def create(self, name: str, image: str) -> None:
