@@ -6,3 +6,9 @@ if ! command -v sshd >/dev/null 2>&1 && [ ! -x /usr/sbin/sshd ]; then
   apt-get update -qq >/dev/null
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server openssh-client >/dev/null
 fi
+# Debian's docker.io for selftest/docker (a private dockerd the self-tests start and stop; the
+# suite itself only runs the docker client on nodes), and sudo for the non-root foreign node.
+if ! command -v dockerd >/dev/null 2>&1 || ! command -v sudo >/dev/null 2>&1; then
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker.io sudo >/dev/null
+fi

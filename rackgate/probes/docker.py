@@ -160,9 +160,14 @@ def _docker(host: Host, args: list[str], timeout: float = 60) -> str:
     if res.rc == 127:
         raise ToolMissing(host.name, "docker", None, res.came_back())
     if not res.ok:
-        why = (res.stderr.strip().splitlines() or [f"rc={res.rc}"])[-1]
-        raise CouldNotObserve(f"{host.name}: `docker {args.split(' ')[0]}` failed: {why}")
+        raise CouldNotObserve(f"{host.name}: `docker {args[0]}` failed: {_docker_words(res)}")
     return res.stdout
+
+
+def _docker_words(res) -> str:
+    """What docker itself said about the failure (stderr, else stdout), with its exit status."""
+    said = " / ".join(ln.strip() for ln in (res.stderr.strip() or res.stdout.strip()).splitlines() if ln.strip())
+    return f"rc={res.rc}: {said[:400]}" if said else f"rc={res.rc}, nothing printed"
 
 
 def ps_all(host: Host) -> tuple[list[PsRow], str]:
@@ -198,8 +203,7 @@ def inspect(host: Host, name: str) -> tuple[Inspect | None, str]:
     if not res.ok and "No such" in res.stderr:
         return None, res.evidence()
     if not res.ok:
-        why = (res.stderr.strip().splitlines() or [f"rc={res.rc}"])[-1]
-        raise CouldNotObserve(f"{host.name}: `docker inspect` failed: {why}")
+        raise CouldNotObserve(f"{host.name}: `docker inspect` failed: {_docker_words(res)}")
     try:
         return parse_inspect(res.stdout), res.stdout
     except DockerOutputError as e:

@@ -13,7 +13,12 @@ over /sys, /dev and /usr/local/bin, fills them, then execs sshd:
   /sys/module/amdgpu/parameters/*, /sys/module/ifoe
   /dev/kfd (and null, zero, urandom, random, tty bound from the real /dev)
   /usr/local/bin/{amd-smi,lsmod,dmesg}                  first on sshd's default PATH
-Deliberately absent: docker, ubench07, the perf_setup report.
+Deliberately absent: ubench07, the perf_setup report, and (Node.docker = "absent", the default)
+docker: /usr/bin is shown as links to this machine's /usr/bin without docker. Node.docker = "down"
+keeps this machine's docker client with no daemon behind it (each node has a private, empty /run:
+no docker.sock). Node.user = OPERATOR logs in as a user that exists only in the node's /etc/passwd
+(bind-mounted over the real one), with no sudo rights: `sudo -n` is refused as it is on a node
+whose login is not root.
 Everything is removed in stop(): processes by PID, links and namespaces by the names made here.
 """
 from __future__ import annotations
@@ -35,6 +40,7 @@ GPUS = 4
 PPOD = "0x5a1c0de000000001"  # amd-smi's ualink notes: "ppod_id: physical pod id: 64-bit hexadecimal 0x..."
 PARAMS = {"gpu_recovery": "0", "halt_if_hws_hang": "1", "mtype_local": "0", "noretry": "1"}
 UNSET = "4294967295"
+OPERATOR = "rgop"  # the non-root login of a Node(user=OPERATOR): uid 4242, not in sudoers
 
 
 def usable() -> str:
@@ -63,6 +69,8 @@ class Node:
     cards: list[dict[str, str]] = field(default_factory=list)
     params: dict[str, str] = field(default_factory=lambda: dict(PARAMS))
     bmc_card0: bool = False  # card0 is the BMC's video card, not a GPU
+    docker: str = "absent"   # "absent": no docker on PATH; "down": the client, no daemon
+    user: str = "root"       # the ssh login; OPERATOR: a non-root user whose `sudo -n` is refused
 
     def __post_init__(self):
         base = GPUS * (self.tray - 1)
@@ -129,7 +137,19 @@ def _setup_script(node: Node, root: Path) -> str:
              # the node's own (empty) dotfiles, not this machine's: a pyenv init there forks ~30
              # processes for every command the suite sends over ssh
              f": > {r}/empty-dotfile",
-             f"for f in .bashrc .profile; do [ -f \"$HOME/$f\" ] && mount --bind {r}/empty-dotfile \"$HOME/$f\"; done; true"]
+             f"for f in .bashrc .profile; do [ -f \"$HOME/$f\" ] && mount --bind {r}/empty-dotfile \"$HOME/$f\"; done; true",
+             # a private /run: no daemon socket of this machine's shows through (sshd needs /run/sshd)
+             "mount -t tmpfs rg-run /run", "mkdir -p /run/sshd"]
+    if node.docker == "absent":
+        # the real /usr/bin stays reachable at /run/rg-usrbin (a non-root login can traverse it)
+        lines += ["mkdir -p /run/rg-usrbin", "mount --bind /usr/bin /run/rg-usrbin", "mount -t tmpfs rg-usrbin /usr/bin",
+                  "/run/rg-usrbin/cp -as /run/rg-usrbin/. /usr/bin/", "rm -f /usr/bin/docker /usr/bin/dockerd"]
+    if node.user != "root":
+        lines += [f"cp /etc/passwd {r}/passwd",
+                  f"echo '{node.user}:x:4242:65534:rackgate operator:/home/{node.user}:/bin/sh' >> {r}/passwd",
+                  f"mount --bind {r}/passwd /etc/passwd", "mount -t tmpfs rg-home /home",
+                  f"mkdir -p /home/{node.user}/.ssh", f"cp {r}/../authorized_keys /home/{node.user}/.ssh/",
+                  f"chown -R 4242:65534 /home/{node.user}"]
     for k, v in node.params.items():
         lines.append(f"echo {shlex.quote(v)} > /sys/module/amdgpu/parameters/{k}")
     lines.append("mkdir -p /sys/class/drm /sys/bus/pci/drivers/amdgpu /sys/bus/pci/drivers/ast")
@@ -153,6 +173,11 @@ class ForeignRack:
         self._ns: list[str] = []
         self._links: list[str] = []
         self._procs: list[subprocess.Popen] = []
+
+    def add(self, node: Node) -> Node:
+        """One more node (before start()), e.g. Node("fn4", tray=4, docker="down")."""
+        self.nodes.append(node)
+        return node
 
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
@@ -184,7 +209,7 @@ class ForeignRack:
             self._ip("-n", node.ns, "link", "set", "eth0", "up")
             self._ip("-n", node.ns, "link", "set", "lo", "up")
             known.append(f"{node.ip} {pub[0]} {pub[1]}")  # pinned: StrictHostKeyChecking yes
-            cfg += [f"Host {node.name}", f"  HostName {node.ip}", "  User root",
+            cfg += [f"Host {node.name}", f"  HostName {node.ip}", f"  User {node.user}",
                     f"  IdentityFile {self.dir / 'user_key'}", "  IdentitiesOnly yes",
                     f"  UserKnownHostsFile {self.dir / 'known_hosts'}", "  StrictHostKeyChecking yes", ""]
         (self.dir / "known_hosts").write_text("\n".join(known) + "\n")
@@ -203,7 +228,7 @@ class ForeignRack:
             (root / "bin" / name).chmod(0o755)
         (root / "sshd_config").write_text("\n".join([
             "Port 22", f"ListenAddress {node.ip}", f"HostKey {self.dir / 'host_key'}",
-            f"AuthorizedKeysFile {self.dir / 'authorized_keys'}", "PasswordAuthentication no",
+            f"AuthorizedKeysFile {self.dir / 'authorized_keys'} .ssh/authorized_keys", "PasswordAuthentication no",
             "KbdInteractiveAuthentication no", "UsePAM no", "StrictModes no", "PermitRootLogin prohibit-password",
             f"PidFile {root / 'sshd.pid'}", "MaxSessions 64", "MaxStartups 64:30:128", "LogLevel ERROR", ""]))
         script = _setup_script(node, root) + f"\nexec {SSHD} -D -e -f {shlex.quote(str(root / 'sshd_config'))}\n"

@@ -16,7 +16,7 @@ from collections import Counter
 import pytest
 
 from ..harness import run_suite
-from .hosts import UNSET, ForeignRack, usable
+from .hosts import OPERATOR, UNSET, ForeignRack, Node, usable
 
 SEL = ("-m", "platform or fabric", "-p", "no:randomly")
 WHY = usable()
@@ -46,11 +46,17 @@ def _failed(run) -> dict[str, str]:
 
 
 def test_healthy_foreign_rack_fails_nothing(tmp_path, foreign):
+    # besides fn1-fn3 (no docker): a node with the docker client and no daemon, one whose login is not root
+    foreign.add(Node("fn4", tray=4, docker="down"))
+    foreign.add(Node("fn5", tray=5, user=OPERATOR))
     run = _run(tmp_path, foreign.start(), "healthy")
     assert _failed(run) == {}
     errors = {k: o.message for k, o in run.outcomes.items() if o.status == "error"}
     for item, msg in errors.items():
         assert "could not observe" in msg, f"{item}: {msg}"
+        assert "internal error" not in msg and "Traceback" not in msg, f"{item}: {msg}"
+    _docker_down_in_dockers_words(run)
+    _root_reads_quote_sudo_others_judged(run)
     # what is missing on purpose is named: ubench07 (with its rack-file key), docker, perf_setup
     assert any("ualoe_p2p.exe (rack-file key fabric.ubench_dir)" in m for m in errors.values())
     assert any("node fn1: docker is not installed" in m for m in errors.values())
@@ -91,3 +97,28 @@ def test_one_host_down_errors_only_its_items(tmp_path, foreign):
             assert "fn3" not in o.message or k == "tests/fabric/test_links.py::test_pod_ids_identical", (k, o.message)
     pod = run.outcomes["tests/fabric/test_links.py::test_pod_ids_identical"]
     assert pod.status == "error" and "judged fn1, fn2" in pod.message and "node fn3" in pod.message
+
+
+def _on(run, node: str) -> dict:
+    return {k: o for k, o in run.outcomes.items() if "[" in k and node in k.split("[", 1)[1].rstrip("]").split("-")}
+
+
+def _docker_down_in_dockers_words(run) -> None:
+    """fn4: every docker-reading item is could-not-observe quoting the client's own words."""
+    docker_items = {k: o for k, o in _on(run, "fn4").items() if "docker" in o.message.lower()}
+    assert docker_items, {k: o.message for k, o in _on(run, "fn4").items()}
+    for k, o in docker_items.items():
+        assert o.status == "error", (k, o.status, o.message)
+        assert "Cannot connect to the Docker daemon at unix:///var/run/docker.sock" in o.message, (k, o.message)
+    assert any(k.startswith("tests/platform/test_free.py") or "free" in k.lower() for k in docker_items), docker_items
+
+
+def _root_reads_quote_sudo_others_judged(run) -> None:
+    """fn5 (login rgop, `sudo -n` refused): reads needing root quote sudo; the others are judged."""
+    fn5 = _on(run, "fn5")
+    sudo = {k: o for k, o in fn5.items() if "sudo" in o.message}
+    assert sudo, {k: (o.status, o.message) for k, o in fn5.items()}
+    for k, o in sudo.items():
+        assert o.status == "error" and "sudo: a password is required" in o.message, (k, o.status, o.message)
+    judged = {k for k, o in fn5.items() if o.status == "passed"}
+    assert judged, {k: (o.status, o.message) for k, o in fn5.items()}

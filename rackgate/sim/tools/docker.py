@@ -4,6 +4,7 @@
     docker ps -a [--no-trunc] [--size=false] [--format TEMPLATE]
     docker events --since 30m --until 0s [--filter event=create] [--format TEMPLATE]
     docker inspect [--type container] NAME...
+    docker version [--format TEMPLATE]
 
 The node's containers are ours (state["container"], node["plat"]["own"]) and the foreign ones
 in node["plat"]["foreign"]. Inside our container, paths live under the node's container root:
@@ -139,7 +140,7 @@ def ps(args: list[str]) -> None:
             "Command": json.dumps("sleep infinity" if c.get("own") else c.get("command", "python3 serve.py")),
             "CreatedAt": _go_time(c["created"]), "ID": cid, "Image": c["image"], "Labels": "",
             "LocalVolumes": "0", "Mounts": "", "Names": c["name"],
-            "Networks": "host" if c.get("network_mode") == "host" else "bridge", "Ports": "",
+            "Networks": c.get("network_mode") or "bridge", "Ports": "",  # the network's name: host, none, ...
             "RunningFor": f"{_human(now - c['created'])} ago", "Size": "0B",
             "State": c.get("status", "running"), "Status": _status(c, now)}))
     if fmt is None:
@@ -281,11 +282,30 @@ def exec_(args: list[str]) -> None:
     try:
         os.execvpe(cmd[0], cmd, env)
     except FileNotFoundError:
-        _die(f'OCI runtime exec failed: exec failed: unable to start container process: exec: "{cmd[0]}": '
-             "executable file not found in $PATH: unknown", 127)
+        # as real docker answers it: rc 126, the runtime's words on stdout (stderr stays empty)
+        print(f'OCI runtime exec failed: exec failed: unable to start container process: exec: "{cmd[0]}": '
+              "executable file not found in $PATH: unknown")
+        sys.exit(126)
 
 
-SUBCOMMANDS = {"exec": exec_, "ps": ps, "events": events, "inspect": inspect}
+SERVER_VERSION = "20.10.24+dfsg1"  # Debian 12's docker.io
+
+
+def version(args: list[str]) -> None:
+    """`docker version [--format TEMPLATE]`: the client and the (simulated) daemon."""
+    opts, _ = _opts(args)
+    fmt = (opts.get("--format") or opts.get("-f") or [None])[-1]
+    obj = {"Client": {"Version": SERVER_VERSION, "ApiVersion": "1.41", "Os": "linux", "Arch": "amd64"},
+           "Server": {"Version": SERVER_VERSION, "ApiVersion": "1.41", "MinAPIVersion": "1.12", "Os": "linux",
+                      "Arch": "amd64", "Components": [{"Name": "Engine", "Version": SERVER_VERSION}]}}
+    if fmt is not None:
+        print(_render(fmt, obj))
+        return
+    print(f"Client:\n Version:           {SERVER_VERSION}\n API version:       1.41\n\n"
+          f"Server:\n Engine:\n  Version:          {SERVER_VERSION}\n  API version:      1.41 (minimum version 1.12)")
+
+
+SUBCOMMANDS = {"exec": exec_, "ps": ps, "events": events, "inspect": inspect, "version": version}
 
 
 def main() -> None:
