@@ -23,7 +23,7 @@ def message(row_id: str, where: str, seen: str, means: str = "") -> str:
     r = row(row_id)
     return (f"{row_id} [{where}] {r.title}\n"
             f"  seen:    {seen}\n"
-            f"  means:   {means or r.meaning}\n"
+            f"  means:   {means + chr(10) + '           in general: ' + r.meaning if means else r.meaning}\n"
             f"  do:      {r.action}\n"
             f"  runbook: {r.runbook_link}")
 
