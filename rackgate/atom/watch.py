@@ -33,6 +33,7 @@ READY_LINE = "Server started successfully and ready to accept requests"
 # Written by the launch wrapper (rackgate.atom.server.WRAPPER) when the launch command ends.
 EXIT_LINE = re.compile(r"^rackgate: the launch command exited with code (-?\d+)$")
 UNRECOGNISED = "log format not recognised: the log-reading checks could not observe"
+EMPTY_LOG = "the server log stayed empty while booting: the log-reading checks could not observe"
 
 
 @dataclass
@@ -56,7 +57,10 @@ class BootVerdict:
 
     @property
     def format_note(self) -> str:
-        return UNRECOGNISED if self.log_format == "unrecognised" else ""
+        """Said once (SRV-BOOT's note, the run's summary) when the log-reading checks cannot read."""
+        if self.log_format == "unrecognised":
+            return UNRECOGNISED
+        return EMPTY_LOG if self.log_format == "" and self.kind == "ready" else ""
 
     @property
     def ok(self) -> bool:

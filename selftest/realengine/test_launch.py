@@ -26,6 +26,9 @@ BOOT = "tests/serving/test_boot.py::test_boot"
 MODELS = "tests/serving/test_server.py::test_models_lists_served_name"
 SANITY = "tests/serving/test_server.py::test_sanity"
 ENGINE_ARGS = "tests/serving/test_logs.py::test_engine_kwargs"
+# every check that reads the server log (docs/serving.md, "what a missing line means")
+LOG_CHECKS = ("tests/serving/test_logs.py::test_kv_budget", ENGINE_ARGS, "tests/serving/test_logs.py::test_translation",
+              "tests/serving/test_boot.py::test_rendezvous", "tests/serving/test_under_load.py::test_no_dp_sync_deadlock")
 SUITE_TIMEOUT = 600
 
 
@@ -73,6 +76,23 @@ def test_healthy_engine_launched_once_ready_by_the_api(engine_bin, models, tmp_p
     assert "no `Engine kwargs:` line" in run.outcomes[ENGINE_ARGS].message
     assert _launches(tmp_path) == 1
     assert "Uvicorn running on" in (tmp_path / "engine-cpu.log").read_text()
+
+
+@pytest.mark.parametrize("log", ["transformers serve's own log", "an empty log"])
+def test_no_log_reading_check_fails_on_a_log_it_cannot_read(engine_bin, models, tmp_path, log):
+    """The engine boots (ready by the API) but its log holds no line ATOM writes, or nothing at
+    all: every check that reads the log is could-not-observe, none FAILED, none PASSED on it."""
+    extra = "> /dev/null 2>&1" if log == "an empty log" else ""
+    rack = _rack(tmp_path, engine_bin, models.cache, models.name("healthy"), extra=extra)
+    run = _run(tmp_path, rack, BOOT, *LOG_CHECKS)
+    st = {k: o.status for k, o in run.outcomes.items()}
+    assert st.pop(BOOT) == "passed", run.stdout[-3000:]
+    rendezvous = st.pop("tests/serving/test_boot.py::test_rendezvous")
+    assert rendezvous == "passed", run.stdout[-3000:]  # ready by the API: every rank joined
+    assert st and set(st.values()) == {"error"}, st
+    for k in st:
+        assert "could not observe" in run.outcomes[k].message or "nothing to judge" in run.outcomes[k].message, \
+            run.outcomes[k].message
 
 
 def test_bang_engine_boots_and_sanity_fails(engine_bin, models, tmp_path):
