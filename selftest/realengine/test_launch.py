@@ -90,6 +90,7 @@ def test_no_log_reading_check_fails_on_a_log_it_cannot_read(engine_bin, models, 
     rendezvous = st.pop("tests/serving/test_boot.py::test_rendezvous")
     assert rendezvous == "passed", run.stdout[-3000:]  # ready by the API: every rank joined
     assert st and set(st.values()) == {"error"}, st
+    assert "rackgate: server log: " in run.stdout and "the log-reading checks could not observe" in run.stdout
     for k in st:
         assert "could not observe" in run.outcomes[k].message or "nothing to judge" in run.outcomes[k].message, \
             run.outcomes[k].message
