@@ -120,12 +120,16 @@ class AtomServer:
         return self.boot
 
     def api_ready(self) -> bool:
-        """Ready by the API's evidence: /v1/models lists the served model and one tiny completion
-        returns (HTTP 200 with a choice)."""
+        """Ready by the API's evidence: /v1/models lists a model (the served name when it is there;
+        whether it is the right name is SRV-MODELS' judgment) and one 1-token completion for it
+        returns HTTP 200."""
         try:
-            if self.client.model not in self.client.model_ids():
+            ids = self.client.model_ids()
+            if not ids:
                 return False
-            return self.client.completion("Hello", max_tokens=1).status == 200
+            model = self.client.model if self.client.model in ids else ids[0]
+            body = {"model": model, "prompt": "Hello", "max_tokens": 1, "temperature": 0.0}
+            return self.client.request("POST", "/v1/completions", body).status == 200
         except ServerError:
             return False
 

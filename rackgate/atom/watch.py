@@ -8,7 +8,7 @@
   EXIT_LINE into the log, rackgate.atom.server) and the lines it left; a process that vanished
   without writing it is found by the liveness poll;
 - ready is decided by the API, not by a log line: every launch.ready_poll_s the server is asked
-  (/v1/models lists the served model and one tiny completion returns); ATOM's ready line, when
+  (/v1/models lists a model and one tiny completion for it returns); ATOM's ready line, when
   the head logs it, is recorded (ready_line_s) -- an engine that logs otherwise is ready as soon
   as its API proves it, never held to the budget for a line it does not write;
 - a log in which no line was recognised as ATOM's is said (log_format = "unrecognised"): the

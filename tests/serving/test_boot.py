@@ -75,7 +75,7 @@ def test_boot(atom_server, facts, evidence):
         facts.record("serving.cold_start_s", round(b.seconds, 1), where="rack", unit="s", row="SRV-BOOT")
         line = (f"ATOM's ready line at {b.ready_line_s:.1f}s" if b.ready_line_s is not None
                 else "ATOM's ready line not seen")
-        evidence.attach("boot", f"ready by the API (/v1/models lists the model, a completion returned) after "
+        evidence.attach("boot", f"ready by the API (/v1/models lists a model, a completion for it returned) after "
                                 f"{b.seconds:.1f}s; {line}" + (f"; {note}" if note else ""))
         return
     tail = f"\n           ({note})" if note else ""
