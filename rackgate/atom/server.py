@@ -19,6 +19,10 @@ from .client import Client, ServerError
 from .logs import NodeLog
 from .watch import READY_LINE, BootVerdict, BootWatcher
 
+# The launch command runs under this wrapper, so that its end is observable in the log itself
+# (whatever runs it: a node, a container): the exit code, on a line of its own (watch.EXIT_LINE).
+WRAPPER = 'sh -c "$1"; rc=$?; echo "rackgate: the launch command exited with code $rc"; exit $rc'
+
 __all__ = ["READY_LINE", "AtomServer", "BootFailed", "attach", "launch"]
 
 
@@ -95,7 +99,8 @@ class AtomServer:
             # a fresh log per launch: the watcher must not read the last run's fatal line
             ch.run(["rm", "-f", ch.path(self.log_path(node.name))], timeout=30)
             # the rack file's launch line is a shell command line, run as one
-            return ch.spawn(["sh", "-c", commands[node.name]], self.log_path(node.name), env)
+            return ch.spawn(["sh", "-c", WRAPPER, "rackgate-launch", commands[node.name]],
+                            self.log_path(node.name), env)
 
         for node, res in zip(rack.nodes, fanout(list(rack.nodes), start)):
             if isinstance(res, Exception):
@@ -104,14 +109,7 @@ class AtomServer:
             self.launched[node.name] = res
 
     def watch_boot(self) -> BootVerdict:
-        def models_ok() -> bool:
-            try:
-                self.client.model_ids()
-                return True
-            except ServerError:
-                return False
-
-        watcher = BootWatcher(self.node_logs(), self.rack.head.name, self.launched, models_ok, self.rack.launch)
+        watcher = BootWatcher(self.node_logs(), self.rack.head.name, self.launched, self.api_ready, self.rack.launch)
         try:
             self.boot = watcher.run()
         except TransportError as e:
@@ -120,6 +118,20 @@ class AtomServer:
         # is still named by the lines it wrote.
         fanout(list(self.node_logs().values()), lambda log: log.pids())
         return self.boot
+
+    def api_ready(self) -> bool:
+        """Ready by the API's evidence: /v1/models lists a model (the served name when it is there;
+        whether it is the right name is SRV-MODELS' judgment) and one 1-token completion for it
+        returns HTTP 200."""
+        try:
+            ids = self.client.model_ids()
+            if not ids:
+                return False
+            model = self.client.model if self.client.model in ids else ids[0]
+            body = {"model": model, "prompt": "Hello", "max_tokens": 1, "temperature": 0.0}
+            return self.client.request("POST", "/v1/completions", body).status == 200
+        except ServerError:
+            return False
 
     def stop(self) -> None:
         if self.attached:

@@ -1,7 +1,12 @@
 """The fatal boot signatures (catalogue row SRV-BOOT) and what each one points at.
 
-The catalogue's signature strings are the match set (one source of truth); the hints below add,
-per signature, the cause the runbook names for it. selftest/serving checks the two agree.
+The catalogue's signature strings and its `[[row.pattern]]` regexes (torch/HIP out of memory,
+NCCL/RCCL, HSA and HIP errors) are the match set (one source of truth); the hints below add, per
+signature, the cause the runbook names for it. selftest/serving checks the two agree. By structure
+as well: a Python traceback's final exception line (`Traceback`), whatever the exception.
+
+`seen` is the line itself, cut around the match: never the progress-bar redraws (`\r`) that share
+its physical line.
 """
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ..catalogue import row
-from ..lines import clean
+from ..lines import clean, strip_ansi
 
 HINTS: dict[str, str] = {
     "exceeds available KV budget":
@@ -33,12 +38,30 @@ HINTS: dict[str, str] = {
     "proc died unexpectedly":
         "a worker process died: the lines above it in that node's log say why",
 }
+PATTERN_HINTS: dict[str, str] = {
+    "HIP/CUDA out of memory":
+        "a GPU ran out of memory while booting: check PLAT-FREE (another job's memory) and the KV budget settings",
+    "torch.OutOfMemoryError":
+        "a GPU ran out of memory while booting: check PLAT-FREE (another job's memory) and the KV budget settings",
+    "NCCL/RCCL error":
+        "a collective failed while booting: run FAB-COLLECTIVE (pytest -m fabric) and read dmesg (PLAT-DMESG)",
+    "HSA runtime error":
+        "the ROCm runtime refused (resources, device): read dmesg (PLAT-DMESG) and check PLAT-FREE",
+    "HIP error":
+        "a HIP call failed: a wrong image for this GPU, or a device fault (PLAT-DMESG)",
+}
+TRACEBACK = "Traceback (most recent call last):"
+TRACEBACK_HINT = "the process raised an exception while booting: the traceback above it says where"
+SEEN_CHARS = 300
+# A traceback's final line: "ValueError: ...", "torch.OutOfMemoryError: ...", "KeyboardInterrupt"
+_EXC_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault)(?::|$)")
 
 
 @dataclass(frozen=True)
 class Fatal:
     signature: str
     hint: str
+    found: str = ""   # the text that matched (to find it again in the raw line)
 
 
 def signatures() -> tuple[str, ...]:
@@ -48,7 +71,7 @@ def signatures() -> tuple[str, ...]:
 @functools.lru_cache(maxsize=1)
 def _any() -> re.Pattern:
     """One scan of the line for every signature (the watcher runs this on every line it reads)."""
-    return re.compile("|".join(re.escape(s) for s in signatures()))
+    return re.compile("|".join([re.escape(s) for s in signatures()] + [f"(?:{p.regex})" for p in row("SRV-BOOT").patterns]))
 
 
 def match(text: str) -> Fatal | None:
@@ -59,5 +82,42 @@ def match(text: str) -> Fatal | None:
         return None
     for sig in signatures():
         if sig in text:
-            return Fatal(sig, HINTS.get(sig, ""))
+            return Fatal(sig, HINTS.get(sig, ""), sig)
+    for p in row("SRV-BOOT").patterns:
+        m = re.search(p.regex, text)
+        if m:
+            return Fatal(p.name, PATTERN_HINTS.get(p.name, ""), m.group(0))
     return None
+
+
+class Tracebacks:
+    """Per log: after `Traceback (most recent call last):`, the first unindented line that names an
+    exception is the traceback's final line, and fatal."""
+
+    def __init__(self):
+        self.open = False
+
+    def feed(self, text: str) -> Fatal | None:
+        if TRACEBACK in text:
+            self.open = True
+            return None
+        if not self.open or not text or text[0].isspace():
+            return None
+        self.open = False
+        if _EXC_LINE.match(text):
+            return Fatal(f"Python exception: {text.split(':', 1)[0]}", TRACEBACK_HINT, text[:80])
+        return None
+
+
+def seen(raw: str, fatal: Fatal, limit: int = SEEN_CHARS) -> str:
+    """The line as the log shows it, without ANSI and without the progress-bar redraws that share
+    its physical line: the CR-separated piece that holds the match, cut around the match."""
+    pieces = [p.strip() for p in strip_ansi(raw).rstrip("\r\n").split("\r") if p.strip()]
+    piece = next((p for p in pieces if fatal.found and fatal.found in p), None)
+    if piece is None:
+        piece = clean(raw).strip()
+    if len(piece) <= limit:
+        return piece
+    at = max(0, piece.find(fatal.found)) if fatal.found else 0
+    start = max(0, min(at - limit // 3, len(piece) - limit))
+    return ("…" if start else "") + piece[start:start + limit] + ("…" if start + limit < len(piece) else "")

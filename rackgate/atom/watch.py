@@ -4,15 +4,22 @@
   rank that wrote it, the row's hint for that signature and the log excerpt around it;
 - a node whose log has not moved for stall_limit_s since `load RCCL version` is stuck in the
   NCCL rendezvous (SRV-RENDEZVOUS), not loading;
-- a launched process that dies ends the wait (with the lines it left);
-- ready is the head's `Server started successfully and ready to accept requests` and then
-  /v1/models answering;
+- a launched process that exits ends the wait: its exit code (the launch wrapper writes
+  EXIT_LINE into the log, rackgate.atom.server) and the lines it left; a process that vanished
+  without writing it is found by the liveness poll;
+- ready is decided by the API, not by a log line: every launch.ready_poll_s the server is asked
+  (/v1/models lists a model and one tiny completion for it returns); ATOM's ready line, when
+  the head logs it, is recorded (ready_line_s) -- an engine that logs otherwise is ready as soon
+  as its API proves it, never held to the budget for a line it does not write;
+- a log in which no line was recognised as ATOM's is said (log_format = "unrecognised"): the
+  log-reading checks could not observe;
 - otherwise the boot budget (25 minutes on a real rack) is the last word.
 """
 from __future__ import annotations
 
 import collections
 import queue
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -23,6 +30,10 @@ from .logs import NodeLog
 from .stream import LineStream
 
 READY_LINE = "Server started successfully and ready to accept requests"
+# Written by the launch wrapper (rackgate.atom.server.WRAPPER) when the launch command ends.
+EXIT_LINE = re.compile(r"^rackgate: the launch command exited with code (-?\d+)$")
+UNRECOGNISED = "log format not recognised: the log-reading checks could not observe"
+EMPTY_LOG = "the server log stayed empty while booting: the log-reading checks could not observe"
 
 
 @dataclass
@@ -40,6 +51,16 @@ class BootVerdict:
     line_seen_at: float = 0.0  # time.time() when the deciding line was read
     decided_at: float = 0.0    # time.time() of the verdict
     past_rendezvous: tuple[str, ...] = ()  # nodes whose log moved on after `load RCCL version`
+    exit_code: int | None = None           # kind == "died", when the wrapper wrote it
+    ready_line_s: float | None = None      # when the head logged ATOM's ready line (None: not seen)
+    log_format: str = ""                   # "atom" | "unrecognised" (no line read as ATOM's) | ""
+
+    @property
+    def format_note(self) -> str:
+        """Said once (SRV-BOOT's note, the run's summary) when the log-reading checks cannot read."""
+        if self.log_format == "unrecognised":
+            return UNRECOGNISED
+        return EMPTY_LOG if self.log_format == "" and self.kind == "ready" else ""
 
     @property
     def ok(self) -> bool:
@@ -100,11 +121,18 @@ class _NodeState:
     last_line: str = ""
     rccl_pending: bool = False
     past_rccl: bool = False
+    atom_lines: int = 0
+    exit_code: int | None = None
+    tracebacks: signatures.Tracebacks = None  # type: ignore[assignment]
+
+    def __post_init__(self):
+        self.tracebacks = signatures.Tracebacks()
 
 
 class BootWatcher:
-    def __init__(self, logs: dict[str, NodeLog], head: str, procs: dict, models_ok, launch_cfg):
-        self.logs, self.head, self.procs, self.models_ok, self.cfg = logs, head, procs, models_ok, launch_cfg
+    def __init__(self, logs: dict[str, NodeLog], head: str, procs: dict, api_ready, launch_cfg):
+        """api_ready(): True once the API proves the server serves (rackgate.atom.server)."""
+        self.logs, self.head, self.procs, self.api_ready, self.cfg = logs, head, procs, api_ready, launch_cfg
         self.stop_reading = False
 
     def run(self) -> BootVerdict:
@@ -117,11 +145,20 @@ class BootWatcher:
         dead: queue.Queue = queue.Queue()
         done = threading.Event()
         threading.Thread(target=self._liveness, args=(dead, done), name="boot-liveness", daemon=True).start()
+        api_up = threading.Event()
+        threading.Thread(target=self._poll_api, args=(api_up, done), name="boot-api", daemon=True).start()
         ready_seen_at = None
 
         def verdict(kind: str, **kw) -> BootVerdict:
             past = tuple(n for n, s in state.items() if s.past_rccl)
-            return BootVerdict(kind, time.monotonic() - t0, decided_at=time.time(), past_rendezvous=past, **kw)
+            seen_any = any(s.last_line for s in state.values())
+            fmt = "atom" if any(s.atom_lines for s in state.values()) else ("unrecognised" if seen_any else "")
+            return BootVerdict(kind, time.monotonic() - t0, decided_at=time.time(), past_rendezvous=past,
+                               ready_line_s=None if ready_seen_at is None else ready_seen_at - t0,
+                               log_format=fmt, **kw)
+
+        def tail(st: _NodeState) -> str:
+            return "\n".join(st.recent)
 
         try:
             while True:
@@ -142,7 +179,13 @@ class BootWatcher:
                     rec = st.parser.feed(line)
                     if rec is None:
                         continue
+                    ended = EXIT_LINE.match(rec.text)
+                    if ended:
+                        st.exit_code = int(ended[1])
+                        dead.put((node, self._pid(node)))
+                        continue
                     st.recent.append(f"{rec.lineno:>7}  {rec.raw}")
+                    st.atom_lines += rec.is_atom
                     if logfacts.RCCL_LOADED in rec.text:
                         st.rccl_pending = True
                     else:
@@ -150,10 +193,11 @@ class BootWatcher:
                         st.rccl_pending = False
                         st.last_progress = t_read
                     st.last_line = rec.raw
-                    fatal = signatures.match(rec.text)
+                    fatal = signatures.match(rec.text) or st.tracebacks.feed(rec.text)
                     if fatal is not None:
                         excerpt = self._excerpt_after(q, node, st, rec)
-                        return verdict("fatal", node=node, who=self.logs[node].who(rec), line=rec.raw,
+                        return verdict("fatal", node=node, who=self.logs[node].who(rec),
+                                       line=signatures.seen(line, fatal),
                                        lineno=rec.lineno, excerpt=excerpt, hint=fatal.hint,
                                        signature=fatal.signature, line_seen_at=wall0 + (t_read - t0))
                     if node == self.head and READY_LINE in rec.text and ready_seen_at is None:
@@ -161,14 +205,17 @@ class BootWatcher:
                 now = time.monotonic()
                 if not dead.empty():
                     n, pid = dead.get()
-                    self._drain(q, state, 1.0)
                     st = state[n]
-                    return verdict("died", node=n, line=st.last_line, excerpt="\n".join(st.recent),
-                                   detail=f"the server process on {n} (pid {pid}) died while booting; its last "
-                                          f"line: {st.last_line[:200]!r}")
+                    if st.exit_code is None:
+                        self._drain(q, state, 1.0)
+                    code = st.exit_code
+                    how = f"exited with code {code}" if code is not None else "died (no exit code written)"
+                    return verdict("died", node=n, line=st.last_line, excerpt=tail(st), exit_code=code,
+                                   detail=f"the launch command on {n} (pid {pid}) {how} while booting; "
+                                          f"no fatal line seen; last lines:\n{tail(st) or '(the log is empty)'}")
+                if api_up.is_set():
+                    return verdict("ready", node=self.head)
                 if ready_seen_at is not None:
-                    if self.models_ok():
-                        return verdict("ready", node=self.head)
                     if now - ready_seen_at > cfg.models_wait_s:
                         return verdict("error", node=self.head,
                                        detail=f"the ready line was logged but /v1/models did not answer within "
@@ -184,15 +231,30 @@ class BootWatcher:
                                           f"{', '.join(waiting)}")
                 if now >= deadline:
                     head = state.get(self.head)
-                    return verdict("budget", node=self.head, line=head.last_line if head else "",
-                                   excerpt="\n".join(head.recent) if head else "",
-                                   detail=f"not ready within the boot budget ({cfg.boot_budget_s:g}s, "
-                                          f"launch.boot_budget_s); last line on {self.head}: "
-                                          f"{(head.last_line if head else '')[:200]!r}")
+                    last = tail(head) if head else ""
+                    return verdict("budget", node=self.head, line=head.last_line if head else "", excerpt=last,
+                                   detail=f"not ready within the budget ({cfg.boot_budget_s:g}s, launch.boot_budget_s: "
+                                          f"the API never served a completion); no fatal line seen; last lines on "
+                                          f"{self.head}:\n{last or '(the log is empty)'}")
         finally:
             done.set()
             for f in followers.values():
                 f.close()
+
+    def _pid(self, node: str):
+        proc = self.procs.get(node)
+        return getattr(proc, "pid", None)
+
+    def _poll_api(self, up: threading.Event, done: threading.Event) -> None:
+        """Ask the API, every ready_poll_s, whether it serves (off the main loop: a request may
+        take its time on a real rack). An exception in the ask is "not yet"."""
+        while not done.wait(self.cfg.ready_poll_s):
+            try:
+                if self.api_ready():
+                    up.set()
+                    return
+            except Exception:  # noqa: BLE001 - an unanswered ask is not ready, and not a fault
+                continue
 
     def _liveness(self, dead: queue.Queue, done: threading.Event) -> None:
         """Ask, every liveness_poll_s, whether each launched process still runs (off the main
@@ -232,6 +294,9 @@ class BootWatcher:
                 continue
             if line:
                 rec = state[n].parser.feed(line)
-                if rec is not None:
+                ended = EXIT_LINE.match(rec.text) if rec is not None else None
+                if ended:
+                    state[n].exit_code = int(ended[1])
+                elif rec is not None:
                     state[n].recent.append(f"{rec.lineno:>7}  {rec.raw}")
                     state[n].last_line = rec.raw

@@ -31,7 +31,10 @@ class Launch(Section):
     rank_labels: bool = True
     # How often the boot watcher asks whether the launched processes are still alive.
     liveness_poll_s: float = Field(default=5.0, gt=0)
-    # After the ready line: how long /v1/models may take to answer.
+    # Ready is decided by the API: every ready_poll_s, /v1/models must list a model and
+    # one tiny completion must return (whatever the engine logs).
+    ready_poll_s: float = Field(default=2.0, gt=0)
+    # After ATOM's ready line: how long the API may take to prove it serves.
     models_wait_s: float = Field(default=60.0, gt=0)
     # Lines of log kept around a fatal signature for the report.
     excerpt_lines: int = Field(default=12, ge=1)

@@ -8,26 +8,28 @@ from .secrets import redact
 class CheckFailed(AssertionError):
     """The hardware or software under test is wrong (a FAILED verdict, not a suite error)."""
 
-    def __init__(self, row_id: str, where: str, seen: str):
+    def __init__(self, row_id: str, where: str, seen: str, means: str = ""):
         self.row_id, self.where, self.seen = row_id, where, redact(seen)
-        super().__init__(message(row_id, where, self.seen))
+        super().__init__(message(row_id, where, self.seen, means))
 
 
 # Re-exported for existing imports; the class lives in rackgate.errors (no layering inversion).
 from ..errors import CouldNotObserve  # noqa: E402,F401
 
 
-def message(row_id: str, where: str, seen: str) -> str:
+def message(row_id: str, where: str, seen: str, means: str = "") -> str:
+    """means: the reading of what was seen, where the row's meaning depends on it (SRV-BOOT: how
+    the boot ended); the row's meaning otherwise."""
     r = row(row_id)
     return (f"{row_id} [{where}] {r.title}\n"
             f"  seen:    {seen}\n"
-            f"  means:   {r.meaning}\n"
+            f"  means:   {means + chr(10) + '           in general: ' + r.meaning if means else r.meaning}\n"
             f"  do:      {r.action}\n"
             f"  runbook: {r.runbook_link}")
 
 
-def fail(row_id: str, where: str, seen: str) -> None:
-    raise CheckFailed(row_id, where, seen)
+def fail(row_id: str, where: str, seen: str, means: str = "") -> None:
+    raise CheckFailed(row_id, where, seen, means)
 
 
 def check(ok: bool, row_id: str, where: str, seen: str) -> None:

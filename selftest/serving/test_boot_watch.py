@@ -91,3 +91,88 @@ def test_a_coloured_fatal_line_ends_the_boot_wait(tmp_path):
     v = BootWatcher({"node1": NodeLog("node1", host, str(log), range(0, 4))}, "node1", {}, lambda: False, cfg).run()
     assert v.kind == "fatal" and v.signature == "Memory access fault by GPU", v.summary()
     assert v.lineno == 3
+
+
+def _watch(tmp_path, text: str, api_ready=lambda: False, procs=None, **cfg):
+    from rackgate.atom.logs import NodeLog
+    from rackgate.atom.watch import BootWatcher
+    from rackgate.config.serving import Launch
+    from rackgate.transport.host import Host
+    from rackgate.transport.runners import LocalRunner
+
+    log = tmp_path / "atom-node1.log"
+    if text is not None:
+        log.write_text(text)
+    host = Host("node1", LocalRunner("node1"))
+    settings = {"boot_budget_s": 60, "stall_limit_s": 600, "liveness_poll_s": 0.2, "ready_poll_s": 0.1, **cfg}
+    return BootWatcher({"node1": NodeLog("node1", host, str(log), range(0, 4))}, "node1", procs or {},
+                       api_ready, Launch(**settings)).run(), log, host
+
+
+@pytest.mark.parametrize("line, signature", [
+    ("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 7.00 GiB. GPU 3 has a total capacity of "
+     "191.98 GiB of which 2.12 GiB is free.", "HIP/CUDA out of memory"),
+    ("torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:"
+     "3356, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5", "NCCL/RCCL error"),
+    ("Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources.",
+     "HSA runtime error"),
+    ("RuntimeError: HIP error: hipErrorNoBinaryForGpu", "HIP error"),
+])
+def test_library_error_lines_end_the_boot_on_the_line(tmp_path, line, signature):
+    v, _, _ = _watch(tmp_path, "[atom 10:00:01] Engine Core: loading weights\n" + line + "\n")
+    assert v.kind == "fatal" and v.signature == signature, v.summary()
+    assert v.line == line and v.lineno == 2
+
+
+def test_a_traceback_s_final_exception_line_is_fatal(tmp_path):
+    v, _, _ = _watch(tmp_path, "[atom 10:00:01] Engine Core: loading weights\n"
+                               "Traceback (most recent call last):\n"
+                               '  File "/app/ATOM/atom/model_engine/engine_core.py", line 88, in run\n'
+                               "    self.load()\n"
+                               "ValueError: shard 17 of 96 is truncated\n")
+    assert v.kind == "fatal" and v.signature == "Python exception: ValueError", v.summary()
+    assert v.line == "ValueError: shard 17 of 96 is truncated" and v.lineno == 5
+
+
+def test_seen_is_the_fatal_line_not_the_progress_bar_around_it(tmp_path):
+    bar = "".join(f"Loading safetensors checkpoint shards: {i:3d}% Completed | {i}/96 [00:{i:02d}<01:00]\r"
+                  for i in range(40))
+    oom = "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity " \
+          "of 191.98 GiB of which 1.12 GiB is free."
+    v, _, _ = _watch(tmp_path, bar + oom + "\r" + bar + "\n")
+    assert v.kind == "fatal" and v.line == oom, v.line
+
+
+def test_the_launch_wrapper_s_exit_code_ends_the_boot_with_the_last_lines(tmp_path):
+    from rackgate.atom.server import WRAPPER
+    from rackgate.transport.host import Host
+    from rackgate.transport.runners import LocalRunner
+
+    log = tmp_path / "atom-node1.log"
+    proc = Host("node1", LocalRunner("node1")).spawn(
+        ["sh", "-c", WRAPPER, "rackgate-launch", "echo 'usage: serve [-h] [--port PORT]'; exit 2"], str(log))
+    v, _, _ = _watch(tmp_path, None, procs={"node1": proc})
+    assert v.kind == "died" and v.exit_code == 2, v.summary()
+    assert "exited with code 2" in v.detail and "usage: serve" in v.detail and "no fatal line seen" in v.detail
+
+
+def test_no_fatal_line_and_no_api_is_the_budget_reading(tmp_path):
+    v, _, _ = _watch(tmp_path, "INFO:     Started server process [4242]\nINFO:     Waiting for application startup.\n",
+                     boot_budget_s=1.0)
+    assert v.kind == "budget", v.summary()
+    assert "not ready within the budget" in v.detail and "no fatal line seen" in v.detail
+    assert "Waiting for application startup." in v.detail
+    assert v.log_format == "unrecognised" and "log format not recognised" in v.format_note
+
+
+def test_ready_is_the_api_s_evidence_without_atom_s_ready_line(tmp_path):
+    v, _, _ = _watch(tmp_path, "INFO:     Uvicorn running on http://127.0.0.1:8000 (Press CTRL+C to quit)\n",
+                     api_ready=lambda: True)
+    assert v.kind == "ready" and v.ready_line_s is None, v.summary()
+
+
+def test_atom_s_ready_line_is_recorded_when_seen(tmp_path):
+    seen = []
+    v, _, _ = _watch(tmp_path, "[atom 10:00:09] Server started successfully and ready to accept requests\n",
+                     api_ready=lambda: len(seen) > 2 or seen.append(1) or False)
+    assert v.kind == "ready" and v.ready_line_s is not None and v.log_format == "atom", v

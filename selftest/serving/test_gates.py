@@ -101,6 +101,7 @@ def test_finish_reasons_of_both_api_versions():
 
 def test_boot_signatures_are_the_catalogues():
     assert set(signatures.HINTS) == set(row("SRV-BOOT").signatures)
+    assert set(signatures.PATTERN_HINTS) == {p.name for p in row("SRV-BOOT").patterns}
     f = signatures.match("RuntimeError: Per-request cache tensor (3.35GB for 8 slots) exceeds available KV budget "
                          "(-17.63GB) at --gpu-memory-utilization 0.94.")
     assert f.signature == "exceeds available KV budget" and "someone else's weights" in f.hint

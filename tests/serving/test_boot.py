@@ -65,22 +65,42 @@ def _boot(atom_server):
 
 @pytest.mark.row("SRV-BOOT")
 def test_boot(atom_server, facts, evidence):
+    """The reading is keyed by how the boot ended: a fatal line (its signature's meaning), the
+    launch command's exit (code and last lines), a stall (SRV-RENDEZVOUS) or the budget."""
     b = _boot(atom_server)
     if b.excerpt:
         evidence.attach(f"log around the deciding line ({b.who or b.node})", b.excerpt)
+    note = b.format_note
     if b.kind == "ready":
         facts.record("serving.cold_start_s", round(b.seconds, 1), where="rack", unit="s", row="SRV-BOOT")
+        line = (f"ATOM's ready line at {b.ready_line_s:.1f}s" if b.ready_line_s is not None
+                else "ATOM's ready line not seen")
+        evidence.attach("boot", f"ready by the API (/v1/models lists a model, a completion for it returned) after "
+                                f"{b.seconds:.1f}s; {line}" + (f"; {note}" if note else ""))
         return
+    tail = f"\n           ({note})" if note else ""
     if b.kind == "fatal":
         fail("SRV-BOOT", b.who or b.node,
-             f"line {b.lineno} of {atom_server.log_path(b.node)} after {b.seconds:.1f}s: {b.line.strip()[:300]}\n"
-             f"           ({b.hint})\n" + "\n".join("           " + x for x in b.excerpt.splitlines()[-14:]))
+             f"line {b.lineno} of {atom_server.log_path(b.node)} after {b.seconds:.1f}s: {b.line}\n"
+             + "\n".join("           " + x for x in b.excerpt.splitlines()[-14:]) + tail,
+             means=f"a fatal line appeared while booting ({b.signature}): {b.hint}")
     if b.kind == "stall":
         raise CouldNotObserve(f"the boot did not finish: {b.summary()}; see SRV-RENDEZVOUS")
-    if b.kind in ("died", "budget"):
-        fail("SRV-BOOT", b.who or b.node, f"{b.detail}\n" +
-             "\n".join("           " + x for x in b.excerpt.splitlines()[-12:]))
+    if b.kind == "died":
+        code = f"code {b.exit_code}" if b.exit_code is not None else "no exit code written"
+        fail("SRV-BOOT", b.who or b.node, _indent(b.detail) + tail,
+             means=f"the launch command ended while booting ({code}), without a fatal line the suite knows: "
+                   f"its last lines say why")
+    if b.kind == "budget":
+        fail("SRV-BOOT", b.who or b.node, _indent(b.detail) + tail,
+             means="not ready within the budget; no fatal line seen: the last lines say how far it got "
+                   "(a slow load, a hang, or a format the suite does not read)")
     raise CouldNotObserve(f"the boot could not be watched: {b.detail}")
+
+
+def _indent(text: str) -> str:
+    first, _, rest = text.partition("\n")
+    return "\n".join([first] + ["           " + x for x in rest.splitlines()[-12:]])
 
 
 @pytest.mark.row("SRV-RENDEZVOUS")

@@ -1,0 +1,123 @@
+"""The suite's own launch path against a real engine: a one-node local rack (`container = ""`)
+whose `[launch] command` starts `transformers serve` (SmolLM2), run as a user runs it
+(`pytest --rack FILE ...` in a subprocess). The engine logs nothing ATOM writes: no ready line,
+no `Engine kwargs:` line.
+
+- healthy and `!` (bang): launched once per session (the launch command counts itself), ready by
+  the API's evidence (never the budget), the checks run, the log checks could-not-observe (never
+  FAILED for a line the engine does not write), the engine stopped at the end;
+- a bad flag: the command exits at once; SRV-BOOT fails naming the exit code and the last lines;
+- a command that never listens: SRV-BOOT fails at the budget with "not ready within the budget".
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ..harness import run_suite
+from ..test_cleanup import processes_mentioning
+from .server import free_loopback_port
+
+pytestmark = [pytest.mark.realengine, pytest.mark.xdist_group("realengine"), pytest.mark.timeout(900)]
+
+BOOT = "tests/serving/test_boot.py::test_boot"
+MODELS = "tests/serving/test_server.py::test_models_lists_served_name"
+SANITY = "tests/serving/test_server.py::test_sanity"
+ENGINE_ARGS = "tests/serving/test_logs.py::test_engine_kwargs"
+# every check that reads the server log (docs/serving.md, "what a missing line means")
+LOG_CHECKS = ("tests/serving/test_logs.py::test_kv_budget", ENGINE_ARGS, "tests/serving/test_logs.py::test_translation",
+              "tests/serving/test_boot.py::test_rendezvous", "tests/serving/test_under_load.py::test_no_dp_sync_deadlock")
+SUITE_TIMEOUT = 600
+
+
+def _rack(tmp_path: Path, engine_bin: Path, cache: Path, model: str, *, extra: str = "", budget: float = 300,
+          command: str | None = None) -> Path:
+    port = free_loopback_port()
+    counter = tmp_path / "launches"
+    serve = (f"{engine_bin / 'transformers'} serve {model} --device cpu --host 127.0.0.1 --port {{port}} "
+             f"--log-level info {extra}")
+    command = command if command is not None else f"echo launched >> {counter}; cd {cache} && exec {serve}"
+    env = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}
+    text = "\n".join([
+        'name = "realengine-launch"', 'container = ""', "",
+        "[[nodes]]", 'name = "cpu"', 'transport = "local"', 'data_ip = "127.0.0.1"', "tray = 1", "",
+        "[server]", f"served_model = {json.dumps(model)}", "",
+        "[serving]", "request_timeout_s = 300", "",
+        "[launch]", f"command = {json.dumps(command)}", f"port = {port}",
+        f"log_path = {json.dumps(str(tmp_path / 'engine-{node}.log'))}",
+        f"boot_budget_s = {budget}", "ready_poll_s = 0.5", "liveness_poll_s = 1", "stop_grace_s = 10",
+        "env = {" + ", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items()) + "}", "",
+        "[accuracy]", "max_tokens = 16",
+    ])
+    path = tmp_path / "rack.toml"
+    path.write_text(text + "\n")
+    return path
+
+
+def _run(tmp_path: Path, rack: Path, *ids: str):
+    run = run_suite(tmp_path, *ids, "--rack", str(rack), timeout=SUITE_TIMEOUT)
+    assert processes_mentioning(str(tmp_path)) == [], "the engine outlived the run"
+    return run
+
+
+def _launches(tmp_path: Path) -> int:
+    counter = tmp_path / "launches"
+    return len(counter.read_text().splitlines()) if counter.exists() else 0
+
+
+def test_healthy_engine_launched_once_ready_by_the_api(engine_bin, models, tmp_path):
+    rack = _rack(tmp_path, engine_bin, models.cache, models.name("healthy"))
+    run = _run(tmp_path, rack, BOOT, MODELS, SANITY, ENGINE_ARGS)
+    st = {k: o.status for k, o in run.outcomes.items()}
+    assert st[BOOT] == st[MODELS] == st[SANITY] == "passed", run.stdout[-3000:]
+    assert st[ENGINE_ARGS] == "error", run.stdout[-3000:]  # no `Engine kwargs:` line: could not observe
+    assert "no `Engine kwargs:` line" in run.outcomes[ENGINE_ARGS].message
+    assert _launches(tmp_path) == 1
+    assert "Uvicorn running on" in (tmp_path / "engine-cpu.log").read_text()
+
+
+@pytest.mark.parametrize("log", ["transformers serve's own log", "an empty log"])
+def test_no_log_reading_check_fails_on_a_log_it_cannot_read(engine_bin, models, tmp_path, log):
+    """The engine boots (ready by the API) but its log holds no line ATOM writes, or nothing at
+    all: every check that reads the log is could-not-observe, none FAILED, none PASSED on it."""
+    extra = "> /dev/null 2>&1" if log == "an empty log" else ""
+    rack = _rack(tmp_path, engine_bin, models.cache, models.name("healthy"), extra=extra)
+    run = _run(tmp_path, rack, BOOT, *LOG_CHECKS)
+    st = {k: o.status for k, o in run.outcomes.items()}
+    assert st.pop(BOOT) == "passed", run.stdout[-3000:]
+    rendezvous = st.pop("tests/serving/test_boot.py::test_rendezvous")
+    assert rendezvous == "passed", run.stdout[-3000:]  # ready by the API: every rank joined
+    assert st and set(st.values()) == {"error"}, st
+    assert "rackgate: server log: " in run.stdout and "the log-reading checks could not observe" in run.stdout
+    for k in st:
+        assert "could not observe" in run.outcomes[k].message or "nothing to judge" in run.outcomes[k].message, \
+            run.outcomes[k].message
+
+
+def test_bang_engine_boots_and_sanity_fails(engine_bin, models, tmp_path):
+    rack = _rack(tmp_path, engine_bin, models.cache, models.name("bang"))
+    run = _run(tmp_path, rack, BOOT, MODELS, SANITY)
+    assert run.outcomes[BOOT].status == run.outcomes[MODELS].status == "passed", run.stdout[-3000:]
+    assert run.outcomes[SANITY].status == "failed", run.stdout[-3000:]
+    assert "!!" in run.outcomes[SANITY].message, run.outcomes[SANITY].message
+    assert _launches(tmp_path) == 1
+
+
+def test_a_bad_flag_fails_the_boot_with_the_exit_code_and_last_lines(engine_bin, models, tmp_path):
+    rack = _rack(tmp_path, engine_bin, models.cache, models.name("healthy"), extra="--no-such-flag")
+    run = _run(tmp_path, rack, BOOT, SANITY)
+    assert run.outcomes[BOOT].status == "failed", run.stdout[-3000:]
+    msg = run.outcomes[BOOT].message
+    assert "exited with code 2" in msg and "transformers serve --help" in msg, msg  # typer's usage text
+    assert "not ready within the budget" not in msg, msg
+
+
+def test_a_launch_that_never_listens_ends_at_the_budget(tmp_path):
+    rack = _rack(tmp_path, Path("/nonexistent"), tmp_path, "m", budget=4,
+                 command=f"echo 'loading {tmp_path}'; exec sleep 600")
+    run = _run(tmp_path, rack, BOOT)
+    assert run.outcomes[BOOT].status == "failed", run.stdout[-3000:]
+    msg = run.outcomes[BOOT].message
+    assert "not ready within the budget" in msg and "no fatal line seen" in msg and "loading" in msg, msg
