@@ -6,6 +6,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, TypeVar
 
+from . import inject
 from .host import Host, Spawned
 from .procs import REGISTRY
 from .result import CommandTimeout, Result, TransportError
@@ -48,7 +49,7 @@ def host_for(node, rack) -> Host:
                            _control_dir(), rack.ssh.control_persist_s, node.env)
         if getattr(rack.ssh, "config", ""):  # [ssh] config = FILE -> ssh -F FILE
             runner.opts = ["-F", rack.ssh.config, *runner.opts]
-    return Host(node.name, runner, node.sysroot, rack.ssh.command_timeout_s)
+    return Host(node.name, inject.wrap(runner), node.sysroot, rack.ssh.command_timeout_s)
 
 
 def container_for(host: Host, node, rack, env: dict[str, str] | None = None) -> Host:
