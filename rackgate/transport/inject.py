@@ -70,7 +70,8 @@ def failed(node: str, cmd: Sequence[str], tool: str, way: str, timeout: float, r
     if way == "sudo":
         return Result(node, text, 1, "", "sudo: a password is required\n", 0.0)
     if way == "ssh255":
-        raise TransportError(node, f"unreachable over ssh ({node}): Connection to {node} closed by remote host.")
+        raise TransportError(node, f"unreachable over ssh ({node}): Connection to {node} closed by remote host. "
+                                   f"(running `{text[:80]}`)")
     raise ValueError(f"unknown failure way {way!r} (one of {', '.join(WAYS)})")
 
 
