@@ -1,10 +1,14 @@
 """No process the suite started outlives it: after a run, after a failing test, after Ctrl-C."""
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+
+import pytest
 
 from .harness import REPO, run_suite, user_env
 
@@ -133,3 +137,123 @@ def test_sim_serve_cleans_up_on_sigterm(tmp_path):
     assert proc.returncode == 128 + signal.SIGTERM, out[-2000:]
     assert not simdirs[0].exists(), sorted(p.name for p in simdirs[0].rglob("*"))[:20]
     assert processes_mentioning(str(simdirs[0])) == []
+
+
+POINT_PLUGIN = """
+import os, pathlib, time
+
+MARK = pathlib.Path(os.environ["RG_HOLD_MARK"])
+AT = os.environ["RG_HOLD_AT"]
+
+
+def _hold(where):
+    # hold the run here until Ctrl-C (bounded): the interrupt provably comes at this point
+    if MARK.exists():
+        return
+    MARK.write_text(where)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def pytest_collection_finish(session):
+    if AT == "collection":
+        _hold("collection")
+
+
+def pytest_configure(config):
+    if AT == "boot":
+        from rackgate.atom import server
+        watch = server.AtomServer.watch_boot
+
+        def held(self):
+            _hold("boot")  # the server is launched on every node, not yet up
+            return watch(self)
+        server.AtomServer.watch_boot = held
+
+
+def pytest_runtest_call(item):
+    if AT == "check" and "serving" in item.fixturenames:
+        _hold(item.nodeid)
+
+
+def pytest_runtest_teardown(item, nextitem):
+    if AT == "teardown" and nextitem is None:
+        _hold("teardown")  # before the session's fixtures (the server, the sim) are torn down
+"""
+
+
+def _tree(root: int) -> set[tuple[int, str]]:
+    """(pid, start time) of root and every descendant now (a PID reused later is not ours)."""
+    kids: dict[int, list[int]] = {}
+    start: dict[int, str] = {}
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            kids.setdefault(int(fields[1]), []).append(int(proc.name))
+            start[int(proc.name)] = fields[19]
+    out, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        if pid in start:
+            out.add((pid, start[pid]))
+        todo += kids.get(pid, [])
+    return out
+
+
+def _alive(pid_start: tuple[int, str]) -> bool:
+    try:
+        fields = Path(f"/proc/{pid_start[0]}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[19] == pid_start[1] and fields[0] != "Z"
+
+
+@pytest.fixture(scope="module")
+def sshd_server(tmp_path_factory):
+    from .sshd import sshd
+    with sshd(tmp_path_factory.mktemp("sshd")) as s:
+        yield s
+
+
+@pytest.mark.parametrize("point", ["collection", "boot", "check", "teardown"])
+def test_ctrl_c_at_any_point_over_ssh_leaves_nothing(point, tmp_path, sshd_server):
+    """Ctrl-C during collection, the server's boot, a check, or teardown of a sim run over real ssh:
+    the run ends, and no process of its PID tree, sim process, ControlMaster (its socket),
+    /tmp/rg-ssh-* directory, port claim or temporary directory is left behind."""
+    from .test_ssh import SLICE, _ssh_rack
+    simdir, mark, claims = tmp_path / "sim", tmp_path / "holding", tmp_path / "claims"
+    tmp = Path(tempfile.mkdtemp(prefix="rgc", dir="/tmp"))  # short: ControlPath must fit a socket name
+    (tmp_path / "rg_point_plugin.py").write_text(POINT_PLUGIN)
+    env = {**user_env(), "RACKGATE_SIM_WORKDIR": str(simdir), "RG_HOLD_MARK": str(mark), "RG_HOLD_AT": point,
+           "TMPDIR": str(tmp), "RACKGATE_PORT_CLAIMS": str(claims),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH", "")]))}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "rg_point_plugin", "-q", "-o", "addopts=",
+         "-p", "no:xdist", "--rack", _ssh_rack(tmp_path, sshd_server), *SLICE],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+        preexec_fn=_as_from_a_shell)
+    try:
+        assert wait_for(mark.exists, 600, proc), proc.stdout.read() if proc.poll() is not None else "no hold"
+        tree = _tree(proc.pid)
+        if point in ("boot", "check"):
+            assert processes_mentioning(str(simdir)), "the server should be running before the interrupt"
+            assert list(tmp.glob("rg-ssh-*")), "the run should be using ssh before the interrupt"
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    try:
+        assert "nterrupt" in out, out[-2000:]
+        assert wait_for(lambda: not any(_alive(p) for p in tree), 30), [p for p in tree if _alive(p)]
+        assert processes_mentioning(str(simdir)) == [], out[-2000:]
+        assert processes_mentioning(str(tmp)) == [], "a ControlMaster (or another child) outlived the run"
+        assert list(tmp.iterdir()) == [], f"left in the run's TMPDIR: {list(tmp.iterdir())}"
+        assert sorted(p.name for p in claims.iterdir()) in ([], [".lock"]) if claims.exists() else True
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -33,6 +33,7 @@ class Side:
     node: str
     role: str  # exporter / importer / listener / connector
     command: str
+    exe: str = ""  # argv[0] of the command, as sent
     output: str = ""
     exited: bool = False  # ended by itself
     ended_by_suite: bool = False  # still sitting at the bound: ended by PID
@@ -163,7 +164,7 @@ class Runner:
         peer_ip = self.rack.node(a).data_ip
         scmd, ccmd = commands(self.tool, self.cfg, peer_ip)
         roles = ("exporter", "importer") if self.tool == "p2p" else ("listener", "connector")
-        run = PairRun(self.tool, pair, Side(a, roles[0], shlex.join(scmd)), None)
+        run = PairRun(self.tool, pair, Side(a, roles[0], shlex.join(scmd), scmd[0]), None)
         tag = f"{self.tool}-{a}-{b}-{int(time.time() * 1000)}"
         slog, clog = f"{LOG_DIR}/{tag}-{roles[0]}.log", f"{LOG_DIR}/{tag}-{roles[1]}.log"
         t0 = time.monotonic()
@@ -181,7 +182,7 @@ class Runner:
             client = None
             if server.alive():
                 client = self._spawn(hb, ccmd, clog)
-                run.client = Side(b, roles[1], shlex.join(ccmd), pid=client.pid)
+                run.client = Side(b, roles[1], shlex.join(ccmd), ccmd[0], pid=client.pid)
                 self._wait(server, client, run, lambda: self._output(hb, clog))
             else:
                 run.server.exited = True
@@ -190,7 +191,7 @@ class Runner:
                 run.client.output = self._output(hb, clog)
             self._end(server, run.server)
             for side, h in ((run.server, ha), (run.client, hb)):
-                exe = (shlex.split(side.command) or [""])[0] if side else ""
+                exe = side.exe if side else ""
                 if side is not None and _not_found_in(side.output, exe):
                     raise ToolMissing(h.name, exe, "fabric.ubench_dir", side.output.strip()[-200:])
             for n, h in ((a, ha), (b, hb)):

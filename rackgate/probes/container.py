@@ -106,6 +106,10 @@ def python(host: Host, code: str, python_exe: str = "python3", env: dict[str, st
         _no_docker(host, res)
         raise ToolMissing(host.name, python_exe, "platform.container_python", res.came_back())
     got = parse_python(res.rc, res.stdout, res.stderr)
+    if got.rc != 0 and not any(_EXC.match(ln.strip()) for ln in res.stderr.splitlines()):
+        # no Python exception in what came back: python did not say why, so nothing was learnt
+        raise CouldNotObserve(f"node {host.name}: `{python_exe} -c ...` exited {res.rc} without a Python "
+                              f"exception: {res.came_back()}")
     if got.rc == 0 and got.value is None:
         raise UnrecognisedOutput(f"{host.name}: `{python_exe} -c ...` exited 0 but printed nothing")
     return got, res.evidence()

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ..catalogue import Pattern
 from ..catalogue import row as catalogue_row
+from ..errors import UnrecognisedOutput
 from ..transport import Host
 
 _LINE = re.compile(r"^\[\s*(\d+\.\d+)\]\s?(.*)$")
@@ -100,7 +101,11 @@ def _run(host: Host) -> str:
 
 def read_dmesg(host: Host, since_monotonic: float | None = None) -> list[KmsgLine]:
     """The node's kernel log for the current boot, optionally only after a printk time."""
-    return since(parse(_run(host)), since_monotonic)
+    text = _run(host)
+    lines = parse(text)
+    if not any(ln.t is not None for ln in lines):  # a kernel log always has timestamped lines
+        raise UnrecognisedOutput(f"node {host.name}: dmesg printed no [timestamp] line: {text.strip()[:120]!r}")
+    return since(lines, since_monotonic)
 
 
 def cursor(host: Host) -> float:

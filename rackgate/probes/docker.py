@@ -186,9 +186,22 @@ def ps_all(host: Host) -> tuple[list[PsRow], str]:
         raise CouldNotObserve(f"{host.name}: {e}") from None
 
 
+_EVENTS_END = "__rackgate_end__"
+
+
 def recent_creates(host: Host, since: str) -> tuple[list[Event], str]:
-    out = _docker(host, ["events", "--since", since, "--until", "0s", "--filter", "event=create",
-                        "--format", "{{json .}}"])
+    # No event in the window prints nothing: a marker after docker's own output tells that from a
+    # reply that never came whole.
+    res = host.shell('e="$1"; shift; docker "$@"; rc=$?; echo "$e"; exit $rc', _EVENTS_END, "events", "--since",
+                     since, "--until", "0s", "--filter", "event=create", "--format", "{{json .}}", timeout=60)
+    if res.rc == 127:
+        raise ToolMissing(host.name, "docker", None, res.came_back())
+    if not res.ok:
+        why = (res.stderr.strip().splitlines() or [f"rc={res.rc}"])[-1]
+        raise CouldNotObserve(f"node {host.name}: `docker events` failed: {why}")
+    if not res.stdout.endswith(_EVENTS_END + "\n"):
+        raise UnrecognisedOutput(f"node {host.name}: `docker events` did not answer whole: {res.came_back()}")
+    out = res.stdout.removesuffix(_EVENTS_END + "\n")
     try:
         return [e for e in parse_events(out) if e.type == "container"], out
     except DockerOutputError as e:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import CouldNotObserve
+from ..errors import CouldNotObserve, UnrecognisedOutput
 from ..transport import Host
 
 _STEPS = re.compile(r"Perf steps:\s*(\d+)\s+passed,\s*(\d+)\s+failed")
@@ -113,4 +113,9 @@ def tuning(host: Host, report_glob: str, tail_lines: int = 64) -> TuningFacts:
     tail = host.run(["tail", "-n", str(tail_lines), host.path(newest.path)], timeout=30)
     if not tail.ok:
         raise CouldNotObserve(f"{host.name}: cannot read {newest.path}: {tail.stderr.strip()[:200]}")
-    return TuningFacts(b, newest, parse_report(tail.stdout), tail.stdout)
+    tail.require(tool="tail")
+    rep = parse_report(tail.stdout)
+    if rep.steps_line is None and rep.result is None and rep.mode_line is None:
+        raise UnrecognisedOutput(f"node {host.name}: {newest.path} does not read as a perf_setup report "
+                                 f"(no steps, result or mode line): {tail.came_back()}")
+    return TuningFacts(b, newest, rep, tail.stdout)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import CouldNotObserve
+from ..errors import CouldNotObserve, UnrecognisedOutput, require_records
 from ..transport import Host
 
 KFD_PROC = "/sys/class/kfd/kfd/proc"
@@ -63,9 +63,16 @@ def parse_kfd_listing(paths: list[str]) -> list[int]:
     return sorted(int(p.rsplit("/", 1)[-1]) for p in paths if p.rsplit("/", 1)[-1].isdecimal())
 
 
+_END = "__rackgate_end__"
+
+
 def processes(host: Host) -> dict[int, Proc]:
-    res = host.shell('cat "$1"/[0-9]*/stat 2>/dev/null; true', host.path("/proc"), timeout=60)
-    return parse_stat(res.stdout)
+    res = host.shell('cat "$1"/[0-9]*/stat 2>/dev/null; echo "$2"', host.path("/proc"), _END, timeout=60)
+    out = res.require(tool="sh", nonempty=False).stdout
+    if not out.endswith(_END + "\n"):  # the listing ends with the marker when it was read whole
+        raise UnrecognisedOutput(f"node {host.name}: reading /proc/*/stat did not complete: {res.came_back()}")
+    procs = parse_stat(out.removesuffix(_END + "\n"))
+    return require_records(procs, "processes", f"node {host.name}: /proc/*/stat", out)
 
 
 def kfd_pids(host: Host) -> list[int]:

@@ -1,10 +1,12 @@
 """How commands reach nodes: local, ssh (system OpenSSH), and docker exec layered on either."""
 from __future__ import annotations
 
+import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, TypeVar
 
+from . import inject
 from .host import Host, Spawned
 from .procs import REGISTRY
 from .result import CommandTimeout, Result, TransportError
@@ -14,11 +16,27 @@ T = TypeVar("T")
 _CONTROL_DIR: str | None = None
 
 
+class _ControlDir:
+    """The run's /tmp/rg-ssh-* directory, removed when the registry stops what the run started
+    (registered before any master, so removed after every master has exited)."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def stop(self) -> None:
+        global _CONTROL_DIR
+        shutil.rmtree(self.path, ignore_errors=True)
+        if _CONTROL_DIR == self.path:
+            _CONTROL_DIR = None
+        REGISTRY.drop_spawned(self)
+
+
 def _control_dir() -> str:
     # Short path: ControlPath must fit in a unix socket name.
     global _CONTROL_DIR
     if _CONTROL_DIR is None:
         _CONTROL_DIR = tempfile.mkdtemp(prefix="rg-ssh-")
+        REGISTRY.add_spawned(_ControlDir(_CONTROL_DIR))
     return _CONTROL_DIR
 
 
@@ -31,7 +49,7 @@ def host_for(node, rack) -> Host:
                            _control_dir(), rack.ssh.control_persist_s, node.env)
         if getattr(rack.ssh, "config", ""):  # [ssh] config = FILE -> ssh -F FILE
             runner.opts = ["-F", rack.ssh.config, *runner.opts]
-    return Host(node.name, runner, node.sysroot, rack.ssh.command_timeout_s)
+    return Host(node.name, inject.wrap(runner), node.sysroot, rack.ssh.command_timeout_s)
 
 
 def container_for(host: Host, node, rack, env: dict[str, str] | None = None) -> Host:

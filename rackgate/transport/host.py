@@ -14,6 +14,7 @@ from .runners import ContainerRunner, EnvRunner, as_argv, shown, with_env
 
 _MISSING = "__rackgate_missing__"
 _FAILED = "__rackgate_read_failed__"
+_END = "__rackgate_end__"
 
 
 @dataclass(eq=False)
@@ -100,7 +101,10 @@ class Host:
     @property
     def is_root(self) -> bool:
         if self._is_root is None:
-            self._is_root = self.run(["id", "-u"], timeout=15).stdout.strip() == "0"
+            uid = self.run(["id", "-u"], timeout=15).require(tool="id").stdout.strip()
+            if not uid.isdecimal():
+                raise TransportError(self.name, f"`id -u` printed no user id: {uid[:80]!r}")
+            self._is_root = uid == "0"
         return self._is_root
 
     def _sudo(self, privileged: bool) -> str:
@@ -134,21 +138,29 @@ class Host:
         script = ('s="$1" failed="$2" missing="$3" sudo="$4"; shift 4; for f; do echo "$s"; if [ -e "$f" ]; then '
                   '$sudo cat -- "$f" || echo "$failed"; else echo "$missing"; fi; done')
         res = self._check_sudo(self.shell(script, sep, _FAILED, _MISSING, sudo, *map(self.path, paths), timeout=30),
-                               privileged)
+                               privileged).require(tool="sh", nonempty=False)
         chunks = res.stdout.split(sep + "\n")[1:]
         if len(chunks) != len(paths):
             raise TransportError(self.name, f"truncated output reading {len(paths)} files: {res.stderr.strip()[:200]}")
         return [None if c.strip() == _MISSING else c for c in chunks], res.stderr
 
     def exists(self, p: str) -> bool:
-        return self.run(["test", "-e", self.path(p)], timeout=15).ok
+        """Whether a node path exists; CouldNotObserve when the node did not say (not "absent")."""
+        res = self.shell('if [ -e "$1" ]; then echo yes; else echo no; fi', self.path(p), timeout=15)
+        said = res.require(tool="sh", nonempty=False).stdout.strip()
+        if said not in ("yes", "no"):
+            raise TransportError(self.name, f"`test -e {p}` did not answer yes or no: {res.came_back()}")
+        return said == "yes"
 
     def glob(self, pattern: str) -> list[str]:
         """Node paths matching a shell glob on the node. The pattern is a glob, never a command:
         it is handed to the node's shell as a positional argument and only pathname-expanded."""
-        res = self.shell('IFS=; for f in $1; do [ -e "$f" ] && printf "%s\\n" "$f"; done; true', self.path(pattern),
-                         timeout=30)
-        return [self.node_path(line) for line in res.lines() if line]
+        res = self.shell('IFS=; for f in $1; do [ -e "$f" ] && printf "%s\\n" "$f"; done; echo "$2"',
+                         self.path(pattern), _END, timeout=30).require(tool="sh", nonempty=False)
+        lines = res.lines()
+        if not lines or lines[-1] != _END:  # an empty listing still ends with the marker
+            raise TransportError(self.name, f"listing {pattern} did not complete: {res.came_back()}")
+        return [self.node_path(line) for line in lines[:-1] if line]
 
     def stat(self, paths: list[str], fmt: str = "%s") -> dict[str, str | None]:
         """`stat -c FMT` of each node path: {path: the formatted line, or None when it is absent}."""
@@ -156,6 +168,7 @@ class Host:
             return {}
         res = self.shell('f="$1" missing="$2"; shift 2; for p; do if [ -e "$p" ]; then stat -c "$f" -- "$p"; '
                          'else echo "$missing"; fi; done', fmt, _MISSING, *[self.path(p) for p in paths], timeout=30)
+        res.require(tool="stat", nonempty=False)
         got = res.lines()
         if len(got) != len(paths):
             raise TransportError(self.name, f"stat of {len(paths)} paths gave {len(got)} lines: "
@@ -172,7 +185,8 @@ class Host:
         argv = ["find", self.path(root), "-name", name]
         if newer_than is not None:
             argv += ["-newermt", f"@{newer_than}"]
-        return [self.node_path(line) for line in self.run(argv, timeout=30).lines() if line]
+        return [self.node_path(line) for line in self.run(argv, timeout=30).require(tool="find", nonempty=False).lines()
+                if line]
 
     def now(self) -> int | None:
         """The node's clock, epoch seconds."""

@@ -19,12 +19,16 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from .procs import REGISTRY
+
 HOLD_S = 600.0  # a claim stands this long: time enough for the slowest server to bind its port
 LOWEST = 15000  # chosen ports start here (below: the ports services are known by)
 LOCK = ".lock"
 SLOT = 64  # a run of ports (the sim's collectives) takes one aligned slot of this many
-# one directory for every process on the machine, whatever its TMPDIR says
-CLAIMS = Path("/tmp" if os.access("/tmp", os.W_OK) else tempfile.gettempdir()) / "rackgate-ports"
+# one directory for every process on the machine, whatever its TMPDIR says (RACKGATE_PORT_CLAIMS
+# moves it: a self-test that checks an interrupted run leaves no claim reads its own)
+CLAIMS = Path(os.environ.get("RACKGATE_PORT_CLAIMS")
+              or Path("/tmp" if os.access("/tmp", os.W_OK) else tempfile.gettempdir()) / "rackgate-ports")
 
 
 def ephemeral_range() -> range:
@@ -69,8 +73,35 @@ def _claimed_at(name: str) -> float:
         return 0.0
 
 
+class _Claims:
+    """The claims this process made: released when the registry stops what the run started (the
+    servers they were for are stopped by then), so a finished or interrupted run leaves none."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, float] = {}
+
+    def add(self, name: str) -> None:
+        if not self.names:
+            REGISTRY.add_spawned(self)
+        self.names[name] = _claimed_at(name)
+
+    def stop(self) -> None:
+        for name, at in list(self.names.items()):
+            try:
+                if _claimed_at(name) == at:  # still ours, not claimed again since by another
+                    os.unlink(CLAIMS / name)
+            except FileNotFoundError:
+                pass
+        self.names.clear()
+        REGISTRY.drop_spawned(self)
+
+
+MINE = _Claims()
+
+
 def _claim(name: str) -> None:
     (CLAIMS / name).touch()
+    MINE.add(name)
 
 
 def _sweep(now: float) -> None:

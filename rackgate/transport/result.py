@@ -44,7 +44,7 @@ class Result:
           says nothing has not said "healthy".
         A probe calls this before parsing, so no parser ever sees a failed tool's output.
         """
-        name = tool or (self.command.split() or ["?"])[0]
+        name = tool or self.command.partition(" ")[0] or "?"
         if self.rc in (126, 127) or (self.rc != 0 and _MISSING_WORDS.search(self.stderr)
                                      and name.rsplit("/", 1)[-1] in self.stderr):
             raise ToolMissing(self.node, name, key, self.came_back())

@@ -172,7 +172,7 @@ class SshRunner:
         res = run_process(self.node, self.argv(cmd, timeout), shown(cmd), timeout + KILL_AFTER_S + 15, stdin)
         if res.rc == 255:
             why = (res.stderr.strip().splitlines() or ["ssh exited 255"])[-1]
-            raise TransportError(self.node, f"unreachable over ssh ({self.target}): {why}")
+            raise TransportError(self.node, f"unreachable over ssh ({self.target}): {why} (running `{shown(cmd)[:80]}`)")
         return _timed_out_remotely(res, timeout)
 
     def stop(self) -> None:

@@ -2,6 +2,7 @@
 the server imports. `import` passes on a 0-byte file, so sizes are checked, not just imports."""
 import pytest
 
+from rackgate.errors import UnrecognisedOutput
 from rackgate.gates import plat as judge
 from rackgate.probes import container
 from rackgate.report.verdict import CouldNotObserve, check
@@ -57,6 +58,9 @@ def test_imported_atom_is_the_patched_one(node, rack, evidence):
     ch = node.container()
     got, ev = container.python(ch, "import atom; print(atom.__file__)", rack.platform.container_python)
     evidence.attach("atom.__file__ (in the container)", ev)
+    if got.value and not got.error and not got.value.startswith("/"):
+        raise UnrecognisedOutput(f"node {node.name}: `import atom; print(atom.__file__)` printed no path: "
+                                 f"{got.value[:120]!r}")
     where = container.node_path(ch, got.value) if got.value and not got.error else None
     root = rack.atom_path.rstrip("/") + "/"
     check(where is not None and where.startswith(root), "PLAT-ATOM-PATH", node.name,

@@ -1,0 +1,91 @@
+"""Every command the suite sends, failing every way (rackgate.transport.inject): each item that
+sent a failed command is could-not-observe naming the node -- never PASSED, never FAILED, never
+a Python exception. The commands are discovered from a healthy run, so a new probe is covered
+without editing this test.
+
+Few runs, no masking: commands that one item sends together are never failed together (the first
+failure would hide the second), so the commands are coloured (greedy, by co-occurrence in an item);
+each (colour x way) is a slot, and every node is a lane: a run fails one slot per node. The
+commands of the session's first item (the node's reachability) are each a colour of their own."""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+from rackgate.transport.inject import WAYS
+
+from .harness import run_suite
+
+SELECTION = ("-m", "platform", "-p", "no:xdist")
+INTERNAL = "rackgate internal error"
+
+
+def _run(tmp_path, name: str, fail: dict[str, dict[str, str]]):
+    log, plan = tmp_path / f"{name}.jsonl", tmp_path / f"{name}.plan.json"
+    plan.write_text(json.dumps({"log": str(log), "fail": fail}))
+    run = run_suite(tmp_path / name, *SELECTION, env={"RACKGATE_INJECT": str(plan)}, timeout=600)
+    sent = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return run, sent
+
+
+def colours(sent: list[dict]) -> list[list[str]]:
+    """Commands in groups of which no item sends two (greedy colouring of co-occurrence)."""
+    together: dict[str, set[str]] = defaultdict(set)
+    for s in sent:
+        together[s["test"]].add(s["tool"])
+    tools = sorted({s["tool"] for s in sent})
+    first = together[sent[0]["test"]]
+    near: dict[str, set[str]] = {t: set() for t in tools}
+    for group in together.values():
+        for t in group:
+            near[t] |= group - {t}
+    for t in first:
+        for u in tools:
+            if u != t:
+                near[t].add(u)
+                near[u].add(t)
+    colour: dict[str, int] = {}
+    for t in sorted(tools, key=lambda t: (-len(near[t]), t)):
+        used = {colour[u] for u in near[t] if u in colour}
+        colour[t] = next(c for c in range(len(tools)) if c not in used)
+    return [sorted(t for t in tools if colour[t] == c) for c in range(max(colour.values()) + 1)]
+
+
+def violations(run, sent) -> list[str]:
+    """What the rule forbids in one failing run."""
+    bad = [f"{t}: FAILED: {run.outcomes[t].message[:300]}" for t in sorted(run.ids("failed"))]
+    bad += [f"{t}: {o.message[:300]}" for t, o in sorted(run.outcomes.items()) if INTERNAL in o.message]
+    hit: dict[str, set[tuple[str, str, str]]] = defaultdict(set)
+    for s in sent:
+        if s["way"] and s["test"]:
+            hit[s["test"]].add((s["tool"], s["way"], s["node"]))
+    for test, fails in sorted(hit.items()):
+        o = run.outcomes.get(test)
+        if o is None:
+            continue
+        if o.status == "passed":
+            bad.append(f"{test}: PASSED although {sorted(fails)} failed")
+        elif o.status == "error" and not any(node in o.message for _, _, node in fails):
+            bad.append(f"{test}: could-not-observe names no node of {sorted(fails)}: {o.message[:200]}")
+    return bad
+
+
+def test_every_command_failing_every_way_is_could_not_observe(tmp_path):
+    healthy, sent = _run(tmp_path, "discover", {})
+    assert healthy.outcomes and not healthy.ids("failed") and not healthy.ids("error"), healthy.stdout[-2000:]
+    nodes = sorted({s["node"] for s in sent})
+    groups = colours(sent)
+    tools = sorted(t for g in groups for t in g)
+    assert len(tools) >= 10, tools  # the platform probes send a score of distinct commands
+    slots = [(g, way) for g in groups for way in WAYS]
+    found: list[str] = []
+    covered: set[tuple[str, str]] = set()
+    for k in range(-(-len(slots) // len(nodes))):
+        lanes = dict(zip(nodes, slots[k * len(nodes):(k + 1) * len(nodes)]))
+        run, got = _run(tmp_path, f"run{k}", {n: {t: way for t in g} for n, (g, way) in lanes.items()})
+        assert run.outcomes, run.stdout[-2000:] + run.stderr[-2000:]
+        found += [f"run {k}: {v}" for v in violations(run, got)]
+        covered |= {(s["tool"], s["way"]) for s in got if s["way"]}
+    assert not found, f"{len(tools)} commands x {len(WAYS)} ways:\n" + "\n".join(found)
+    missed = {(t, w) for t in tools for w in WAYS} - covered
+    assert not missed, f"never reached while failing: {sorted(missed)}"
