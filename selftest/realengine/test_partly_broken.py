@@ -16,7 +16,6 @@ import re
 
 import pytest
 
-from . import runners
 from .balancer import Balancer
 from .server import TransformersServer
 from .test_gate_command import SANITY, run_gate
@@ -36,10 +35,9 @@ def three_engines(serve, engine_bin, models, tmp_path):
                 yield bal, (h1, h2, bang)
 
 
-@pytest.mark.skipif(not (runners.GSM8K_DIR / "test.jsonl").exists(), reason=f"no GSM8K JSONL in {runners.GSM8K_DIR}")
-def test_gate_names_the_broken_engine_of_three(three_engines, tmp_path):
+def test_gate_names_the_broken_engine_of_three(three_engines, tmp_path, gsm8k_dir):
     bal, engines = three_engines
-    p, outcomes = run_gate(bal, tmp_path)
+    p, outcomes = run_gate(bal, tmp_path, gsm8k_dir)
     assert all(e.alive() for e in engines)
     assert p.returncode != 0 and outcomes, p.stdout[-3000:] + p.stderr[-2000:]
     failed = {t: o for t, o in outcomes.items() if o.status == "failed"}
