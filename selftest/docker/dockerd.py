@@ -30,6 +30,12 @@ def usable() -> str:
     return ""
 
 
+def local_node(docker_host: str, name: str = "dk1") -> str:
+    """A rack file's one local-transport node whose docker client talks to the private daemon."""
+    return (f'[[nodes]]\nname = "{name}"\ntransport = "local"\ndata_ip = "127.0.0.1"\ntray = 1\n'
+            f'env = {{ DOCKER_HOST = "{docker_host}" }}\n')
+
+
 def _libs(binary: str) -> list[str]:
     out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
     return [w for line in out.splitlines() for w in line.split() if w.startswith("/")]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ..harness import run_suite
-from .dockerd import Dockerd, usable
+from .dockerd import Dockerd, local_node, usable
 
 WHY = usable()
 pytestmark = [pytest.mark.docker, pytest.mark.skipif(bool(WHY), reason=f"real dockerd: {WHY}")]
@@ -44,13 +44,7 @@ collective_bw_iters = 2
 collective_join_s = 60
 collective_env = {{ GLOO_SOCKET_IFNAME = "lo", NCCL_DEBUG = "INFO" }}
 
-[[nodes]]
-name = "dk1"
-transport = "local"
-data_ip = "127.0.0.1"
-tray = 1
-env = {{ DOCKER_HOST = "{daemon.host}" }}
-""")
+""" + local_node(daemon.host))
     run = run_suite(tmp_path, "-m", "fabric", f"--rack={rack}", "-p", "no:randomly", "-k", "test_collective",
                     timeout=400)
     assert ITEM in run.outcomes, run.stdout[-3000:] + run.stderr[-2000:]

@@ -16,7 +16,7 @@ from rackgate.sim.rack import free_port
 from rackgate.sim.render import render_node
 
 from ..harness import run_suite
-from .dockerd import Dockerd, usable
+from .dockerd import Dockerd, local_node, usable
 
 WHY = usable()
 pytestmark = [pytest.mark.docker, pytest.mark.skipif(bool(WHY), reason=f"real dockerd: {WHY}")]
@@ -69,13 +69,7 @@ models_wait_s = 10
 RACKGATE_SIM_NODE = "{engine.sim_node}"
 PYTHONPATH = "{REPO}"
 
-[[nodes]]
-name = "dk1"
-transport = "local"
-data_ip = "127.0.0.1"
-tray = 1
-env = {{ DOCKER_HOST = "{engine.host}" }}
-""")
+""" + local_node(engine.host))
     run = run_suite(tmp_path, "-m", "gate", f"--rack={rack}", "-p", "no:randomly", "-k", "test_boot", timeout=300)
     assert BOOT in run.outcomes, run.stdout[-3000:] + run.stderr[-2000:]
     assert run.outcomes[BOOT].status == "passed", run.outcomes[BOOT].message
