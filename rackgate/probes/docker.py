@@ -171,37 +171,34 @@ def _docker_words(res) -> str:
 
 
 def ps_all(host: Host) -> tuple[list[PsRow], str]:
-    out = _docker(host, PS[1:])
-    if not out.strip():
-        # No container at all is only evidence when the daemon is known to have answered.
-        version = _docker(host, ["version", "--format", "{{.Server.Version}}"]).strip()
-        if not version:
-            raise UnrecognisedOutput(f"node {host.name}: `docker ps -a` printed nothing and `docker version` "
-                                     "names no server: the daemon's answer was not seen")
-        out_note = f"(no containers; docker server {version})"
-        return [], out_note
+    out = _docker_whole(host, PS[1:])
+    if not out.strip():  # docker answered whole (its exit 0, then the end marker): no container at all
+        return [], "(docker ps -a: no containers)"
     try:
         return parse_ps(out), out
     except DockerOutputError as e:
         raise CouldNotObserve(f"{host.name}: {e}") from None
 
 
-_EVENTS_END = "__rackgate_end__"
+_END = "__rackgate_end__"
 
 
-def recent_creates(host: Host, since: str) -> tuple[list[Event], str]:
-    # No event in the window prints nothing: a marker after docker's own output tells that from a
-    # reply that never came whole.
-    res = host.shell('e="$1"; shift; docker "$@"; rc=$?; echo "$e"; exit $rc', _EVENTS_END, "events", "--since",
-                     since, "--until", "0s", "--filter", "event=create", "--format", "{{json .}}", timeout=60)
+def _docker_whole(host: Host, args: list[str], timeout: float = 60) -> str:
+    """A docker command whose empty output is an answer (no container, no event): a marker echoed
+    after docker's own output tells "nothing to list" from a reply that never came whole."""
+    res = host.shell('e="$1"; shift; docker "$@"; rc=$?; echo "$e"; exit $rc', _END, *args, timeout=timeout)
     if res.rc == 127:
         raise ToolMissing(host.name, "docker", None, res.came_back())
     if not res.ok:
-        why = (res.stderr.strip().splitlines() or [f"rc={res.rc}"])[-1]
-        raise CouldNotObserve(f"node {host.name}: `docker events` failed: {why}")
-    if not res.stdout.endswith(_EVENTS_END + "\n"):
-        raise UnrecognisedOutput(f"node {host.name}: `docker events` did not answer whole: {res.came_back()}")
-    out = res.stdout.removesuffix(_EVENTS_END + "\n")
+        raise CouldNotObserve(f"{host.name}: `docker {args[0]}` failed: {_docker_words(res)}")
+    if not res.stdout.endswith(_END + "\n"):
+        raise UnrecognisedOutput(f"{host.name}: `docker {args[0]}` did not answer whole: {res.came_back()}")
+    return res.stdout.removesuffix(_END + "\n")
+
+
+def recent_creates(host: Host, since: str) -> tuple[list[Event], str]:
+    out = _docker_whole(host, ["events", "--since", since, "--until", "0s", "--filter", "event=create",
+                               "--format", "{{json .}}"])
     try:
         return [e for e in parse_events(out) if e.type == "container"], out
     except DockerOutputError as e:

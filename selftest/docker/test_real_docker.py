@@ -2,6 +2,8 @@
 --format`, `events`, `inspect` and `exec` output, and the daemon killed mid-run (issue 24 item 3)."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from rackgate.errors import CouldNotObserve, ToolMissing
@@ -24,6 +26,11 @@ def daemon():
         d.run("atom", IMAGE, env={"ATOM_PATCH": "1"})
         d.run("old", IMAGE, "true")
         d.docker("wait", "old")
+        # `docker events --until 0s` ends at the current whole second: an event of this very
+        # second may not be listed yet, so the tests start in the next one
+        start = int(time.time())
+        while int(time.time()) <= start:
+            time.sleep(0.05)
         yield d
     finally:
         d.stop()
