@@ -186,7 +186,7 @@ def test_healthy_engine_accuracy_holds_under_load_and_records_output_length(gsm8
     base = tmp_path / "baseline.json"
     run = _suite(tmp_path, healthy, rack, QUICK, UNDER_LOAD, "--record-baseline", "--baseline", str(base))
     assert run.outcomes[QUICK].status == "failed", run.stdout[-3000:]  # below K3's threshold, not degenerate
-    assert "SRV-SANITY" not in run.outcomes[QUICK].message, run.outcomes[QUICK].message
+    assert run.outcomes[QUICK].message.lstrip().startswith("ACC-QUICK ["), run.outcomes[QUICK].message  # not SRV-SANITY
     assert run.outcomes[UNDER_LOAD].status == "passed", run.outcomes[UNDER_LOAD].message or run.stdout[-3000:]
     facts = bl.load(base)
     mean, stdev, per = (facts.get(f"accuracy.output_tokens.{k}", "rack") for k in ("mean", "stdev", "per_question"))
