@@ -162,11 +162,11 @@ def _overlap(p: str, q: str) -> bool:
 
 
 def _needed(row_id: str, rows: dict) -> set[str]:
-    """Every row row_id needs, directly or through another."""
+    """Every row row_id needs or reads the result of, directly or through another."""
     seen, todo = set(), [row_id]
     while todo:
         r = rows.get(todo.pop())
-        for n in (r.needs if r else ()):
+        for n in ((*r.needs, *r.reads) if r else ()):
             if n not in seen:
                 seen.add(n)
                 todo.append(n)

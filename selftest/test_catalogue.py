@@ -66,3 +66,13 @@ def test_every_row_has_an_action_class_and_a_row_without_one_is_refused(tmp_path
     assert _load_error(tmp_path, monkeypatch, "fab.toml", 'id = "FAB-X"') == "fab.toml: row FAB-X: action_class: Field required"
     assert _load_error(tmp_path, monkeypatch, "fab.toml", 'id = "FAB-X", action_class = "pray"').startswith(
         "fab.toml: row FAB-X: action_class: Input should be 'none', 're-run'")
+
+
+def test_a_row_reads_only_rows_that_run_before_it(tmp_path, monkeypatch):
+    """`reads` (a result handed on in the session, not a verdict that stops the row) is checked
+    like `needs`: known rows, run earlier."""
+    assert rows()["ACC-UNDER-LOAD"].reads == ("ACC-QUICK",) and "ACC-QUICK" not in rows()["ACC-UNDER-LOAD"].needs
+    assert _load_error(tmp_path, monkeypatch, "acc.toml", 'id = "ACC-X", action_class = "none", reads = ["ACC-Y"]') == (
+        "row ACC-X: reads unknown row(s) ['ACC-Y']")
+    assert _load_error(tmp_path, monkeypatch, "acc.toml", 'id = "ACC-X", action_class = "none", reads = ["ACC-X"]'
+                       ).endswith("reads ['ACC-X'], which do not run before it")

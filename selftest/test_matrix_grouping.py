@@ -15,12 +15,13 @@ from .harness import SuiteRun
 CASES = matrix()
 
 
-def _row(rid, needs=(), area="platform"):
-    return SimpleNamespace(id=rid, meaning=f"{rid} means", action=f"{rid} action", needs=tuple(needs), area=area)
+def _row(rid, needs=(), area="platform", reads=()):
+    return SimpleNamespace(id=rid, meaning=f"{rid} means", action=f"{rid} action", needs=tuple(needs), area=area,
+                           reads=tuple(reads))
 
 
 ROWS = ({r: _row(r) for r in ("PLAT-A", "PLAT-B", "PLAT-C")} | {"SRV-X": _row("SRV-X", ["PLAT-A"])}
-        | {"SRV-Y": _row("SRV-Y", area="serving")})
+        | {"SRV-Y": _row("SRV-Y", area="serving")} | {"PLAT-R": _row("PLAT-R", reads=["PLAT-A"])})
 
 
 def _case(name, row, paths, fail=(), select="platform", **kw):
@@ -63,6 +64,7 @@ def test_compatible_cases_share_one_run():
     ({**B, "paths": ["tests/platform"]}, "shared test files"),          # a folder holding A's file
     ({**B, "fault": "fc"}, "the faults touch the same sim state"),
     ({**B, "row": "SRV-X"}, "one row needs the other"),
+    ({**B, "row": "PLAT-R"}, "one row needs the other"),      # reads A's result: A's fault changes it
     ({**B, "row": "SRV-Y"}, "different areas"),
 ])
 def test_cases_that_could_interact_never_share(other, why):

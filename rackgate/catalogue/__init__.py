@@ -76,6 +76,10 @@ class Row(_Data):
     # at once with rackgate.errors.NotRun instead of spending minutes.
     order: int = DEFAULT_ORDER
     needs: tuple[str, ...] = ()
+    # Rows whose result this row reads (fixtures/gate_results.py): they run before it, and their
+    # verdict does not stop it (a quick gate that FAILED still measured an accuracy); a result
+    # they did not produce is this row's could-not-observe, naming why.
+    reads: tuple[str, ...] = ()
     # The MLPerf Inference compliance test the row follows (mlcommons/inference compliance/), and
     # where rackgate differs from it; docs/catalogue.md lists them.
     mlperf: str = ""
@@ -160,12 +164,13 @@ def rows() -> dict[str, Row]:
                 raise ValueError(f"{path.name}: duplicate catalogue id {r.id}")
             out[r.id] = r
     for r in out.values():
-        unknown = [n for n in r.needs if n not in out]
-        if unknown:
-            raise ValueError(f"row {r.id}: needs unknown row(s) {unknown}")
-        late = [n for n in r.needs if out[n].order >= r.order]
-        if late:
-            raise ValueError(f"row {r.id} (order {r.order}): needs {late}, which do not run before it")
+        for kind, ids in (("needs", r.needs), ("reads", r.reads)):
+            unknown = [n for n in ids if n not in out]
+            if unknown:
+                raise ValueError(f"row {r.id}: {kind} unknown row(s) {unknown}")
+            late = [n for n in ids if out[n].order >= r.order]
+            if late:
+                raise ValueError(f"row {r.id} (order {r.order}): {kind} {late}, which do not run before it")
     return out
 
 
