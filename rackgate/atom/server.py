@@ -38,7 +38,6 @@ class AtomServer:
     container_hosts: dict[str, Host] = field(default_factory=dict)
     attached: bool = False
     boot: BootVerdict | None = None
-    launched_at: float = 0.0   # time.time() of the launch
     # DP ranks found not answering (SRV-ALIVE, SRV-LONGCTX): rank -> what was seen. Requests the
     # router sends there hang, so later request checks are skipped rather than trip over them.
     dead_ranks: dict[int, str] = field(default_factory=dict)
@@ -92,7 +91,6 @@ class AtomServer:
             self.container_hosts[name] = container_for(host, rack.node(name), rack)
         commands = {node.name: self.command_for(node, i) for i, node in enumerate(rack.nodes)}
         env = self.env()
-        self.launched_at = time.time()
 
         def start(node):
             ch = self.container_hosts[node.name]
