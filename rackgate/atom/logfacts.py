@@ -57,7 +57,6 @@ MEGAMOE = "Created MegaMoE"
 ENGINE_KWARGS = "Engine kwargs: "
 SYNC_DP_FAILED = re.compile(r"(?P<label>[\w ]+): _sync_dp_state failed: (?P<err>.*)$")
 RCCL_LOADED = "load RCCL version"
-HOTSWAP = "[hsa-hotswap-rj]"
 
 
 @dataclass(frozen=True)

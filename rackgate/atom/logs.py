@@ -79,13 +79,6 @@ class NodeLog:
         res = self.host.run(["tail", "-n", str(lines), self.host.path(self.path)], timeout=30)
         return res.stdout
 
-    def around(self, lineno: int, before: int = 6, after: int = 6) -> str:
-        """Lines lineno-before .. lineno+after of the log, numbered."""
-        a, b = max(1, lineno - before), lineno + after
-        res = self.host.run(["sed", "-n", f"{a},{b}p;{b}q", self.host.path(self.path)], timeout=30)
-        return "\n".join(f"{a + i:>7}{'>' if a + i == lineno else ' '} {t}"
-                         for i, t in enumerate(res.stdout.splitlines()))
-
     def pids(self, refresh: bool = False) -> dict[int, int]:
         """pid -> DP rank from the process titles (ATOM::DP<r>TP<t>) on the node; pids seen once
         are kept (a rank that died is still named by its earlier lines)."""

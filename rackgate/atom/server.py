@@ -38,7 +38,6 @@ class AtomServer:
     container_hosts: dict[str, Host] = field(default_factory=dict)
     attached: bool = False
     boot: BootVerdict | None = None
-    launched_at: float = 0.0   # time.time() of the launch
     # DP ranks found not answering (SRV-ALIVE, SRV-LONGCTX): rank -> what was seen. Requests the
     # router sends there hang, so later request checks are skipped rather than trip over them.
     dead_ranks: dict[int, str] = field(default_factory=dict)
@@ -63,12 +62,6 @@ class AtomServer:
             raise BootFailed(f"launch.command: cannot fill in its placeholders ({e}); known: "
                              f"{', '.join('{' + k + '}' for k in self.fields_for(node, index))}") from None
 
-    def env(self) -> dict[str, str]:
-        env = dict(self.rack.launch.env)
-        if self.rack.launch.rank_labels:
-            env.setdefault("ATOM_LOG_MORE", "1")
-        return env
-
     def log_path(self, node_name: str) -> str:
         return self.rack.launch.log_path.format(node=node_name)
 
@@ -91,8 +84,7 @@ class AtomServer:
         for name, host in hosts.items():
             self.container_hosts[name] = container_for(host, rack.node(name), rack)
         commands = {node.name: self.command_for(node, i) for i, node in enumerate(rack.nodes)}
-        env = self.env()
-        self.launched_at = time.time()
+        env = dict(rack.launch.env)  # as written into the rack (rackgate/config/overrides.py)
 
         def start(node):
             ch = self.container_hosts[node.name]
@@ -146,10 +138,10 @@ def _client(rack, url: str, model: str) -> Client:
     return Client(url, model, rack.serving.request_timeout_s, key)
 
 
-def attach(rack, url: str, served_model: str, hosts: dict[str, Host] | None = None) -> AtomServer:
-    """A server someone else launched: never launched, never stopped by the suite. Its logs are
-    read where the rack file says they are, when they exist."""
-    srv = AtomServer(rack, _client(rack, url, served_model), attached=True)
+def attach(rack, hosts: dict[str, Host] | None = None) -> AtomServer:
+    """A server someone else launched (at rack.server.attach_url): never launched, never stopped
+    by the suite. Its logs are read where the rack file says they are, when they exist."""
+    srv = AtomServer(rack, _client(rack, rack.server.attach_url, rack.server.served_model), attached=True)
     if hosts:
         srv.node_logs(hosts)
     return srv

@@ -48,7 +48,6 @@ class BootVerdict:
     hint: str = ""
     signature: str = ""
     detail: str = ""
-    line_seen_at: float = 0.0  # time.time() when the deciding line was read
     decided_at: float = 0.0    # time.time() of the verdict
     past_rendezvous: tuple[str, ...] = ()  # nodes whose log moved on after `load RCCL version`
     exit_code: int | None = None           # kind == "died", when the wrapper wrote it
@@ -133,11 +132,10 @@ class BootWatcher:
     def __init__(self, logs: dict[str, NodeLog], head: str, procs: dict, api_ready, launch_cfg):
         """api_ready(): True once the API proves the server serves (rackgate.atom.server)."""
         self.logs, self.head, self.procs, self.api_ready, self.cfg = logs, head, procs, api_ready, launch_cfg
-        self.stop_reading = False
 
     def run(self) -> BootVerdict:
         cfg = self.cfg
-        t0, wall0 = time.monotonic(), time.time()
+        t0 = time.monotonic()
         deadline = t0 + cfg.boot_budget_s
         q: queue.Queue = queue.Queue()
         followers = {log.node: _Follower(log, cfg.boot_budget_s + 30, q) for log in self.logs.values()}
@@ -199,7 +197,7 @@ class BootWatcher:
                         return verdict("fatal", node=node, who=self.logs[node].who(rec),
                                        line=signatures.seen(line, fatal),
                                        lineno=rec.lineno, excerpt=excerpt, hint=fatal.hint,
-                                       signature=fatal.signature, line_seen_at=wall0 + (t_read - t0))
+                                       signature=fatal.signature)
                     if node == self.head and READY_LINE in rec.text and ready_seen_at is None:
                         ready_seen_at = t_read
                 now = time.monotonic()

@@ -2,7 +2,7 @@
 
 A check records what it saw with facts.record(name, value, where=..., unit=..., row=...):
 the KV budget per rank, GB/s per pair, a link's lane bitmap, the GSM8K score. Names follow
-`area.thing[.unit]` (rackgate.baseline.names, with the old names older baselines carry).
+`area.thing[.unit]` (rackgate.config.fact_names, with the old names older baselines carry).
 --record-baseline writes them with provenance (rack, image tag and id, ATOM commit, time);
 recording again into the same file (same rack and image) merges: each numeric fact keeps
 every run's sample, its value is their median, and the tolerance widens with their spread.
@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
-from .names import canonical
+from ..config.fact_names import canonical
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,8 @@ def parse(text: str, source: str = "<rack>") -> Rack:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise RackFileError(f"rack file {source}: not valid TOML: {e}") from None
+    if isinstance(data.get("server"), dict) and "attach_url" in data["server"]:
+        raise RackFileError(f"rack file {source}: 'server.attach_url' is set by --atom-url URL, not the rack file")
     try:
         return Rack.model_validate(data)
     except ValidationError as e:

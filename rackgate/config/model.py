@@ -102,6 +102,9 @@ class Server(Section):
     served_model: str = "kimi-k3"
     # Sent as a bearer token when set; never printed.
     api_key: SecretStr | None = None
+    # The running server to attach to: set by --atom-url (rackgate/config/overrides.py), never
+    # by the rack file. Empty: the suite launches the server from [launch].
+    attach_url: str = ""
 
 
 class Bench(Section):

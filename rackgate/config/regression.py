@@ -1,7 +1,7 @@
 """Expectations for `pytest -m regression` and `rackgate compare`: how far each recorded fact
 may move from the baseline.
 
-Tolerances are keyed by the EXACT fact name (rackgate.baseline.names: `area.thing[.unit]`;
+Tolerances are keyed by the EXACT fact name (rackgate.config.fact_names: `area.thing[.unit]`;
 an old name in a rack file is read as its current one). Each has a direction:
   higher  higher is better: a drop beyond the allowance is a regression (bandwidth, KV, accuracy)
   lower   lower is better: a rise beyond the allowance is a regression (latency, cold start)
@@ -20,8 +20,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ..baseline.names import canonical
 from .base import Section
+from .fact_names import canonical
 
 _SYNONYMS = {"drop": "higher", "rise": "lower"}
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..atom.client import ServerError, refusal
-from ..gates.sanity import degenerate, degenerate_so_far
 
 WORDS = ("river", "stone", "cloud", "north", "glass", "field", "seven", "amber")
 
@@ -40,11 +39,13 @@ class LoadOutcome:
 
 def send_all(client, prompts: list[str], max_tokens: int, timeout: float, concurrency: int,
              ranks: list[int] | None = None, stop: Callable[[], bool] | None = None,
-             poll_s: float = 1.0) -> LoadOutcome:
+             poll_s: float = 1.0, *, degenerate: Callable[[str], str | None],
+             degenerate_so_far: Callable[[str], str | None]) -> LoadOutcome:
     """Send every prompt (routed to ranks[i] when given), `concurrency` at a time, each bounded by
     `timeout`. Returns when every request has answered, or when `stop()` (asked every poll_s while
     requests are outstanding) returns True, or at `timeout` after the last request was sent, or
-    as soon as one answer is degenerate (`degenerate` names it: the check decides on it)."""
+    as soon as one answer is degenerate (`degenerate` names it: the check decides on it). The two
+    judges are the caller's (rackgate.gates.sanity): a probe does not judge."""
     todo: queue.Queue = queue.Queue()
     for i in range(len(prompts)):
         todo.put(i)

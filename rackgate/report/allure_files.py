@@ -54,6 +54,8 @@ def environment(rack, facts: list, selection: str = "") -> dict[str, str]:
         "container": rack.container,
         "selection": selection or "(all)",
     }
+    if rack.server.attach_url:
+        props["attached_to"] = rack.server.attach_url
     if rack.sim is not None:
         props["simulated"] = "yes: faults " + (", ".join(rack.sim.faults) or "none")
     return props

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 from .. import config as rackfile
-from ..sim import faults as sim_faults
 from . import pick, run, table
 from .rackfile import write_rack
 
@@ -42,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     sim = None
     if rack.sim is not None:
+        from ..sim import faults as sim_faults  # the sim, only for a rack file with a [sim] table
         from ..sim.rack import build
         # the written rack file names the sim's node roots: keep them after the survey
         workdir = None

@@ -5,7 +5,10 @@ as a refusal. Driven by events, never by sleeps."""
 import threading
 
 from rackgate.atom.client import Reply, ServerError
+from rackgate.gates import sanity
 from rackgate.probes import load
+
+JUDGES = {"degenerate": sanity.degenerate, "degenerate_so_far": sanity.degenerate_so_far}  # the checks' judges
 
 
 class FakeClient:
@@ -38,7 +41,7 @@ def test_stop_ends_the_wait_and_unanswered_requests_are_pending():
     c = FakeClient()
     prompts = [f"{i} words" for i in range(8)]
     try:
-        out = load.send_all(c, prompts, 4, timeout=600, concurrency=8, stop=lambda: c.hanging == 4, poll_s=0.01)
+        out = load.send_all(c, prompts, 4, timeout=600, concurrency=8, stop=lambda: c.hanging == 4, poll_s=0.01, **JUDGES)
     finally:
         c.release.set()
     assert out.stopped_early and out.pending == 4 and out.problems == [] and out.completed == 4
@@ -46,7 +49,7 @@ def test_stop_ends_the_wait_and_unanswered_requests_are_pending():
 
 def test_a_request_past_its_bound_is_pending_and_a_refusal_is_a_problem():
     c = FakeClient()
-    out = load.send_all(c, ["1 hang", "2 fine", "4 refuse"], 4, timeout=0.01, concurrency=3, poll_s=0.01)
+    out = load.send_all(c, ["1 hang", "2 fine", "4 refuse"], 4, timeout=0.01, concurrency=3, poll_s=0.01, **JUDGES)
     assert not out.stopped_early and out.pending == 1
     assert len(out.problems) == 1 and "does not match" in out.problems[0]
 
@@ -56,7 +59,7 @@ def test_a_degenerate_answer_ends_the_load_and_is_named():
     c = FakeClient()
     try:
         out = load.send_all(c, ["1 hang", "2 bang", "3 hang"], 4, timeout=600, concurrency=3, ranks=[0, 4, 8],
-                            poll_s=0.01)
+                            poll_s=0.01, **JUDGES)
     finally:
         c.release.set()
     assert out.degenerate == ["dp4: '!!!!!!!!': every character is '!' (8 of them)"]

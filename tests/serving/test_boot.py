@@ -20,7 +20,7 @@ def _running_command(rack, request) -> tuple[str, dict, str]:
     could not observe when the head or ps cannot be read, or no process on the head serves the port."""
     from urllib.parse import urlparse
 
-    url = request.config.option.atom_url
+    url = rack.server.attach_url
     if not rack.nodes:
         pytest.skip(f"{NOT_LAUNCHED} (--atom-url without a rack file: no nodes to read its command line from)")
     hosts = request.getfixturevalue("hosts")
@@ -42,7 +42,7 @@ def _running_command(rack, request) -> tuple[str, dict, str]:
 @pytest.mark.row("SRV-LAUNCH-LINT")
 def test_launch_lint(rack, evidence, request):
     cfg = rack.serving
-    if request.config.option.atom_url:
+    if rack.server.attach_url:
         cmd, env, where = _running_command(rack, request)
     else:
         cmd, env, where = _launch_command(rack), rack.launch.env, rack.head.name

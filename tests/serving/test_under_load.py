@@ -8,7 +8,7 @@ from fixtures.server import read_logs
 from rackgate.atom import logfacts
 from rackgate.atom.logs import rank_table
 from rackgate.errors import CouldNotObserve
-from rackgate.gates import lint, serverlogs
+from rackgate.gates import lint, sanity, serverlogs
 from rackgate.probes import load
 from rackgate.report.verdict import check, fail
 
@@ -30,7 +30,8 @@ def test_long_prompts_at_concurrency(server, rack, server_logs, evidence):
     words = int(chunk * cfg.longctx_multiple)
     ranks = list(rank_table(rack))  # one long prompt for every rank: each runs a chunked prefill
     prompts = [load.prompt(words, r) for r in ranks]
-    out = load.send_all(server.client, prompts, 8, cfg.longctx_timeout_s, cfg.longctx_concurrency, ranks)
+    out = load.send_all(server.client, prompts, 8, cfg.longctx_timeout_s, cfg.longctx_concurrency, ranks,
+                        degenerate=sanity.degenerate, degenerate_so_far=sanity.degenerate_so_far)
     _no_degenerate(out, "SRV-LONGCTX", server.url)
     problems = out.problems + [f"{out.pending} request(s) unanswered after {cfg.longctx_timeout_s:g}s"] * bool(out.pending)
     phi = []
@@ -87,7 +88,8 @@ def test_no_dp_sync_deadlock(server, rack, server_logs, evidence):
     prompts = [load.prompt(600, s) for s in range(cfg.deadlock_requests)]
     poll_s = min(5.0, max(0.5, cfg.deadlock_window_s / 20))
     out = load.send_all(server.client, prompts, 64, cfg.deadlock_window_s, cfg.deadlock_requests,
-                        stop=_until_settled(server_logs, poll_s), poll_s=poll_s)
+                        stop=_until_settled(server_logs, poll_s), poll_s=poll_s,
+                        degenerate=sanity.degenerate, degenerate_so_far=sanity.degenerate_so_far)
     _no_degenerate(out, "SRV-DEADLOCK", server.url)
     table = rank_table(rack)
     timed_out: dict[int, str] = {}
