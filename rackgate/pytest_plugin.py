@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 RACKGATE_OPTIONS = ("--rack", "--atom-url", "--served-model", "--baseline", "--record-baseline", "--sim-fault",
-                    "--gsm8k-dir")
+                    "--gsm8k-dir", "--tokenizer")
 REEXEC_ENV = "RACKGATE_REEXEC"
 
 
@@ -36,6 +36,9 @@ def pytest_addoption(parser):
     g.addoption("--gsm8k-dir", metavar="DIR", default=None,
                 help="GSM8K data (lm-eval's gsm8k JSONL: test.jsonl, train.jsonl) for the accuracy checks "
                      "(default: the rack file's accuracy.gsm8k_dir, else lm-eval's dataset)")
+    g.addoption("--tokenizer", metavar="PATH", default=None,
+                help="the served model's tokenizer.json (or its folder) on this machine, for SRV-STREAM-CONSISTENCY's "
+                     "token count (default: the rack file's serving.tokenizer)")
     g.addoption("--record-baseline", action="store_true", help="store the facts this run observes as the baseline")
     g.addoption("--baseline", metavar="FILE", default=None, help="baseline file (default: the rack file's)")
 
@@ -54,7 +57,7 @@ def _takes_value(parser, name: str) -> bool:
     return action is not None and action.nargs != 0
 
 
-PATH_OPTIONS = ("--rack", "--baseline", "--junitxml", "--alluredir", "--gsm8k-dir", "--basetemp", "--rootdir",
+PATH_OPTIONS = ("--rack", "--baseline", "--junitxml", "--alluredir", "--gsm8k-dir", "--tokenizer", "--basetemp", "--rootdir",
                 "--confcutdir", "-c", "--config-file")
 
 

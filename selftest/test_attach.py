@@ -2,6 +2,7 @@
 the server it is pointed at."""
 from rackgate.catalogue import row
 from rackgate.sim.gsm8k import SHARED as SHARED_GSM8K
+from rackgate.sim.model import write_tokenizer
 
 from .harness import REPO, run_suite
 from .simserver import sim_server
@@ -24,9 +25,10 @@ def test_gate_against_a_bang_server_fails_sanity(tmp_path, gsm8k_dir):
 
 
 def test_gate_against_a_healthy_server_passes(tmp_path, gsm8k_dir):
+    write_tokenizer(tmp_path / "tokenizer.json")  # the served model's, as a model folder carries it
     with sim_server() as (proc, url):
         run = run_suite(tmp_path, "-m", "gate", "--atom-url", url, "--served-model", "moonshotai/Kimi-K3",
-                        "--gsm8k-dir", str(gsm8k_dir))
+                        "--gsm8k-dir", str(gsm8k_dir), "--tokenizer", str(tmp_path / "tokenizer.json"))
         assert proc.poll() is None
     assert run.outcomes and run.ids("failed") | run.ids("error") == set(), run.stdout[-3000:]
     # what an attached run cannot see (the boot it did not watch, logs it does not have) is

@@ -33,8 +33,9 @@ class Tokens:
 def load(setting: str) -> Tokens:
     """`setting`: a tokenizer.json, or a folder holding one (serving.tokenizer)."""
     if not setting:
-        raise CouldNotObserve("serving.tokenizer is not set in the rack file: the answer's tokens cannot be "
-                              "counted (give the served model's tokenizer.json or its folder on this machine)")
+        raise CouldNotObserve("serving.tokenizer is not set in the rack file (or --tokenizer PATH): the answer's "
+                              "tokens cannot be counted (give the served model's tokenizer.json or its folder "
+                              "on this machine)")
     path = Path(setting).expanduser()
     if path.is_dir():
         path = path / "tokenizer.json"

@@ -75,6 +75,8 @@ class AccuracyExpect(Section):
     # Their accuracy must not fall below ACC-QUICK's by more than `under_load_z` standard errors
     # of the difference (two proportions, pooled).
     under_load_per_rank: int = Field(default=4, ge=1)
+    # Attached without a rack file the DP size is not known: this many fillers in flight instead.
+    under_load_fillers_attached: int = Field(default=32, ge=1)
     under_load_questions: int = Field(default=64, ge=4)
     under_load_max_tokens: int = Field(default=256, ge=1)  # each filler's
     under_load_z: float = Field(default=2.58, gt=0)

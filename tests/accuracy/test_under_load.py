@@ -30,7 +30,8 @@ def test_accuracy_under_load(server, rack, evidence, gate_results):
         raise CouldNotObserve(str(e)) from None
     docs = quick.question_order(len(task), cfg.quick_seed)[:cfg.under_load_questions]
     clients = setup.clients_for(rack, server.url, server.client.model)
-    fillers = under_load.Fillers(clients, cfg.under_load_per_rank * len(rank_table(rack)),
+    ranks = len(rank_table(rack))  # 0: attached without a rack file, the DP size unknown
+    fillers = under_load.Fillers(clients, cfg.under_load_per_rank * ranks if ranks else cfg.under_load_fillers_attached,
                                  lambda i: load.prompt(600, i), cfg.under_load_max_tokens, cfg.request_timeout_s)
     try:
         items = list(quick.ask(task, clients, docs, cfg.num_concurrent, cfg.request_timeout_s,
