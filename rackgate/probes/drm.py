@@ -20,14 +20,16 @@ GPU_DRIVER = "amdgpu"
 CARD_RE = re.compile(r"card(\d+)")
 BDF_RE = re.compile(r"([0-9a-f]{4,8}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])")
 NO_DRM = "__rackgate_no_drm__"
-# One line per primary card: name <TAB> device link <TAB> driver link <TAB> "ualink" or "".
-# Connectors (cardN-XXX) and render nodes are not cards; a link that is not there reads "". No
-# readlink, or a directory it cannot list, exits non-zero: never an empty (zero-GPU) listing.
+END = "__rackgate_end__"
+# One line per primary card: name <TAB> device link <TAB> driver link <TAB> "ualink" or "", then
+# the end marker. Connectors (cardN-XXX) and render nodes are not cards; a link that is not there
+# reads "". No readlink, or a directory it cannot list, exits non-zero; a reply without the end
+# marker never came whole: never an empty (zero-GPU) listing.
 _LIST = ('d="$1"; [ -d "$d" ] || { echo "$2"; exit 0; }; command -v readlink >/dev/null || exit 127; '
          '[ -r "$d" ] && [ -x "$d" ] || { echo "cannot list $d" >&2; exit 3; }; '
          'for c in "$d"/card*; do [ -e "$c" ] || continue; '
          'n="${c##*/}"; case "$n" in *-*) continue;; esac; u=""; [ -d "$c/device/ualink" ] && u=ualink; '
-         'printf "%s\\t%s\\t%s\\t%s\\n" "$n" "$(readlink "$c/device")" "$(readlink "$c/device/driver")" "$u"; done')
+         'printf "%s\\t%s\\t%s\\t%s\\n" "$n" "$(readlink "$c/device")" "$(readlink "$c/device/driver")" "$u"; done; echo "$3"')
 
 
 class CardCount(CouldNotObserve):
@@ -129,10 +131,14 @@ def where(node: str, gpu: int | None, card: int, bdf: str | None) -> str:
 
 
 def discover(host: Host) -> GpuMap:
-    res = host.shell(_LIST, host.path("/sys/class/drm"), NO_DRM, timeout=30)
+    res = host.shell(_LIST, host.path("/sys/class/drm"), NO_DRM, END, timeout=30)
     if not res.ok:
         raise CouldNotObserve(f"node {host.name}: listing /sys/class/drm failed (rc {res.rc}): "
                               f"{res.stderr.strip()[:200]}")
     if res.stdout.strip() == NO_DRM:
         raise CouldNotObserve(f"node {host.name}: no /sys/class/drm to find the GPUs' DRM cards in")
-    return GpuMap.of(host.name, parse_listing(host.node_text(res.stdout), f"node {host.name}"))
+    if not res.stdout.endswith(END + "\n"):
+        raise UnrecognisedOutput(f"node {host.name}: the /sys/class/drm listing did not come back whole: "
+                                 f"{res.came_back()}")
+    return GpuMap.of(host.name, parse_listing(host.node_text(res.stdout.removesuffix(END + "\n")),
+                                              f"node {host.name}"))

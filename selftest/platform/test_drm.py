@@ -138,3 +138,17 @@ def test_a_listing_that_could_not_run_is_could_not_observe_never_zero_gpus(tmp_p
     host, _ = _root(tmp_path, "plain")
     with pytest.raises(CouldNotObserve, match=r"node node2: listing /sys/class/drm failed \(rc 127\)"):
         drm.discover(NoReadlink("node2", host.runner, sysroot=host.sysroot))
+
+
+@pytest.mark.parametrize("stdout", ["", "card1\t../../../0000:05:00.0\t../../../../bus/pci/drivers/amdgpu\tualink\n"],
+                         ids=["empty", "cut-short"])
+def test_a_listing_that_did_not_come_back_whole_is_could_not_observe_never_fewer_gpus(tmp_path, stdout):
+    """Exit 0 with nothing (or with the cards cut short before the end marker): the suite did
+    not see the listing whole -- never "0 (or 1) amdgpu cards", which would be PLAT-GPUS's finding."""
+    class Quiet(Host):
+        def shell(self, script, *args, timeout=None, stdin=None):
+            return Result(self.name, "sh -c ...", 0, stdout, "", 0.0)
+
+    host, _ = _root(tmp_path, "plain")
+    with pytest.raises(CouldNotObserve, match="did not come back whole"):
+        drm.discover(Quiet("node2", host.runner, sysroot=host.sysroot))
