@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from rackgate.transport.inject import WAYS
-
 import pytest
+
+from rackgate.transport.inject import WAYS
 
 from .harness import run_suite
 
