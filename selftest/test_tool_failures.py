@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
+import pytest
+
 from rackgate.transport.inject import WAYS
 
 from .harness import run_suite
@@ -70,6 +72,7 @@ def violations(run, sent) -> list[str]:
     return bad
 
 
+@pytest.mark.timeout(900)
 def test_every_command_failing_every_way_is_could_not_observe(tmp_path):
     healthy, sent = _run(tmp_path, "discover", {})
     assert healthy.outcomes and not healthy.ids("failed") and not healthy.ids("error"), healthy.stdout[-2000:]

@@ -12,7 +12,7 @@ bandwidth, rackgate.probes.collective.Bandwidth).
 from __future__ import annotations
 
 from ..probes import collective
-from ..transport import Host, Result, container_for, fanout
+from ..transport import Host, Result, TransportError, container_for, fanout
 
 
 def command(rack, node_rank: int, data_ip: str) -> list[str]:
@@ -45,6 +45,8 @@ def run_all(hosts: dict[str, Host], rack) -> dict[str, tuple[Result, collective.
 
     def one(i_node):
         i, node = i_node
+        if node.name not in hosts:  # unreachable: its items ERROR with the reason the node gave
+            raise getattr(hosts, "missing", {}).get(node.name) or TransportError(node.name, "not reachable")
         box = container_for(hosts[node.name], node, rack, dict(rack.fabric.collective_env))
         res = box.run(command(rack, i, node.data_ip), timeout=bound(rack), stdin=src)
         return res, collective.parse(res.stdout + "\n" + res.stderr)

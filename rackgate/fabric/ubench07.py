@@ -168,6 +168,7 @@ class Runner:
         tag = f"{self.tool}-{a}-{b}-{int(time.time() * 1000)}"
         slog, clog = f"{LOG_DIR}/{tag}-{roles[0]}.log", f"{LOG_DIR}/{tag}-{roles[1]}.log"
         t0 = time.monotonic()
+        server = client = None
         try:
             for h, cmd in ((ha, scmd), (hb, ccmd)):
                 require_exe(h, cmd[0])
@@ -203,6 +204,15 @@ class Runner:
             run.error = str(e)
         except Exception as e:  # noqa: BLE001
             run.error = f"{type(e).__name__}: {e}"
+        finally:
+            # A run cut short (a command that failed, a node that dropped) still ends what it
+            # started, before the "after" scan: a process left by our own abort is no rack finding.
+            for proc in (server, client):
+                if proc is not None and not proc.stopped:
+                    try:
+                        proc.stop(grace_s=2)
+                    except TransportError as e:
+                        run.error = run.error or f"could not end PID {proc.pid}: {e}"
         run.seconds = time.monotonic() - t0
         return run
 

@@ -248,7 +248,10 @@ def fabric(host: Host, json_output: bool = True):
     res = host.run(["amd-smi", "fabric", "--json"] if json_output else ["amd-smi", "fabric"], timeout=60)
     if json_output and not res.ok and res.rc != 127 and _NO_JSON.search(res.stderr + res.stdout):
         res = host.run(["amd-smi", "fabric"], timeout=60)
-    return res, (parse_fabric(res.stdout) if res.ok else [])
+    try:
+        return res, (parse_fabric(res.stdout) if res.ok else [])
+    except AmdSmiParseError as e:  # name the node whose amd-smi said it
+        raise AmdSmiParseError(f"{host.name}: {e}") from None
 
 
 def table(gpus: list[FabricGpu]) -> str:

@@ -29,7 +29,22 @@ class Spawned:
     def alive(self) -> bool:
         if self.stopped:
             return False
-        return self.host.run(["kill", "-0", str(self.pid)], timeout=15).ok
+        res = self.host.run(["kill", "-0", str(self.pid)], timeout=15)
+        if res.rc == 0 and not res.stdout.strip():
+            return True
+        if res.rc == 1 and "No such process" in res.stderr:
+            return False
+        # anything else says nothing about the process: never read as "it ended"
+        said = (res.stderr.strip() or res.stdout.strip() or "no output").splitlines()[-1][:160]
+        raise TransportError(self.host.name, f"could not tell whether PID {self.pid} is running: "
+                                             f"`kill -0 {self.pid}` exited {res.rc}: {said}")
+
+    def _gone(self) -> bool:
+        """For stop(): a process we cannot tell about is not gone (KILL follows at the grace)."""
+        try:
+            return not self.alive()
+        except TransportError:
+            return False
 
     def _signal(self, sig: str) -> None:
         self.host.shell('kill -"$1" -"$2" 2>/dev/null || kill -"$1" "$2" 2>/dev/null', sig, str(self.pid), timeout=15)
@@ -40,9 +55,9 @@ class Spawned:
             return
         try:
             self._signal("TERM")
-            if wait_for(lambda: not self.alive(), grace_s) is None:
+            if wait_for(self._gone, grace_s) is None:
                 self._signal("KILL")
-                wait_for(lambda: not self.alive(), grace_s)  # KILL is delivered, not awaited, by kill(1)
+                wait_for(self._gone, grace_s)  # KILL is delivered, not awaited, by kill(1)
         finally:
             self.stopped = True
             REGISTRY.drop_spawned(self)

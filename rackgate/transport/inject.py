@@ -5,6 +5,9 @@ wraps every node's runner in a FailingRunner. The plan is {"log": PATH, "fail": 
 - every command sent is logged to PATH as one JSON line {tool, node, test, way} (the check that
   sent it, from PYTEST_CURRENT_TEST), so a healthy run (no "fail") discovers the commands;
 - a command whose tool is in "fail" does not reach the node: it comes back failed in that WAY.
+  A key "TOOL@CHECK" fails the tool only while that check (a test's node id without its
+  parameters, e.g. `tests/fabric/test_ubench07.py::test_p2p`) runs, so one run can fail a
+  different command in each check of a node without one failure hiding the next.
 
 A command's tool is what runs under the wrappers the transport adds (`docker exec -i NAME`,
 `timeout -k ..`, `sudo -n`, the env-exporting `sh -c`); a fixed shell script is keyed by its text
@@ -86,16 +89,16 @@ class FailingRunner:
     def argv(self, cmd: Sequence[str], timeout: float | None = None) -> list[str]:
         return self.below.argv(cmd, timeout)
 
-    def _log(self, tool: str, way: str | None) -> None:
-        test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+    def _log(self, tool: str, test: str, way: str | None) -> None:
         line = json.dumps({"tool": tool, "node": self.node, "test": test, "way": way}) + "\n"
         with _LOCK, open(self.plan["log"], "a") as f:
             f.write(line)
 
     def run(self, cmd: Sequence[str], timeout: float, stdin: str | None = None) -> Result:
         tool = tool_of(cmd)
-        way = self.fail.get(tool)
-        self._log(tool, way)
+        test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+        way = self.fail.get(f"{tool}@{test.split('[', 1)[0]}") or self.fail.get(tool)
+        self._log(tool, test, way)
         if way is None:
             return self.below.run(cmd, timeout, stdin)
         real = self.below.run(cmd, timeout, stdin) if way == "cut" else None

@@ -39,7 +39,11 @@ def _rack(tmp_path: Path, engine_bin: Path, cache: Path, model: str, *, extra: s
     serve = (f"{engine_bin / 'transformers'} serve {model} --device cpu --host 127.0.0.1 --port {{port}} "
              f"--log-level info {extra}")
     command = command if command is not None else f"echo launched >> {counter}; cd {cache} && exec {serve}"
-    env = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}
+    # RG_LAUNCH_DIR: the engine's environment names this test's directory, so that
+    # processes_mentioning(tmp_path) finds the engine itself (its command line, once exec'd, does not);
+    # torch's compile cache goes there too, not into the run's TMPDIR (the engine's, not the suite's)
+    env = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1",
+           "RG_LAUNCH_DIR": str(tmp_path), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "torchinductor")}
     text = "\n".join([
         'name = "realengine-launch"', 'container = ""', "",
         "[[nodes]]", 'name = "cpu"', 'transport = "local"', 'data_ip = "127.0.0.1"', "tray = 1", "",

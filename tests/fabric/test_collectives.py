@@ -24,9 +24,22 @@ def _node(collective_runs, name, evidence=None):
     return res, out
 
 
+def _require_results(name, res, out, worlds: list[int], across: bool = False):
+    """A world the probe never reported on (its output cut short, the process ended) is nothing
+    to judge: could not observe, naming what came back -- never a collective fault."""
+    missing = [f"ws={ws}" for ws in worlds if out.worlds.get(ws) is None or out.worlds[ws].status == "missing"]
+    if across and (out.across is None or out.across.status == "missing"):
+        missing.append("the run across nodes")
+    if missing:
+        said = (res.stderr.strip().splitlines() or res.stdout.strip().splitlines() or ["no output"])[-1][:200]
+        raise CouldNotObserve(f"{name}: the collective probe reported no result for {', '.join(missing)} "
+                              f"(rc={res.rc}; last line: {said})")
+
+
 @pytest.mark.row("FAB-COLLECTIVE")
 def test_collective(node, rack, collective_runs, evidence):
-    _, out = _node(collective_runs, node.name, evidence)
+    res, out = _node(collective_runs, node.name, evidence)
+    _require_results(node.name, res, out, rack.fabric.collective_world_sizes)
     found = judge.collective_worlds(out, rack.fabric.collective_world_sizes)
     check(not found, "FAB-COLLECTIVE", node.name, "; ".join(found))
 
@@ -66,7 +79,8 @@ def test_collective_across_nodes(rack, collective_runs, evidence):
         pytest.skip("the rack file lists one node")
     found = []
     for n in rack.nodes:
-        _, out = _node(collective_runs, n.name, evidence)
+        res, out = _node(collective_runs, n.name, evidence)
+        _require_results(n.name, res, out, [], across=True)
         found += [f"{n.name}: {f}" for f in judge.collective_across(out)]
     check(not found, "FAB-COLLECTIVE", "all nodes", "; ".join(found))
 
