@@ -172,8 +172,14 @@ def _docker_words(res) -> str:
 
 def ps_all(host: Host) -> tuple[list[PsRow], str]:
     out = _docker_whole(host, PS[1:])
-    if not out.strip():  # docker answered whole (its exit 0, then the end marker): no container at all
-        return [], "(docker ps -a: no containers)"
+    if not out.strip():
+        # No container at all is only evidence when the daemon is known to have answered: docker
+        # answered whole (its exit 0, then the end marker) and names its server.
+        version = _docker(host, ["version", "--format", "{{.Server.Version}}"]).strip()
+        if not version:
+            raise UnrecognisedOutput(f"node {host.name}: `docker ps -a` printed nothing and `docker version` "
+                                     "names no server: the daemon's answer was not seen")
+        return [], f"(no containers; docker server {version})"
     try:
         return parse_ps(out), out
     except DockerOutputError as e:

@@ -78,6 +78,7 @@ def write_rack(out: Path, source: Path, rack, nodes: tuple[str, ...] | list[str]
     if simulated:
         data = rack.model_dump(exclude={"sim"})
         data["server"]["api_key"] = rack.server.api_key
+        data["server"].pop("attach_url", None)  # an override (--atom-url), never a rack file's key
         data["name"] = f"{rack.name}-{'-'.join(order)}"
     else:
         data = tomllib.loads(source.read_text())

@@ -94,6 +94,13 @@ class Dockerd:
         tar = rootfs_tar(self.dir / "rootfs.tar", trees)
         return self.docker("import", str(tar), tag).stdout.strip()
 
+    def next_second(self) -> None:
+        """`docker events --until 0s` ends at the current whole second: an event of this very
+        second may not be listed yet. Returns once the clock is in the next second."""
+        start = int(time.time())
+        while int(time.time()) <= start:
+            time.sleep(0.05)
+
     def run(self, name: str, image: str, *cmd: str, env: dict[str, str] | None = None) -> None:
         envs = [a for k, v in (env or {}).items() for a in ("-e", f"{k}={v}")]
         self.docker("run", "-d", "--network", "none", "--name", name, *envs, image, *(cmd or ("sleep", "3600")))

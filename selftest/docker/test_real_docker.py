@@ -2,8 +2,6 @@
 --format`, `events`, `inspect` and `exec` output, and the daemon killed mid-run (issue 24 item 3)."""
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from rackgate.errors import CouldNotObserve, ToolMissing
@@ -26,11 +24,7 @@ def daemon():
         d.run("atom", IMAGE, env={"ATOM_PATCH": "1"})
         d.run("old", IMAGE, "true")
         d.docker("wait", "old")
-        # `docker events --until 0s` ends at the current whole second: an event of this very
-        # second may not be listed yet, so the tests start in the next one
-        start = int(time.time())
-        while int(time.time()) <= start:
-            time.sleep(0.05)
+        d.next_second()  # the creates are listed by `docker events --until 0s`
         yield d
     finally:
         d.stop()

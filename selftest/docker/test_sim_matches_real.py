@@ -31,6 +31,7 @@ def real():
         d.run("atom", IMAGE)
         d.run("old", IMAGE, "false")
         d.docker("wait", "old")
+        d.next_second()  # the creates are listed by `docker events --until 0s`
         yield Host("real", LocalRunner("real", env=d.env()))
     finally:
         d.stop()
