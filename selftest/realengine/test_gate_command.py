@@ -55,7 +55,11 @@ def gate_command(srv, tmp_path: Path, gsm8k_dir: Path, rack: Path | None = None)
 def engine_rack(tmp_path: Path, srv, gsm8k_dir: Path) -> Path:
     """The real-engine rack: Kimi-K3's accuracy thresholds, questions fitted to SmolLM2 on CPU."""
     return runners.rack_file(tmp_path / "rack.toml", srv.model, max_tokens=GATE_MAX_TOKENS,
-                             accuracy={"api": "completions", "gsm8k_dir": str(gsm8k_dir)})
+                             accuracy={"api": "completions", "gsm8k_dir": str(gsm8k_dir),
+                                       # ACC-UNDER-LOAD runs whatever ACC-QUICK scored (it reads its
+                                       # accuracy): the fewest questions and fillers on 2 CPU cores
+                                       "under_load_questions": 4, "under_load_per_rank": 1,
+                                       "under_load_max_tokens": 16})
 
 
 def run_gate(srv, tmp_path: Path, gsm8k_dir: Path, timeout: float = 1500, rack: Path | None = None):
