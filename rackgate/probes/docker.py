@@ -16,6 +16,7 @@ Formats (docker CLI):
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from .. import jsonl
@@ -176,7 +177,7 @@ def ps_all(host: Host) -> tuple[list[PsRow], str]:
         # No container at all is only evidence when the daemon is known to have answered: docker
         # answered whole (its exit 0, then the end marker) and names its server.
         version = _docker(host, ["version", "--format", "{{.Server.Version}}"]).strip()
-        if not version:
+        if not re.fullmatch(r"\d+\.\d+[\w.+~-]*", version):
             raise UnrecognisedOutput(f"node {host.name}: `docker ps -a` printed nothing and `docker version` "
                                      "names no server: the daemon's answer was not seen")
         return [], f"(no containers; docker server {version})"
