@@ -108,10 +108,13 @@ class Dockerd:
     def run_with_host_python(self, name: str, image: str, network: str = "none", rw: tuple[str, ...] = (),
                              ro: tuple[str, ...] = ()) -> str:
         """A container whose python is this machine's (its /usr and the interpreter's prefix
-        bound read-only: CPU torch for the collective probe), `ro`/`rw` directories bound at their
+        bound read-only, and the venv's when it runs in one: CPU torch for the collective probe), `ro`/`rw` directories bound at their
         own paths; returns that python's path."""
+        # the interpreter's own prefix, and in a venv (README: a fresh venv) the venv too: its
+        # python is a link into the base prefix, its site-packages hold CPU torch
         prefix = os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))
-        binds = [a for d in ("/usr", "/etc/ld.so.cache", prefix, *ro) for a in ("-v", f"{d}:{d}:ro")]
+        trees = dict.fromkeys(("/usr", "/etc/ld.so.cache", prefix, sys.base_prefix, sys.prefix, *ro))
+        binds = [a for d in trees for a in ("-v", f"{d}:{d}:ro")]
         binds += [a for d in rw for a in ("-v", f"{d}:{d}")]
         # --init: a PID 1 that reaps (exec'd processes whose parent exits are reparented to it)
         self.docker("run", "-d", "--init", "--network", network, "--name", name, *binds, image, "sleep", "3600")
