@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..config.model import Node, Rack
 from ..errors import CouldNotObserve
@@ -50,7 +49,7 @@ class AtomServer:
         return self.client.base_url
 
     # --- what runs where ------------------------------------------------------------------
-    def fields_for(self, node: Node, index: int) -> dict[str, Any]:
+    def fields_for(self, node: Node, index: int) -> dict[str, str | int]:
         rack = self.rack
         return {"node": node.name, "node_index": index, "dp_local": rack.gpus_per_node,
                 "dp_start": index * rack.gpus_per_node, "dp_size": rack.gpu_count,

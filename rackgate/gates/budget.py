@@ -28,7 +28,7 @@ class Judgement:
         return self.kind == "ok"
 
 
-def _seen(content: str, finish: object, reasoning: str, tokens: int | None) -> str:
+def _seen(content: str, finish: str | None, reasoning: str, tokens: int | None) -> str:
     n = f" after {tokens} tokens" if tokens is not None else ""
     return (f"content={content[:60]!r} finish_reason={finish!r}{n} "
             f"reasoning_content={'set (' + str(len(reasoning)) + ' chars)' if reasoning else 'empty'}")
