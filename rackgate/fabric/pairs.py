@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..probes.pair_runs import Pair, pair_id
+
 if TYPE_CHECKING:
     from ..config.fabric import FabricExpect
-
-Pair = tuple[str, str]
 
 
 def triangles(nodes: list[str]) -> list[Pair]:
@@ -50,10 +50,6 @@ def rounds(pairs: list[Pair]) -> list[list[Pair]]:
                 left.remove(p)
         out.append(this)
     return out
-
-
-def pair_id(p: Pair) -> str:
-    return f"{p[0]}-{p[1]}"
 
 
 # --- rack scale: a round-robin tournament (the triangles generalised) -------------------------

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..config.accuracy import AccuracyExpect
-from ..gsm8k.lmeval import Results
+from ..probes.gsm8k_results import Results
 
 
 def degenerate_share(results: Results) -> str:

@@ -6,17 +6,26 @@ failure with the catalogue row's diagnosis.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..config.fabric import FabricExpect
 from ..errors import CouldNotObserve, UnrecognisedOutput, require_records
-from ..fabric import accel
-from ..fabric.ubench07 import LeftoverScan, PairRun
-from ..probes import amdsmi, collective, dmesg, ubench
+from ..probes import accel, amdsmi, collective, dmesg, ubench
+from ..probes.pair_runs import LeftoverScan, PairRun
 from ..probes.ualink import Link
 
-if TYPE_CHECKING:
-    from ..baseline import Baseline
+
+class _Recorded(Protocol):
+    @property
+    def value(self) -> object: ...
+
+
+class RecordedBaseline(Protocol):
+    """What a judge reads of a recorded baseline (rackgate.baseline.Baseline, a layer above gates)."""
+
+    def get(self, name: str, where: str = "") -> _Recorded | None: ...
+
+    def describe(self) -> str: ...
 
 
 def readable(where: str, link: Link, attrs: tuple[str, ...]) -> Link:
@@ -82,7 +91,7 @@ def training_vs_peers(link: Link, peers: dict[str, Link]) -> list[str]:
     return out
 
 
-def training_vs_baseline(where: str, link: Link, baseline: Baseline) -> tuple[list[str], list[str]]:
+def training_vs_baseline(where: str, link: Link, baseline: RecordedBaseline) -> tuple[list[str], list[str]]:
     """(findings, missing): values that moved since the recorded healthy boot, and facts the
     baseline does not have for this GPU."""
     out, missing = [], []

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ..atom.logfacts import KvError, MemoryBudget, Unparsed
+from ..probes.atom_log_facts import KvError, MemoryBudget, Unparsed
 
 
 def expert_counts(model_experts: int, ep_size: int, per_rank: int = 0) -> tuple[int, ...]:

@@ -16,8 +16,8 @@ import time
 import uuid
 from pathlib import Path
 
+from ..secrets import redact
 from . import plots
-from .secrets import redact
 
 # Regexes that mean the same in Java (Allure 2: whole-message match) and JavaScript (Allure 3:
 # search): no inline flags, [\s\S] for "anything including newlines".

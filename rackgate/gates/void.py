@@ -9,7 +9,7 @@ from that recipe keeps it. Two witnesses, both pure here:
 """
 from __future__ import annotations
 
-from ..gates.lint import flags
+from .lint import flags
 
 FLAG = "fake-eplb"
 KWARG = "fake_eplb"

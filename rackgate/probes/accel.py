@@ -10,7 +10,11 @@ import re
 from typing import TYPE_CHECKING
 
 from ..catalogue import Pattern, row
-from ..probes.dmesg import Hit
+from .dmesg import Hit
+
+if TYPE_CHECKING:
+    from ..config import Rack
+    from .drm import GpuMap
 
 if TYPE_CHECKING:
     from ..config.model import Rack
