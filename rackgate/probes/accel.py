@@ -16,10 +16,6 @@ if TYPE_CHECKING:
     from ..config import Rack
     from .drm import GpuMap
 
-if TYPE_CHECKING:
-    from ..config.model import Rack
-    from ..probes.drm import GpuMap
-
 # FAB-DMESG: the catalogue row's signatures (rackgate/catalogue/fab.toml [[row.pattern]]).
 FAB_DMESG: tuple[Pattern, ...] = row("FAB-DMESG").patterns
 ACCID_RE = re.compile(r"AccId:\s*(\d+)")
