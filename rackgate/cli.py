@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 PATH_OPTIONS = ("--rack", "--baseline", "--junitxml", "--alluredir", "--verdict-file")
 
@@ -20,7 +21,7 @@ PATH_OPTIONS = ("--rack", "--baseline", "--junitxml", "--alluredir", "--verdict-
 ALL_PASSED, FINDING, USAGE, UNOBSERVED = 0, 1, 2, 3
 
 
-def exit_code(pytest_rc: int, verdict: dict | None) -> int:
+def exit_code(pytest_rc: int, verdict: dict[str, Any] | None) -> int:
     """pytest's exit status + the run's verdict file -> rackgate's exit code: 1 only with a finding
     about the rack; failures without one (could not observe, a suite error, a run cut short) are 3;
     a usage or rack-file error (pytest's 4) or a selection that ran nothing (5) is 2."""
@@ -39,9 +40,10 @@ def normalize(argv: list[str], cwd: Path) -> list[str]:
         name, eq, value = a.partition("=")
         if name in PATH_OPTIONS:
             if not eq:
-                value = next(it, None)
-                if value is None:
+                following = next(it, None)
+                if following is None:
                     raise SystemExit(f"rackgate: {name} needs a value")
+                value = following
             a = f"{name}={(cwd / value).resolve()}"
         out.append(a)
     return out

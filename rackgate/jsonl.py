@@ -3,6 +3,7 @@ output, the GSM8K data files. Imports nothing from the package."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 
 class BadLine(ValueError):
@@ -13,7 +14,7 @@ class BadLine(ValueError):
         self.n, self.why, self.line = n, why, line
 
 
-def objects(text: str) -> list[tuple[int, dict]]:
+def objects(text: str) -> list[tuple[int, dict[str, Any]]]:
     """Every non-blank line as (its line number, the object); BadLine at the first that is not one."""
     out = []
     for n, line in enumerate(text.splitlines(), 1):

@@ -16,13 +16,17 @@ import itertools
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pytest
 
 RACKGATE_OPTIONS = ("--rack", "--atom-url", "--served-model", "--baseline", "--record-baseline", "--sim-fault",
                     "--gsm8k-dir", "--tokenizer")
 REEXEC_ENV = "RACKGATE_REEXEC"
 
 
-def pytest_addoption(parser):
+def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("rackgate", "rackgate: hardware acceptance for AI inference racks")
     g.addoption("--rack", metavar="FILE", default=None,
                 help="rack file (TOML); default: the simulated rack (racks/sim.toml)")
@@ -51,8 +55,9 @@ def _uses_rackgate(args: list[str]) -> bool:
     return any(a.partition("=")[0] in RACKGATE_OPTIONS for a in args)
 
 
-def _takes_value(parser, name: str) -> bool:
-    ap = getattr(parser, "optparser", None) or parser._getparser()  # pytest 9 / 8
+def _takes_value(parser: pytest.Parser, name: str) -> bool:
+    # pytest 9 / 8 (the installed pytest's types know only one of them)
+    ap = getattr(parser, "optparser", None) or parser._getparser()  # type: ignore[attr-defined]
     action = ap._option_string_actions.get(name)  # argparse's own table
     return action is not None and action.nargs != 0
 
@@ -61,7 +66,7 @@ PATH_OPTIONS = ("--rack", "--baseline", "--junitxml", "--alluredir", "--gsm8k-di
                 "--confcutdir", "-c", "--config-file")
 
 
-def rewrite(args: list[str], parser, cwd: Path) -> list[str]:
+def rewrite(args: list[str], parser: pytest.Parser, cwd: Path) -> list[str]:
     """Every long option that takes a value written `--opt=value`; path options' values and test
     paths made absolute against cwd (the run moves to the project directory)."""
     out, i = [], 0
@@ -82,7 +87,7 @@ def rewrite(args: list[str], parser, cwd: Path) -> list[str]:
     return out
 
 
-def pytest_load_initial_conftests(early_config, parser, args):
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
     """The project's ini lost (see the module's docstring): run again from the project, once."""
     import pytest
     project = _project()

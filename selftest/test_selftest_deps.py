@@ -21,7 +21,7 @@ ELSEWHERE = {
     "transformers": ({"selftest/realengine/model_store.py"}, "the real engine's venv (scripts/real_engine/install.sh)"),
 }
 # Executables the self-tests run, and the distribution that brings each.
-RUNS = {"ruff": "ruff", "lint-imports": "import-linter"}
+RUNS = {"ruff": "ruff", "lint-imports": "import-linter", "mypy": "mypy"}
 
 
 def imports(root: Path) -> dict[str, set[str]]:

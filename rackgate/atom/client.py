@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any
 
 import requests
 import urllib3
@@ -20,9 +21,9 @@ class ServerError(CouldNotObserve):
 @dataclass(frozen=True)
 class Reply:
     status: int
-    body: dict
+    body: dict[str, Any]      # the server's JSON (a non-object answer as {"_": it})
     elapsed: float
-    request: dict
+    request: dict[str, Any]
 
     def evidence(self) -> str:
         return redact(json.dumps({"request": self.request, "status": self.status, "response": self.body},
@@ -40,7 +41,7 @@ class Client:
     def __repr__(self) -> str:
         return f"Client({self.base_url}, model={self.model!r})"
 
-    def request(self, method: str, path: str, body: dict | None = None, timeout: float | None = None) -> Reply:
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None, timeout: float | None = None) -> Reply:
         url = self.base_url + path
         t0 = time.monotonic()
         for attempt in (1, 2):
@@ -79,23 +80,23 @@ class Client:
             raise ServerError(f"GET {self.base_url}/v1/models: unexpected body {json.dumps(reply.body)[:160]}") from None
 
     def completion(self, prompt: str, max_tokens: int = 16, temperature: float = 0.0,
-                   timeout: float | None = None, **extra) -> Reply:
+                   timeout: float | None = None, **extra: Any) -> Reply:
         """extra: more request fields, e.g. logprobs=1, or data_parallel_rank=r (ATOM's routing
         hint, CompletionRequest.data_parallel_rank in atom/entrypoints/openai/protocol.py)."""
         body = {"model": self.model, "prompt": prompt, "max_tokens": max_tokens, "temperature": temperature, **extra}
         return self.request("POST", "/v1/completions", body, timeout)
 
-    def chat(self, messages: list[dict], max_tokens: int = 16, temperature: float = 0.0,
-             timeout: float | None = None, **extra) -> Reply:
+    def chat(self, messages: list[dict[str, Any]], max_tokens: int = 16, temperature: float = 0.0,
+             timeout: float | None = None, **extra: Any) -> Reply:
         body = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
                 "temperature": temperature, **extra}
         return self.request("POST", "/v1/chat/completions", body, timeout)
 
-    def post(self, path: str, body: dict | None = None, timeout: float | None = None) -> Reply:
+    def post(self, path: str, body: dict[str, Any] | None = None, timeout: float | None = None) -> Reply:
         return self.request("POST", path, body or {}, timeout)
 
-    def stream(self, path: str, body: dict, timeout: float | None = None, handle: "StreamHandle | None" = None,
-               stop_when: "Callable[[str], str | None] | None" = None) -> Reply:
+    def stream(self, path: str, body: dict[str, Any], timeout: float | None = None, handle: StreamHandle | None = None,
+               stop_when: Callable[[str], str | None] | None = None) -> Reply:
         """POST with `"stream": true` and read the server-sent events to the end: the Reply holds
         the answer assembled as a non-streamed body (choices[0].text, or .message.content and
         .reasoning_content; the first finish_reason; usage.completion_tokens = chunks read; pieces:
@@ -178,7 +179,7 @@ class Client:
         return Reply(200, out, time.monotonic() - t0, body)
 
 
-def _lines(r):
+def _lines(r: requests.Response) -> Iterator[bytes]:
     """The response's lines as they arrive: http.client's buffered readline (chunked or not)
     where there is one, else requests' byte-wise iter_lines."""
     fp = getattr(r.raw, "_fp", None)
@@ -196,13 +197,13 @@ class StreamHandle:
     """Cancel a stream from another thread: shut its socket down (a blocked read returns at once)
     and close the response, so the server sees the client go."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         import threading
         self._lock = threading.Lock()
-        self._resp = None
+        self._resp: requests.Response | None = None
         self.cancelled = False
 
-    def attach(self, resp) -> None:
+    def attach(self, resp: requests.Response) -> None:
         with self._lock:
             self._resp = resp
             if self.cancelled:
@@ -244,11 +245,12 @@ def refusal(reply: Reply) -> str:
     return f"HTTP {reply.status}: {detail if detail is not None else json.dumps(body)[:200]}"
 
 
-def first_choice(reply: Reply, path: str) -> dict:
+def first_choice(reply: Reply, path: str) -> dict[str, Any]:
     """The first choice of a 200 reply, or a ServerError that says what came back instead."""
     if reply.status != 200:
         raise ServerError(f"POST {path}: {refusal(reply)}")
     try:
-        return reply.body["choices"][0]
+        choice: dict[str, Any] = reply.body["choices"][0]
     except (KeyError, IndexError, TypeError):
         raise ServerError(f"POST {path}: no choices in the response: {json.dumps(reply.body)[:200]}") from None
+    return choice

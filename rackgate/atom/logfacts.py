@@ -27,6 +27,7 @@ import ast
 import re
 import warnings
 from dataclasses import dataclass
+from typing import overload
 
 from ..errors import UnrecognisedOutput
 from ..lines import clean
@@ -37,7 +38,11 @@ class LogFactError(UnrecognisedOutput, ValueError):
     """A log line that names a fact but whose value does not parse (one line: which, and why)."""
 
 
-def _num(field: str, text: str, kind=float):
+@overload
+def _num(field: str, text: str) -> float: ...
+@overload
+def _num(field: str, text: str, kind: type[int]) -> int: ...
+def _num(field: str, text: str, kind: type[float] | type[int] = float) -> float:
     try:
         v = kind(text)
     except (ValueError, OverflowError):
@@ -107,7 +112,7 @@ class KwargsError(UnrecognisedOutput, ValueError):
     """The `Engine kwargs:` message is not a dict repr this parser can read."""
 
 
-def engine_kwargs(message: str) -> dict:
+def engine_kwargs(message: str) -> dict[object, object]:
     """The dict of an `Engine kwargs: {...}` message. Literal values are evaluated with
     ast.literal_eval; anything else (CompilationConfig(...), <CUDAGraphMode.FULL: 2>) is kept as
     Unparsed text. Nothing is ever executed."""
@@ -127,7 +132,7 @@ def engine_kwargs(message: str) -> dict:
         raise KwargsError(f"the kwargs repr does not parse ({type(e).__name__})") from None
     if not isinstance(tree.body, ast.Dict):
         raise KwargsError("the kwargs repr is not a dict")
-    out = {}
+    out: dict[object, object] = {}
     for k, v in zip(tree.body.keys, tree.body.values):
         if k is None:
             continue

@@ -75,7 +75,7 @@ class Parser:
 
     def __init__(self, start: int = 1):
         self.lineno = start - 1
-        self.header: re.Match | None = None
+        self.header: re.Match[str] | None = None
 
     def feed(self, line: str) -> Record | None:
         self.lineno += 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..config.model import Rack
 from ..errors import CouldNotObserve
 from ..transport import Host
 from . import logformat
@@ -110,6 +111,6 @@ def per_rank(node: str, host: Host, path: str, ranks: range) -> list[NodeLog]:
     return [NodeLog(node, host, path.replace("{rank}", str(r)), range(r, r + 1), r) for r in ranks]
 
 
-def rank_table(rack) -> dict[int, str]:
+def rank_table(rack: Rack) -> dict[int, str]:
     """DP rank -> node name: node i runs ranks i*gpus .. i*gpus+gpus-1 (-tp 1, as launched)."""
     return {i * rack.gpus_per_node + g: n.name for i, n in enumerate(rack.nodes) for g in range(rack.gpus_per_node)}

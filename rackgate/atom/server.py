@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from ..config.model import Node, Rack
 from ..errors import CouldNotObserve
 from ..transport import Host, Spawned, TransportError, container_for, fanout
 from .client import Client, ServerError
@@ -32,7 +33,7 @@ class BootFailed(CouldNotObserve):
 
 @dataclass
 class AtomServer:
-    rack: object
+    rack: Rack
     client: Client
     launched: dict[str, Spawned] = field(default_factory=dict)  # node -> process we started
     container_hosts: dict[str, Host] = field(default_factory=dict)
@@ -48,14 +49,14 @@ class AtomServer:
         return self.client.base_url
 
     # --- what runs where ------------------------------------------------------------------
-    def fields_for(self, node, index: int) -> dict:
+    def fields_for(self, node: Node, index: int) -> dict[str, str | int]:
         rack = self.rack
         return {"node": node.name, "node_index": index, "dp_local": rack.gpus_per_node,
                 "dp_start": index * rack.gpus_per_node, "dp_size": rack.gpu_count,
                 "head_ip": rack.head.data_ip, "data_ip": node.data_ip, "port": rack.launch.port,
                 "served_model": rack.server.served_model}
 
-    def command_for(self, node, index: int) -> str:
+    def command_for(self, node: Node, index: int) -> str:
         try:
             return self.rack.launch.command.format(**self.fields_for(node, index))
         except (KeyError, IndexError, ValueError) as e:
@@ -86,7 +87,7 @@ class AtomServer:
         commands = {node.name: self.command_for(node, i) for i, node in enumerate(rack.nodes)}
         env = dict(rack.launch.env)  # as written into the rack (rackgate/config/overrides.py)
 
-        def start(node):
+        def start(node: Node) -> Spawned:
             ch = self.container_hosts[node.name]
             # a fresh log per launch: the watcher must not read the last run's fatal line
             ch.run(["rm", "-f", ch.path(self.log_path(node.name))], timeout=30)
@@ -133,12 +134,12 @@ class AtomServer:
         self.launched.clear()
 
 
-def _client(rack, url: str, model: str) -> Client:
+def _client(rack: Rack, url: str, model: str) -> Client:
     key = rack.server.api_key.get_secret_value() if rack.server.api_key else None
     return Client(url, model, rack.serving.request_timeout_s, key)
 
 
-def attach(rack, hosts: dict[str, Host] | None = None) -> AtomServer:
+def attach(rack: Rack, hosts: dict[str, Host] | None = None) -> AtomServer:
     """A server someone else launched (at rack.server.attach_url): never launched, never stopped
     by the suite. Its logs are read where the rack file says they are, when they exist."""
     srv = AtomServer(rack, _client(rack, rack.server.attach_url, rack.server.served_model), attached=True)
@@ -147,7 +148,7 @@ def attach(rack, hosts: dict[str, Host] | None = None) -> AtomServer:
     return srv
 
 
-def launch(rack, hosts: dict[str, Host]) -> AtomServer:
+def launch(rack: Rack, hosts: dict[str, Host]) -> AtomServer:
     """Launch on every node and watch the boot; the verdict is in .boot (never raises on a
     failed boot; raises BootFailed when nothing could be launched)."""
     if not rack.launch.command:

@@ -69,7 +69,7 @@ def signatures() -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=1)
-def _any() -> re.Pattern:
+def _any() -> re.Pattern[str]:
     """One scan of the line for every signature (the watcher runs this on every line it reads)."""
     return re.compile("|".join([re.escape(s) for s in signatures()] + [f"(?:{p.regex})" for p in row("SRV-BOOT").patterns]))
 
@@ -94,7 +94,7 @@ class Tracebacks:
     """Per log: after `Traceback (most recent call last):`, the first unindented line that names an
     exception is the traceback's final line, and fatal."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.open = False
 
     def feed(self, text: str) -> Fatal | None:

@@ -32,7 +32,9 @@ class LineStream:
 
     @property
     def pid(self) -> int:
-        return self.child.pid
+        pid = self.child.pid
+        assert pid is not None  # pexpect.spawn has started it
+        return pid
 
     def readline(self, timeout: float) -> str | None:
         try:
@@ -54,7 +56,7 @@ class LineStream:
     def close(self) -> None:
         """End the process group we started (pexpect's child leads its own session)."""
         try:
-            os.killpg(self.child.pid, signal.SIGKILL)
+            os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         self.child.close(force=True)

@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import CouldNotObserve
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 
 @dataclass(frozen=True)
 class Tokens:
-    tokenizer: object  # tokenizers.Tokenizer
+    tokenizer: Tokenizer
     special: frozenset[str]  # the special tokens' text (end-of-sequence among them)
     source: str
 

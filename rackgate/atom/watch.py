@@ -22,8 +22,12 @@ import queue
 import re
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
+from ..config.serving import Launch
+from ..transport import Spawned
 from . import logfacts, signatures
 from .logformat import Parser, Record
 from .logs import NodeLog
@@ -77,10 +81,14 @@ class BootVerdict:
         return f"{where + ': ' if where else ''}{self.detail}"
 
 
+# (node, the line or None when the stream ended, when it was read): the followers' shared queue
+Lines = queue.Queue[tuple[str, str | None, float]]
+
+
 class _Follower:
     """One node's stream: a thread feeding (node, line, t) into the shared queue."""
 
-    def __init__(self, log: NodeLog, bound_s: float, out: queue.Queue):
+    def __init__(self, log: NodeLog, bound_s: float, out: Lines):
         self.log, self.out = log, out
         self.ended = ""
         self.stream = LineStream(log.host, log.path, bound_s)
@@ -115,21 +123,19 @@ class _Follower:
 @dataclass
 class _NodeState:
     parser: Parser
-    recent: collections.deque
+    recent: collections.deque[str]
     last_progress: float
     last_line: str = ""
     rccl_pending: bool = False
     past_rccl: bool = False
     atom_lines: int = 0
     exit_code: int | None = None
-    tracebacks: signatures.Tracebacks = None  # type: ignore[assignment]
-
-    def __post_init__(self):
-        self.tracebacks = signatures.Tracebacks()
+    tracebacks: signatures.Tracebacks = field(default_factory=signatures.Tracebacks)
 
 
 class BootWatcher:
-    def __init__(self, logs: dict[str, NodeLog], head: str, procs: dict, api_ready, launch_cfg):
+    def __init__(self, logs: dict[str, NodeLog], head: str, procs: dict[str, Spawned], api_ready: Callable[[], bool],
+                 launch_cfg: Launch):
         """api_ready(): True once the API proves the server serves (rackgate.atom.server)."""
         self.logs, self.head, self.procs, self.api_ready, self.cfg = logs, head, procs, api_ready, launch_cfg
 
@@ -137,17 +143,17 @@ class BootWatcher:
         cfg = self.cfg
         t0 = time.monotonic()
         deadline = t0 + cfg.boot_budget_s
-        q: queue.Queue = queue.Queue()
+        q: Lines = queue.Queue()
         followers = {log.node: _Follower(log, cfg.boot_budget_s + 30, q) for log in self.logs.values()}
         state = {n: _NodeState(Parser(), collections.deque(maxlen=cfg.excerpt_lines), t0) for n in self.logs}
-        dead: queue.Queue = queue.Queue()
+        dead: queue.Queue[tuple[str, int | None]] = queue.Queue()
         done = threading.Event()
         threading.Thread(target=self._liveness, args=(dead, done), name="boot-liveness", daemon=True).start()
         api_up = threading.Event()
         threading.Thread(target=self._poll_api, args=(api_up, done), name="boot-api", daemon=True).start()
         ready_seen_at = None
 
-        def verdict(kind: str, **kw) -> BootVerdict:
+        def verdict(kind: str, **kw: Any) -> BootVerdict:
             past = tuple(n for n, s in state.items() if s.past_rccl)
             seen_any = any(s.last_line for s in state.values())
             fmt = "atom" if any(s.atom_lines for s in state.values()) else ("unrecognised" if seen_any else "")
@@ -239,7 +245,7 @@ class BootWatcher:
             for f in followers.values():
                 f.close()
 
-    def _pid(self, node: str):
+    def _pid(self, node: str) -> int | None:
         proc = self.procs.get(node)
         return getattr(proc, "pid", None)
 
@@ -254,7 +260,7 @@ class BootWatcher:
             except Exception:  # noqa: BLE001 - an unanswered ask is not ready, and not a fault
                 continue
 
-    def _liveness(self, dead: queue.Queue, done: threading.Event) -> None:
+    def _liveness(self, dead: queue.Queue[tuple[str, int | None]], done: threading.Event) -> None:
         """Ask, every liveness_poll_s, whether each launched process still runs (off the main
         loop: on a real rack each ask is an ssh round trip)."""
         while not done.wait(self.cfg.liveness_poll_s):
@@ -266,7 +272,7 @@ class BootWatcher:
                 except Exception:  # noqa: BLE001 - an unanswered ask is not a death
                     continue
 
-    def _excerpt_after(self, q: queue.Queue, node: str, st: _NodeState, rec: Record, wait_s: float = 0.4) -> str:
+    def _excerpt_after(self, q: Lines, node: str, st: _NodeState, rec: Record, wait_s: float = 0.4) -> str:
         """The lines before the fatal one, and what the node writes in the next moment."""
         before = list(st.recent)
         after: list[str] = []
@@ -283,7 +289,7 @@ class BootWatcher:
         marked = [("> " + x[2:]) if x.lstrip().startswith(str(rec.lineno) + " ") else x for x in before]
         return "\n".join(marked + after)
 
-    def _drain(self, q: queue.Queue, state: dict, wait_s: float) -> None:
+    def _drain(self, q: Lines, state: dict[str, _NodeState], wait_s: float) -> None:
         end = time.monotonic() + wait_s
         while time.monotonic() < end:
             try:

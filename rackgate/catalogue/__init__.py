@@ -9,7 +9,7 @@ import functools
 import re
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -126,7 +126,7 @@ def _one_line(e: ValidationError) -> str:
     return "; ".join(f"{'.'.join(map(str, err['loc'])) or 'row'}: {err['msg']}" for err in e.errors())
 
 
-def case_problems(case: dict) -> list[str]:
+def case_problems(case: dict[str, Any]) -> list[str]:
     """What is wrong with a matrix case's shape (unknown keys, wrong types), one line each."""
     try:
         MatrixCase(**case)
@@ -135,7 +135,7 @@ def case_problems(case: dict) -> list[str]:
     return []
 
 
-def matrix() -> list[dict]:
+def matrix() -> list[dict[str, Any]]:
     """The fault matrix: every case of matrix/<area>.toml (see the header of those files)."""
     cases = []
     for path in sorted((HERE / "matrix").glob("*.toml")):
@@ -146,7 +146,7 @@ def matrix() -> list[dict]:
 
 class UnknownRow(KeyError):
     def __str__(self) -> str:  # KeyError's repr-quoting makes one-line messages ugly
-        return self.args[0]
+        return str(self.args[0])
 
 
 @functools.cache

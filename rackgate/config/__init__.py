@@ -5,7 +5,7 @@ import difflib
 import tomllib
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .model import Node, Rack
 
@@ -14,11 +14,11 @@ class RackFileError(Exception):
     """A rack file that cannot be used; str() is one line naming the file and the problem."""
 
 
-def _key_path(loc: tuple) -> str:
+def _key_path(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in loc).replace(".[", "[")
 
 
-def _suggest(model_cls, loc: tuple) -> str:
+def _suggest(model_cls: type[BaseModel], loc: tuple[int | str, ...]) -> str:
     """For an unknown key, the closest valid key of the table it sits in."""
     cls = model_cls
     for part in loc[:-1]:

@@ -93,7 +93,7 @@ class AccuracyExpect(Section):
         return self.floor if self.quick_pass_accuracy is None else self.quick_pass_accuracy
 
     @model_validator(mode="after")
-    def _quick_order(self):
+    def _quick_order(self) -> AccuracyExpect:
         if not self.quick_fail_accuracy < self.quick_pass:
             raise ValueError(f"accuracy.quick_fail_accuracy ({self.quick_fail_accuracy}) must be below the "
                              f"quick gate's pass accuracy ({self.quick_pass:.4f}: quick_pass_accuracy, or "

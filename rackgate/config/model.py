@@ -37,7 +37,7 @@ class Node(Section):
     container_sysroot: str = ""
 
     @model_validator(mode="after")
-    def _target(self):
+    def _target(self) -> Node:
         if self.transport == "ssh" and not self.ssh:
             raise ValueError(f"node {self.name}: transport 'ssh' needs 'ssh' (a destination such as root@host)")
         return self
@@ -152,7 +152,7 @@ class Rack(Section):
     sim: Sim | None = None
 
     @model_validator(mode="after")
-    def _nodes(self):
+    def _nodes(self) -> Rack:
         if self.sim is None and not self.nodes:
             raise ValueError("no [[nodes]]: a real rack lists its nodes (or add a [sim] table)")
         names = [n.name for n in self.nodes]

@@ -16,7 +16,7 @@ move 5% either way, anything else must be equal ([regression.default]).
 """
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -24,10 +24,11 @@ from .base import Section
 from .fact_names import canonical
 
 _SYNONYMS = {"drop": "higher", "rise": "lower"}
+Direction = Literal["higher", "lower", "both", "equal", "report", "drop", "rise"]
 
 
 class Tolerance(Section):
-    direction: Literal["higher", "lower", "both", "equal", "report", "drop", "rise"] = "both"
+    direction: Direction = "both"
     # Allowed move relative to the baseline value (0.10 = 10%).
     rel: float = Field(default=0.0, ge=0)
     # Allowed move in the fact's own unit (0.01 = one point of accuracy as a fraction).
@@ -37,8 +38,8 @@ class Tolerance(Section):
 
     @field_validator("direction", mode="before")
     @classmethod
-    def _spelling(cls, v):
-        return _SYNONYMS.get(v, v)
+    def _spelling(cls, v: object) -> object:
+        return _SYNONYMS.get(v, v) if isinstance(v, str) else v
 
     def allowance(self, old: float, spread: float | None) -> float:
         return max(self.rel * abs(old), self.abs, self.noise * spread if spread else 0.0)
@@ -54,7 +55,7 @@ class Tolerance(Section):
         return {"higher": f"may drop {allow}", "lower": f"may rise {allow}", "both": f"may move {allow}"}[self.direction]
 
 
-def _t(direction: str, rel: float = 0.0, abs: float = 0.0, noise: float = 0.0) -> Tolerance:
+def _t(direction: Direction, rel: float = 0.0, abs: float = 0.0, noise: float = 0.0) -> Tolerance:
     return Tolerance(direction=direction, rel=rel, abs=abs, noise=noise)
 
 
@@ -115,7 +116,7 @@ class RegressionExpect(Section):
 
     @model_validator(mode="before")
     @classmethod
-    def _merge_defaults(cls, data):
+    def _merge_defaults(cls, data: Any) -> Any:
         # A rack file that tunes one fact keeps the defaults for the others; old names still work.
         if isinstance(data, dict) and isinstance(data.get("facts"), dict):
             mine = {canonical(k)[0]: v for k, v in data["facts"].items()}

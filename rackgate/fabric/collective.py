@@ -11,11 +11,12 @@ bandwidth, rackgate.probes.collective.Bandwidth).
 """
 from __future__ import annotations
 
+from ..config.model import Node, Rack
 from ..probes import collective
 from ..transport import Host, Result, TransportError, container_for, fanout
 
 
-def command(rack, node_rank: int, data_ip: str) -> list[str]:
+def command(rack: Rack, node_rank: int, data_ip: str) -> list[str]:
     """argv of the probe (its source arrives on stdin) on one node."""
     cfg = rack.fabric
     sizes = ",".join(str(w) for w in cfg.collective_world_sizes)
@@ -32,7 +33,7 @@ def command(rack, node_rank: int, data_ip: str) -> list[str]:
             "--bw-iters", str(cfg.collective_bw_iters)]
 
 
-def bound(rack) -> float:
+def bound(rack: Rack) -> float:
     """The probe bounds every world itself (rendezvous, then the collective); this covers python +
     torch start-up on top of that."""
     cfg = rack.fabric
@@ -40,10 +41,10 @@ def bound(rack) -> float:
     return worlds * (cfg.collective_join_s + cfg.collective_timeout_s + cfg.collective_grace_s) + 180
 
 
-def run_all(hosts: dict[str, Host], rack) -> dict[str, tuple[Result, collective.ProbeOutput] | Exception]:
+def run_all(hosts: dict[str, Host], rack: Rack) -> dict[str, tuple[Result, collective.ProbeOutput] | Exception]:
     src = collective.PROBE_PATH.read_text()
 
-    def one(i_node):
+    def one(i_node: tuple[int, Node]) -> tuple[Result, collective.ProbeOutput]:
         i, node = i_node
         if node.name not in hosts:  # unreachable: its items ERROR with the reason the node gave
             raise getattr(hosts, "missing", {}).get(node.name) or TransportError(node.name, "not reachable")

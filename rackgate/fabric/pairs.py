@@ -8,7 +8,12 @@ pairs are packed into rounds of disjoint pairs that run concurrently.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..probes.pair_runs import Pair, pair_id
+
+if TYPE_CHECKING:
+    from ..config.fabric import FabricExpect
 
 
 def triangles(nodes: list[str]) -> list[Pair]:
@@ -22,7 +27,7 @@ def triangles(nodes: list[str]) -> list[Pair]:
         rest = groups.pop()
         groups.append(rest + [n for n in nodes if n not in rest][:3 - len(rest)])
     out: list[Pair] = []
-    seen: set[frozenset] = set()
+    seen: set[frozenset[str]] = set()
     for a, b, c in groups:
         for p in ((a, b), (b, c), (c, a)):
             if frozenset(p) not in seen:
@@ -97,14 +102,14 @@ def plan(nodes: list[str], peers: int = 2) -> list[list[Pair]]:
     return out
 
 
-def estimate_s(rounds_: list[list[Pair]], fabric) -> float:
+def estimate_s(rounds_: list[list[Pair]], fabric: FabricExpect) -> float:
     """Upper bound of ubench07's wall time for a plan: each round runs p2p then bw, each side
     bounded by the rack file (ubench_ready_s + p2p_run_s, ubench_ready_s + bw_run_s)."""
     per_round = 2 * fabric.ubench_ready_s + fabric.p2p_run_s + fabric.bw_run_s
     return len(rounds_) * per_round
 
 
-def describe_plan(rounds_: list[list[Pair]], fabric) -> str:
+def describe_plan(rounds_: list[list[Pair]], fabric: FabricExpect) -> str:
     pairs_n = sum(len(r) for r in rounds_)
     head = (f"ubench07 plan: {pairs_n} pairs in {len(rounds_)} rounds (no node in two pairs at once), "
             f"at most {estimate_s(rounds_, fabric):.0f}s (per round: p2p <= "

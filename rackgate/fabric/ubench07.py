@@ -17,14 +17,17 @@ import re
 import shlex
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..config.fabric import FabricExpect
+from ..config.model import Rack
 from ..errors import CouldNotObserve, ToolMissing
 from ..probes import dmesg, ubench
-from ..probes.pair_runs import LeftoverScan, PairRun, Side
+from ..probes.pair_runs import LeftoverScan, Pair, PairRun, Side, pair_id
 from ..transport import Host, Spawned, TransportError, fanout
 from ..transport.deadline import wait_for
-from .pairs import Pair, pair_id, rounds
+from .pairs import rounds
 
 LOG_DIR = "/tmp/rackgate/ubench"
 
@@ -40,11 +43,11 @@ class Ubench07:
         return [s for s in self.scans if s.node == node]
 
 
-def _exe(cfg, name: str) -> str:
+def _exe(cfg: FabricExpect, name: str) -> str:
     return f"{cfg.ubench_dir.rstrip('/')}/{name}" if cfg.ubench_dir else name
 
 
-def commands(tool: str, cfg, peer_ip: str) -> tuple[list[str], list[str]]:
+def commands(tool: str, cfg: FabricExpect, peer_ip: str) -> tuple[list[str], list[str]]:
     """The runbook's two commands, as argv: (exporter/listener on A, importer/connector on B)."""
     gpu = [] if cfg.ubench_gpu is None else [f"-gpu={cfg.ubench_gpu}"]
     if tool == "p2p":
@@ -87,7 +90,7 @@ def scan(host: Host, ours: set[int], when: str) -> LeftoverScan:
 class Runner:
     """Runs one tool (p2p or bw) over the pairs, round by round."""
 
-    def __init__(self, tool: str, rack, hosts: dict[str, Host]):
+    def __init__(self, tool: str, rack: Rack, hosts: dict[str, Host]):
         self.tool, self.rack, self.hosts, self.cfg = tool, rack, hosts, rack.fabric
         self.result = Ubench07(tool)
         self._ours: set[int] = set()
@@ -176,7 +179,7 @@ class Runner:
         run.seconds = time.monotonic() - t0
         return run
 
-    def _wait(self, server: Spawned, client: Spawned, run: PairRun, client_output) -> None:
+    def _wait(self, server: Spawned, client: Spawned, run: PairRun, client_output: Callable[[], str]) -> None:
         """The run bound counts from when the importer/connector shows it runs (its first output
         line), not from its spawn: a start-up slowed by a busy machine is not the fabric sitting.
         A tool that prints nothing is bounded from its spawn, as before."""
@@ -198,6 +201,7 @@ class Runner:
             if first_exit is not None and time.monotonic() - first_exit > min(limit, self.cfg.ubench_ready_s):
                 break
             time.sleep(0.2)
+        assert run.client is not None  # set with the client's spawn, before the wait
         self._end(client, run.client)
 
     # --- rounds -------------------------------------------------------------------------------
@@ -214,5 +218,5 @@ class Runner:
         return self.result
 
 
-def run_tool(tool: str, rack, hosts: dict[str, Host], pairs: list[Pair]) -> Ubench07:
+def run_tool(tool: str, rack: Rack, hosts: dict[str, Host], pairs: list[Pair]) -> Ubench07:
     return Runner(tool, rack, hosts).run(pairs)

@@ -1,6 +1,7 @@
 """Judgments of the ACC rows over lm-eval's scores: facts in, findings out (empty: healthy)."""
 from __future__ import annotations
 
+from ..config.accuracy import AccuracyExpect
 from ..probes.gsm8k_results import Results
 
 
@@ -17,7 +18,7 @@ def degenerate_share(results: Results) -> str:
                "which rank is not known: SRV-SANITY names it)"))
 
 
-def judge(results: Results, cfg) -> list[str]:
+def judge(results: Results, cfg: AccuracyExpect) -> list[str]:
     """Why the run fails ACC-GSM8K (empty: it passes)."""
     why = []
     s = results.strict

@@ -13,6 +13,7 @@ Each reply gets one true diagnosis (`Judgement.kind`):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .sanity import degenerate
 
@@ -27,13 +28,13 @@ class Judgement:
         return self.kind == "ok"
 
 
-def _seen(content: str, finish, reasoning: str, tokens) -> str:
+def _seen(content: str, finish: str | None, reasoning: str, tokens: int | None) -> str:
     n = f" after {tokens} tokens" if tokens is not None else ""
     return (f"content={content[:60]!r} finish_reason={finish!r}{n} "
             f"reasoning_content={'set (' + str(len(reasoning)) + ' chars)' if reasoning else 'empty'}")
 
 
-def judge(choice: dict, completion_tokens: int | None = None) -> Judgement:
+def judge(choice: dict[str, Any], completion_tokens: int | None = None) -> Judgement:
     """A chat choice (and the reply's usage.completion_tokens, when given) -> its diagnosis."""
     msg = choice.get("message") or {}
     content = msg.get("content") or ""

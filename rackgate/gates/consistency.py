@@ -17,7 +17,7 @@ from typing import Callable
 class Decoded:
     text: str
     tokens: tuple[str, ...] = ()              # when the server gave tokens (logprobs)
-    top: tuple[dict, ...] = ()                # per token {token: logprob}, when given
+    top: tuple[dict[str, float], ...] = ()    # per token {token: logprob}, when given
 
 
 Complete = Callable[[str, int], str]  # (prompt, max_tokens) -> generated text
@@ -55,7 +55,7 @@ def judge(prompt: str, d: Decoded, complete: Complete, positions: int) -> list[s
     out = []
     for i, (tok, top) in enumerate(zip(d.tokens, d.top)):
         if top:
-            best = max(top, key=top.get)
+            best = max(top, key=lambda t: top[t])
             if best != tok and top.get(best, 0) > top.get(tok, float("-inf")):
                 out.append(f"decode step {i} emitted {tok!r} but its own top logprob is {best!r}")
     for off in cuts(d, positions):

@@ -6,11 +6,26 @@ failure with the catalogue row's diagnosis.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Protocol
 
+from ..config.fabric import FabricExpect
 from ..errors import CouldNotObserve, UnrecognisedOutput, require_records
 from ..probes import accel, amdsmi, collective, dmesg, ubench
 from ..probes.pair_runs import LeftoverScan, PairRun
 from ..probes.ualink import Link
+
+
+class _Recorded(Protocol):
+    @property
+    def value(self) -> object: ...
+
+
+class RecordedBaseline(Protocol):
+    """What a judge reads of a recorded baseline (rackgate.baseline.Baseline, a layer above gates)."""
+
+    def get(self, name: str, where: str = "") -> _Recorded | None: ...
+
+    def describe(self) -> str: ...
 
 
 def readable(where: str, link: Link, attrs: tuple[str, ...]) -> Link:
@@ -45,7 +60,7 @@ def accel_id(where: str, expected: int, link: Link, smi: amdsmi.FabricGpu | None
             shown = "lists no such GPU" if smi is None else f"shows ACCELERATOR_ID={smi.accelerator_id_raw or 'nothing'}"
             raise CouldNotObserve(f"{where}: amd-smi fabric {shown}: the suite could not read it to compare "
                                   f"with ualink/accel_id={link.accel_id_raw}")
-    elif smi.accelerator_id_raw != (link.accel_id_raw or ""):
+    elif smi is not None and smi.accelerator_id_raw != (link.accel_id_raw or ""):
         out.append(f"amd-smi fabric ACCELERATOR_ID={smi.accelerator_id_raw} but ualink/accel_id={link.accel_id_raw}")
     return out
 
@@ -76,7 +91,7 @@ def training_vs_peers(link: Link, peers: dict[str, Link]) -> list[str]:
     return out
 
 
-def training_vs_baseline(where: str, link: Link, baseline) -> tuple[list[str], list[str]]:
+def training_vs_baseline(where: str, link: Link, baseline: RecordedBaseline) -> tuple[list[str], list[str]]:
     """(findings, missing): values that moved since the recorded healthy boot, and facts the
     baseline does not have for this GPU."""
     out, missing = [], []
@@ -172,7 +187,7 @@ def bw_figures(run: PairRun, patterns: dict[str, str] | None = None) -> dict[str
     return ubench.parse_bw(run.client.output, patterns).final
 
 
-def bandwidth(run: PairRun, all_runs: dict[str, PairRun], cfg) -> list[str]:
+def bandwidth(run: PairRun, all_runs: dict[str, PairRun], cfg: FabricExpect) -> list[str]:
     if run.error:
         return []
     pats = getattr(cfg, "bw_patterns", None)

@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 import time
 
+from ..config.platform import PrefixExpect
 from ..errors import CouldNotObserve
 from ..probes.docker import Event, Inspect, PsRow
-from ..probes.gpus import GpuFacts
+from ..probes.gpus import Gpu, GpuFacts
 from ..probes.perf_setup import TuningFacts
 from ..probes.procs import Proc
 
@@ -59,19 +60,19 @@ def gpus(facts: GpuFacts, expected: int, hbm_gib: float | None, tolerance_gib: f
     unknown = [x for x in g if x.hbm_gib is None]
     if unknown:
         out.append(f"HBM size not reported for {', '.join(x.summary() for x in unknown)}")
-    sized = [x for x in g if x.hbm_gib is not None]
+    sized = [(x, x.hbm_gib) for x in g if x.hbm_gib is not None]
     if sized:
-        groups: dict[float, list] = {}
-        for x in sized:
-            key = next((k for k in groups if abs(k - x.hbm_gib) <= tolerance_gib), x.hbm_gib)
+        groups: dict[float, list[Gpu]] = {}
+        for x, size in sized:
+            key = next((k for k in groups if abs(k - size) <= tolerance_gib), size)
             groups.setdefault(key, []).append(x)
         if len(groups) > 1:
             out.append("mixed HBM sizes: " + "; ".join(
                 f"{k:g} GiB on {', '.join(f'gpu{x.index}' for x in xs)}" for k, xs in sorted(groups.items())))
         if hbm_gib is not None:
-            off = [x for x in sized if abs(x.hbm_gib - hbm_gib) > tolerance_gib]
+            off = [size for _, size in sized if abs(size - hbm_gib) > tolerance_gib]
             if off and len(groups) == 1:
-                out.append(f"HBM {off[0].hbm_gib:g} GiB on every GPU, the rack file says "
+                out.append(f"HBM {off[0]:g} GiB on every GPU, the rack file says "
                            f"platform.hbm_gib = {hbm_gib:g}")
     return out
 
@@ -175,7 +176,7 @@ def effective_env(base: dict[str, str], overlay: dict[str, str]) -> dict[str, st
     return env
 
 
-def prefix(root: str, cfg, sizes_: dict[str, int | None], store_count: int | None,
+def prefix(root: str, cfg: PrefixExpect, sizes_: dict[str, int | None], store_count: int | None,
            env: dict[str, str]) -> list[str]:
     """cfg: PrefixExpect. sizes_: container path -> size."""
     out = []

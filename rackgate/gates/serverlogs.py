@@ -1,6 +1,8 @@
 """Judgments over the server's log facts: SRV-KV, SRV-ENGINE-ARGS, SRV-DEADLOCK, SRV-TRANSLATION."""
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from ..probes.atom_log_facts import KvError, MemoryBudget, Unparsed
 
 
@@ -18,8 +20,8 @@ def expert_counts(model_experts: int, ep_size: int, per_rank: int = 0) -> tuple[
     return tuple(out)
 
 
-def kv(budgets: list[MemoryBudget], experts: list[int], min_kv_gb: float, want_experts,
-       errors: list[KvError] = ()) -> list[str]:
+def kv(budgets: list[MemoryBudget], experts: list[int], min_kv_gb: float, want_experts: int | Iterable[int],
+       errors: Sequence[KvError] = ()) -> list[str]:
     """One rank's `Memory budget:` lines (the last one counts), its `Per-request cache tensor ...
     exceeds available KV budget` error (current ATOM raises it before the budget line) and its
     `experts=` figures. want_experts: the accepted counts (expert_counts), or one int."""
@@ -46,7 +48,7 @@ def kv(budgets: list[MemoryBudget], experts: list[int], min_kv_gb: float, want_e
     return out
 
 
-def engine_args(kwargs: dict, profile_dir: str, env: dict | None = None) -> list[str]:
+def engine_args(kwargs: dict[object, object], profile_dir: str, env: dict[str, str] | None = None) -> list[str]:
     """env: the launch environment; profiling asked there (ATOM_TORCH_PROFILER_DIR) is judged
     even when serving.profile_dir is not set -- it never passes silently."""
     out = []
@@ -79,7 +81,7 @@ def deadlock(timed_out: dict[int, str], all_ranks: list[int], kv_lines: dict[int
         return []
     kv_lines, where = kv_lines or {}, where or {}
     silent = [r for r in all_ranks if r not in timed_out]
-    def name(r):
+    def name(r: int) -> str:
         return f"{where[r]}/dp{r}" if r in where else f"dp{r}"
     names = ", ".join(name(r) for r in silent) if silent else "none (every rank timed out)"
     kv = "; ".join(f"{name(r)} last logged {kv_lines[r][:160]!r}" for r in silent if r in kv_lines)
@@ -87,7 +89,7 @@ def deadlock(timed_out: dict[int, str], all_ranks: list[int], kv_lines: dict[int
             f"({next(iter(timed_out.values()))[:80]}); the rank(s) that did not: {names}" + (f"; {kv}" if kv else "")]
 
 
-def translation(silicon: str, per_node: dict[str, dict], ranks_per_node: int, min_translated: int,
+def translation(silicon: str, per_node: dict[str, dict[str, int]], ranks_per_node: int, min_translated: int,
                 min_reused: int) -> list[str]:
     """per_node: node -> HotswapCounts as a dict. On B0 zero translations is healthy; a
     translation_status other than 0 is a failure anywhere."""

@@ -19,7 +19,7 @@ def command_has_flag(command: str) -> bool:
     return FLAG in flags(command)
 
 
-def judge(command: str | None, engine_kwargs: dict[str, dict[str, object]]) -> list[str]:
+def judge(command: str | None, engine_kwargs: dict[str, dict[object, object]]) -> list[str]:
     """Findings (empty: not void). command: the launch command the server runs (None when not
     known); engine_kwargs: node -> the dict of its last `Engine kwargs:` line."""
     out = []

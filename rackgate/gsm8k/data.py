@@ -22,7 +22,7 @@ def split_path(data_dir: str | Path, split: str) -> Path:
     return Path(data_dir).expanduser() / f"{split}.jsonl"
 
 
-def read_split(data_dir: str | Path, split: str) -> list[dict]:
+def read_split(data_dir: str | Path, split: str) -> list[dict[str, str]]:
     path = split_path(data_dir, split)
     try:
         text = path.read_text(encoding="utf-8")
@@ -43,7 +43,7 @@ def read_split(data_dir: str | Path, split: str) -> list[dict]:
     return rows
 
 
-def read_dir(data_dir: str | Path) -> dict[str, list[dict]]:
+def read_dir(data_dir: str | Path) -> dict[str, list[dict[str, str]]]:
     """Both splits of a local GSM8K directory, validated."""
     return {s: read_split(data_dir, s) for s in SPLITS}
 

@@ -20,7 +20,7 @@ def facts(items: list[ItemVerdict]) -> dict[str, object]:
             f"{PREFIX}.per_question": ",".join(map(str, counts))}  # a fact is a scalar: the counts as text
 
 
-def counts_of(value) -> list[int]:
+def counts_of(value: object) -> list[int]:
     """The per-question counts back from their fact's text ([] for anything else)."""
     try:
         return [int(x) for x in str(value).split(",")] if value else []

@@ -20,10 +20,11 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config.accuracy import AccuracyExpect
 from ..errors import CouldNotObserve, UnrecognisedOutput
 from ..gates.sanity import degenerate
 from ..probes.gsm8k_results import Results, Score
@@ -68,7 +69,7 @@ class Plan:
         return " ".join(shlex.quote(a) for a in self.argv)
 
 
-def plan(cfg, url: str, model: str, out_dir: Path, limit: int = 0, api_key: str | None = None,
+def plan(cfg: AccuracyExpect, url: str, model: str, out_dir: Path, limit: int = 0, api_key: str | None = None,
          python: str = sys.executable) -> Plan:
     """The lm_eval command for a server at url serving model, writing into out_dir."""
     out_dir = Path(out_dir).resolve()  # lm_eval runs in out_dir: every path it gets is absolute
@@ -151,7 +152,8 @@ def execute(p: Plan, timeout_s: float, progress: Callable[[str], None] | None = 
     def tick(pid: int, elapsed: float) -> None:
         pr = progress_of(_tail_bytes(log_path, 8192))
         where = f"{pr[0]}/{pr[1]} answered" if pr else "building requests"
-        progress(f"ACC-GSM8K lm_eval (pid {pid}) {elapsed:.0f}s: {where}")
+        if progress is not None:  # tick runs only with a progress callback
+            progress(f"ACC-GSM8K lm_eval (pid {pid}) {elapsed:.0f}s: {where}")
 
     with open(log_path, "w") as log:
         try:
@@ -204,7 +206,7 @@ class Sample:
     exact_match: float
 
 
-def parse_samples(lines) -> list[Sample]:
+def parse_samples(lines: Iterable[str]) -> list[Sample]:
     """lm-eval's samples_<task>_<date>.jsonl (--log_samples) -> one Sample per (doc, filter)."""
     out = []
     for n, line in enumerate(lines, 1):
@@ -231,7 +233,7 @@ def find_outputs(out_dir: Path, task: str) -> tuple[Path, Path | None]:
     samples = res.parent / f"samples_{task}_{stamp}.jsonl"
     if not samples.exists():
         cands = sorted(res.parent.glob(f"samples_{task}_*.jsonl"), key=lambda p: p.stat().st_mtime)
-        samples = cands[-1] if cands else None
+        return res, cands[-1] if cands else None
     return res, samples
 
 

@@ -10,6 +10,7 @@ plain `python -m lm_eval`.
 Run by path (python .../lmeval_narrow.py ARGS), so it needs nothing but lm_eval importable.
 """
 import sys
+from typing import Any
 
 
 def main() -> None:
@@ -17,7 +18,8 @@ def main() -> None:
 
     original = manager.TaskManager.__init__
 
-    def narrowed(self, *args, include_path=None, include_defaults=True, **kwargs):
+    def narrowed(self: Any, *args: Any, include_path: str | None = None, include_defaults: bool = True,
+                 **kwargs: Any) -> None:
         original(self, *args, include_path=include_path,
                  include_defaults=include_defaults and not include_path, **kwargs)
 

@@ -15,7 +15,7 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field, replace
 
 from ..atom.client import Client, ServerError, StreamHandle
@@ -23,9 +23,14 @@ from ..errors import CouldNotObserve
 from ..gates.sanity import degenerate, degenerate_so_far
 from .scoring import ItemVerdict, Outcome, judge
 from .sequential import Decision, Sprt
-from .task import FLEXIBLE, STRICT, Gsm8kTask, response_text
+from .task import FLEXIBLE, STRICT, Gsm8kTask, Request, response_text
 
 ClientFactory = Callable[[], Client]
+# one question's (text lm-eval scores, finish_reason, seconds, tokens), or what its ask raised
+Answer = tuple[str, str | None, float, int]
+Box = list[Answer | BaseException]
+# (doc, request, result box, done, handle, timeout, rank); None: a worker's stop marker
+Job = tuple[int, Request, Box, threading.Event, StreamHandle, float | None, int | None] | None
 
 
 def question_order(n: int, seed: int) -> list[int]:
@@ -35,8 +40,8 @@ def question_order(n: int, seed: int) -> list[int]:
     return order
 
 
-def _post(client: Client, task: Gsm8kTask, doc: int, req, timeout: float | None = None,
-          handle: StreamHandle | None = None, rank: int | None = None) -> tuple[str, str | None, float, int]:
+def _post(client: Client, task: Gsm8kTask, doc: int, req: Request, timeout: float | None = None,
+          handle: StreamHandle | None = None, rank: int | None = None) -> Answer:
     """(the text lm-eval would score, finish_reason, seconds, tokens) of one question, asked as a
     stream (so that it can be cancelled, and cut the moment its text is degenerate: a '!' answer
     is scored as it is, never waited out to max_tokens); ServerError otherwise. `rank`: ATOM's
@@ -61,7 +66,7 @@ class _Workers:
     running on the server)."""
 
     def __init__(self, task: Gsm8kTask, client_factory: ClientFactory, n: int):
-        self.jobs: queue.Queue = queue.Queue()
+        self.jobs: queue.Queue[Job] = queue.Queue()
         self.task = task
         self.inflight: set[StreamHandle] = set()
         self.lock = threading.Lock()
@@ -89,9 +94,10 @@ class _Workers:
                     self.inflight.discard(handle)
             done.set()
 
-    def submit(self, doc: int, req, timeout: float | None,
-               rank: int | None = None) -> tuple[list, threading.Event, StreamHandle]:
-        box, done, handle = [], threading.Event(), StreamHandle()
+    def submit(self, doc: int, req: Request, timeout: float | None,
+               rank: int | None = None) -> tuple[Box, threading.Event, StreamHandle]:
+        box: Box = []
+        done, handle = threading.Event(), StreamHandle()
         self.jobs.put((doc, req, box, done, handle, timeout, rank))
         return box, done, handle
 
@@ -142,6 +148,7 @@ class Pace:
         per_token = seconds / max(1, tokens)
         if self.first_s is None:
             self.first_s, self.first_per_token_s = seconds, per_token
+        assert self.first_per_token_s is not None  # set with first_s
         if per_token <= HOLDS * self.first_per_token_s:
             self.in_flight = min(self.max_in_flight, self.in_flight * 2)
         else:
@@ -155,7 +162,7 @@ class Pace:
 
 def ask(task: Gsm8kTask, client_factory: ClientFactory, docs: Iterable[int], concurrency: int,
         wait_s: float | None = None, pace: Pace | None = None,
-        rank_of: Callable[[int], int | None] | None = None) -> Iterator[ItemVerdict]:
+        rank_of: Callable[[int], int | None] | None = None) -> Generator[ItemVerdict, None, None]:
     """lm-eval's verdict on each document, in the order given, with up to `concurrency` questions
     in flight (as many as the server takes, see Pace). Prompts are built and answers scored
     here, in the caller's thread (lm-eval's task is not shared across threads); the threads only
@@ -164,7 +171,7 @@ def ask(task: Gsm8kTask, client_factory: ClientFactory, docs: Iterable[int], con
     rank_of(doc): the DP rank the question is routed to (ATOM's hint), None: the server picks."""
     pace = pace or Pace(concurrency, wait_s)
     workers = _Workers(task, client_factory, concurrency)
-    pending: list = []  # (doc, result box, done event, handle, deadline), in the order given
+    pending: list[tuple[int, Box, threading.Event, StreamHandle, float | None]] = []  # in the order given
     it = iter(docs)
     try:
         while True:
@@ -240,9 +247,9 @@ class QuickResult:
     rank_of: dict[int, int] = field(default_factory=dict)   # doc -> the DP rank it was routed to
     nodes: dict[int, str] = field(default_factory=dict)     # DP rank -> its node
 
-    def by_rank(self) -> dict[int, Counter]:
+    def by_rank(self) -> dict[int, Counter[str]]:
         """{rank: {"not language": n, "answers": n}} for the answers routed to a known rank."""
-        out: dict[int, Counter] = {}
+        out: dict[int, Counter[str]] = {}
         for it in self.items:
             r = self.rank_of.get(it.doc)
             if r is not None:
@@ -279,13 +286,13 @@ class QuickResult:
                 + (f"; broken rank(s) (every answer degenerate): {broken}, not accuracy below the threshold"
                    if broken else ""))
 
-    def counts(self, filter_name: str = STRICT) -> Counter:
+    def counts(self, filter_name: str = STRICT) -> Counter[Outcome]:
         return Counter(it.filters[filter_name].outcome for it in self.items)
 
     def accuracy(self, filter_name: str = STRICT) -> float:
         return self.counts(filter_name)[Outcome.CORRECT] / max(1, len(self.items))
 
-    def kinds(self, filter_name: str = STRICT) -> Counter:
+    def kinds(self, filter_name: str = STRICT) -> Counter[str]:
         return Counter(kind(it, filter_name) for it in self.items)
 
     def outcome_line(self, filter_name: str = STRICT) -> str:
@@ -332,7 +339,7 @@ class QuickResult:
         return out
 
 
-def progress_line(n: int, population: int, counts: Counter, llr: float, sprt: Sprt, elapsed: float) -> str:
+def progress_line(n: int, population: int, counts: Counter[str], llr: float, sprt: Sprt, elapsed: float) -> str:
     """counts: by kind() (correct, wrong, truncated, degenerate, unparsed, empty)."""
     return (f"ACC-QUICK {n}/{population} scored in {elapsed:.0f}s: "
             + ", ".join(f"{counts[k]} {k}" for k in KINDS) +
@@ -354,7 +361,7 @@ def run(task: Gsm8kTask, client_factory: ClientFactory, sprt: Sprt, order: list[
     t0 = last = time.monotonic()
     population = len(order)
     result = QuickResult(Decision(None, 0, 0, 0.0, ""), sprt, population=population)
-    counts: Counter = Counter()
+    counts: Counter[str] = Counter()
     k = 0
     result.pace = pace = Pace(concurrency, wait_s)
     docs = order[:max(sprt.max_n, 1)]

@@ -38,7 +38,7 @@ class Sprt:
     false_fail: float  # beta
     max_n: int
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not 0 < self.p_fail < self.p_pass < 1:
             raise ValueError(f"need 0 < p_fail ({self.p_fail}) < p_pass ({self.p_pass}) < 1")
         if not (0 < self.false_pass < 0.5 and 0 < self.false_fail < 0.5):

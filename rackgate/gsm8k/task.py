@@ -18,9 +18,10 @@ import importlib.metadata
 import importlib.resources
 import logging
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from ..probes.gsm8k_results import FLEXIBLE, STRICT
 from .data import DataError, read_dir
@@ -53,14 +54,15 @@ def yaml_path(task: str = TASK) -> Path:
     return p
 
 
-def load_config(task: str = TASK) -> dict:
+def load_config(task: str = TASK) -> dict[str, Any]:
     """The task's YAML as lm-eval loads it (includes resolved, !function tags honoured)."""
     from lm_eval.tasks._yaml_loader import load_yaml
-    return load_yaml(str(yaml_path(task)))
+    cfg: dict[str, Any] = load_yaml(str(yaml_path(task)))
+    return cfg
 
 
 @contextlib.contextmanager
-def _quiet():
+def _quiet() -> Iterator[None]:
     """lm-eval and datasets log warnings while a task is built (custom data, defaults)."""
     loggers = [logging.getLogger(n) for n in ("lm_eval", "datasets", "huggingface_hub")]
     levels = [lg.level for lg in loggers]
@@ -73,13 +75,13 @@ def _quiet():
             lg.setLevel(lvl)
 
 
-def _dataset_from_dir(data_dir: str):
+def _dataset_from_dir(data_dir: str) -> Any:  # a datasets.DatasetDict (datasets has no types)
     import datasets
     rows = read_dir(data_dir)
     return datasets.DatasetDict({split: datasets.Dataset.from_list(r) for split, r in rows.items()})
 
 
-def _chat_history(messages, add_generation_prompt: bool = True):
+def _chat_history(messages: list[dict[str, str]], add_generation_prompt: bool = True) -> list[dict[str, str]]:
     """What lm-eval's API models do with a chat history: send it as is (JSON round trip)."""
     return messages
 
@@ -87,14 +89,14 @@ def _chat_history(messages, add_generation_prompt: bool = True):
 @dataclass(frozen=True)
 class Request:
     path: str   # /v1/chat/completions or /v1/completions
-    body: dict  # without "model": the client adds its own
+    body: dict[str, Any]  # without "model": the client adds its own
 
 
 class Gsm8kTask:
     """lm-eval's gsm8k task over a data set, with per-document prompts, requests and scores."""
 
     def __init__(self, data_dir: str = "", *, num_fewshot: int = 5, fewshot_seed: int = 1234,
-                 api: Api = "chat", gen_kwargs: dict | None = None, eos_string: str = "</s>"):
+                 api: Api = "chat", gen_kwargs: dict[str, Any] | None = None, eos_string: str = "</s>"):
         self.api, self.num_fewshot, self.fewshot_seed = api, num_fewshot, fewshot_seed
         cfg = load_config()
         if data_dir:
@@ -121,7 +123,7 @@ class Gsm8kTask:
         self._states = self._replay_sampler()
 
     # --- what lm-eval would send for document i ----------------------------------------------
-    def _replay_sampler(self) -> list:
+    def _replay_sampler(self) -> list[tuple[Any, ...]]:
         if self.num_fewshot <= 0:
             return []
         t, states = self.task, []
@@ -139,19 +141,20 @@ class Gsm8kTask:
         return str(self.task.VERSION)
 
     @property
-    def generation_kwargs(self) -> dict:
-        return copy.deepcopy(self.task.config.generation_kwargs)
+    def generation_kwargs(self) -> dict[str, Any]:
+        gk: dict[str, Any] = copy.deepcopy(self.task.config.generation_kwargs)
+        return gk
 
-    def context(self, i: int):
+    def context(self, i: int) -> str | list[dict[str, str]]:
         """Document i's prompt, as lm-eval builds it in a full run: a message list (chat, few-shot
         as multi-turn, as --apply_chat_template implies) or one string (completions)."""
         if self._states:
             self.task.sampler.rnd.setstate(self._states[i])
         chat = self.api == "chat"
-        return self.task.fewshot_context(doc=self.docs[i], num_fewshot=self.num_fewshot,
-                                         apply_chat_template=chat, fewshot_as_multiturn=chat,
-                                         chat_template=_chat_history if chat else None,
-                                         gen_prefix=self.task.doc_to_prefix(self.docs[i]))
+        ctx: str | list[dict[str, str]] = self.task.fewshot_context(
+            doc=self.docs[i], num_fewshot=self.num_fewshot, apply_chat_template=chat, fewshot_as_multiturn=chat,
+            chat_template=_chat_history if chat else None, gen_prefix=self.task.doc_to_prefix(self.docs[i]))
+        return ctx
 
     def request(self, i: int) -> Request:
         """The body lm-eval's local-(chat-)completions posts for document i (model left out)."""
@@ -174,7 +177,7 @@ class Gsm8kTask:
     def target(self, i: int) -> str:
         return str(self.task.doc_to_target(self.docs[i]))
 
-    def filters(self) -> list:
+    def filters(self) -> list[Any]:  # lm-eval's FilterEnsembles
         return list(self.task._filters)
 
     def score(self, i: int, response: str) -> dict[str, tuple[str, float]]:
@@ -203,7 +206,7 @@ class Gsm8kTask:
         return out
 
 
-def response_text(api: Api, body: dict) -> tuple[str, str | None]:
+def response_text(api: Api, body: dict[str, Any]) -> tuple[str, str | None]:
     """(the text lm-eval scores, finish_reason) from a 200 response body. lm-eval reads only
     `content` (chat) or `text` (completions); a null content becomes "" (its placeholder)."""
     try:

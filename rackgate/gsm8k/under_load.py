@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..atom.client import ServerError
@@ -30,7 +31,8 @@ class Fixed(quick.Pace):
 class Fillers:
     """`n` threads, each sending completions back to back until stop(); every request bounded."""
 
-    def __init__(self, client_factory, n: int, prompt_of, max_tokens: int, timeout: float):
+    def __init__(self, client_factory: quick.ClientFactory, n: int, prompt_of: Callable[[int], str], max_tokens: int,
+                 timeout: float):
         self.stop_flag = threading.Event()
         self.sent = self.answered = 0
         self.problems: list[str] = []
@@ -41,7 +43,7 @@ class Fillers:
         for t in self.threads:
             t.start()
 
-    def _run(self, client_factory, prompt: str, max_tokens: int) -> None:
+    def _run(self, client_factory: quick.ClientFactory, prompt: str, max_tokens: int) -> None:
         client = client_factory()
         while not self.stop_flag.is_set():
             with self.lock:
