@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..catalogue import ACTION_CLASSES, UnknownRow, row
 from . import rackmap
@@ -43,8 +44,8 @@ class Item:
 @dataclass
 class _Place:
     verdicts: list[str] = field(default_factory=list)
-    findings: list[dict] = field(default_factory=list)
-    unknown: list[dict] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    unknown: list[dict[str, Any]] = field(default_factory=list)
 
 
 def worst(verdicts: list[str]) -> str:
@@ -55,7 +56,7 @@ def worst(verdicts: list[str]) -> str:
     return PASS
 
 
-def finding(it: Item) -> dict:
+def finding(it: Item) -> dict[str, Any]:
     try:
         r = row(it.row)
         means, do, action_class = r.meaning, r.action, r.action_class
@@ -65,11 +66,11 @@ def finding(it: Item) -> dict:
             "action_class": action_class, "test": it.nodeid}
 
 
-def action_class(findings: list[dict]) -> str:
+def action_class(findings: list[dict[str, Any]]) -> str:
     return max((f["action_class"] for f in findings), key=_SEVERITY.__getitem__, default="none")
 
 
-def build(rack_name: str, nodes: list[tuple[str, int, str]], gpus_per_node: int, items: list[Item]) -> dict:
+def build(rack_name: str, nodes: list[tuple[str, int, str]], gpus_per_node: int, items: list[Item]) -> dict[str, Any]:
     """nodes: (name, tray, host) of the rack; items: every item's outcome (skipped ones left out)."""
     names = {n for n, _, _ in nodes}
     cells = {(n, g): _Place() for n, _, _ in nodes for g in range(gpus_per_node)}
@@ -104,7 +105,7 @@ def build(rack_name: str, nodes: list[tuple[str, int, str]], gpus_per_node: int,
                       for it in items]}
 
 
-def rebuild(old: dict, new: dict) -> dict:
+def rebuild(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """A re-run's verdict merged over the old one: each item's newest outcome wins
     (rackgate fleet --failed-only)."""
     items = {i["test"]: i for i in old.get("items", [])} | {i["test"]: i for i in new.get("items", [])}
@@ -115,21 +116,21 @@ def rebuild(old: dict, new: dict) -> dict:
                                              for i in items.values()])
 
 
-def write(path: Path, verdict: dict) -> None:
+def write(path: Path, verdict: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(verdict, indent=1) + "\n")
     tmp.replace(path)
 
 
-def unknown(rack_name: str, why: str) -> dict:
+def unknown(rack_name: str, why: str) -> dict[str, Any]:
     """The verdict of a run that left none (it died, timed out, never started)."""
     return {"format": FORMAT, "rack": rack_name, "verdict": UNKNOWN, "exit_code": EXIT[UNKNOWN], "action_class": "none",
             "counts": {"pass": 0, "fail": 0, "unknown": 1}, "rack_findings": [],
             "rack_unknown": [{"test": RUN, "why": why}], "nodes": [], "items": []}
 
 
-def read(path: Path) -> dict:
+def read(path: Path) -> dict[str, Any]:
     """A verdict file; ValueError (one line) when it is missing, not JSON or not a verdict."""
     try:
         data = json.loads(path.read_text())
