@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from ..report import fleet as allure_fleet
 from ..report import verdict_file
@@ -14,7 +15,7 @@ FLEET = "fleet.json"
 FORMAT = "rackgate-fleet/1"
 
 
-def rack_verdict(r: RackRun, rc: int | None) -> dict:
+def rack_verdict(r: RackRun, rc: int | None) -> dict[str, Any]:
     d = Path(r.results)
     try:
         return verdict_file.read(d / "verdict.json")
@@ -25,14 +26,14 @@ def rack_verdict(r: RackRun, rc: int | None) -> dict:
         return verdict_file.unknown(r.name, why + (f"; last output: {tail[0][:300]}" if tail else ""))
 
 
-def exit_of(verdicts: list[dict]) -> int:
+def exit_of(verdicts: list[dict[str, Any]]) -> int:
     states = {v["verdict"] for v in verdicts}
     return 1 if "FAIL" in states else 3 if "UNKNOWN" in states or not verdicts else 0
 
 
-def gather(results: Path, runs: list[RackRun], codes: dict[str, int | None]) -> dict:
+def gather(results: Path, runs: list[RackRun], codes: dict[str, int | None]) -> dict[str, Any]:
     """codes: the exit codes of the racks run now; the others (kept by --failed-only) from their results."""
-    racks = []
+    racks: list[dict[str, Any]] = []
     for r in runs:
         code = codes[r.name] if r.name in codes else exit_code_of(r)
         v = rack_verdict(r, code)
@@ -73,11 +74,12 @@ def merge_reports(results: Path, runs: list[RackRun], render: bool = True) -> st
     return line
 
 
-def load(results: Path) -> dict:
+def load(results: Path) -> dict[str, Any]:
     try:
         data = json.loads((results / FLEET).read_text())
     except (OSError, json.JSONDecodeError) as e:
         raise ValueError(f"{results}: no readable {FLEET}: {e}") from None
     if data.get("format") != FORMAT:
         raise ValueError(f"{results / FLEET}: not a rackgate fleet file")
-    return data
+    fleet: dict[str, Any] = data
+    return fleet

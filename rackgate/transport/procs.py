@@ -66,7 +66,7 @@ class Registry:
             kill_group(p)
 
 
-def kill_group(proc: subprocess.Popen[str], grace: float = 2.0) -> None:
+def kill_group(proc: subprocess.Popen[str] | subprocess.Popen[bytes], grace: float = 2.0) -> None:
     """End a local process group we started: TERM, a bounded wait, then KILL."""
     if proc.poll() is not None:
         return
