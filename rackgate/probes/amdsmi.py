@@ -130,7 +130,7 @@ def _accel_id(raw: object) -> tuple[int | None, str]:
     return (None if v == UNSET_U32 else v), text
 
 
-def _gpu_from(gpu: int, bdf: str, info: dict[Any, Any]) -> FabricGpu:
+def _gpu_from(gpu: int, bdf: str, info: dict[str, Any]) -> FabricGpu:
     info = {str(k).lower(): v for k, v in info.items()}
     if isinstance(info.get("accelerator_id"), dict):  # {"value": 5} in some releases
         info["accelerator_id"] = info["accelerator_id"].get("value", "N/A")

@@ -108,7 +108,7 @@ Sink = int | IO[str] | None
 
 def run_bounded(argv: list[str], timeout: float, *, stdin: str | None = None,
                 stdout: Sink = subprocess.PIPE, stderr: Sink = subprocess.PIPE,
-                env: dict[str, str] | None = None, cwd: str | None = None,
+                env: dict[str, str] | None = None, cwd: str | os.PathLike[str] | None = None,
                 tick: Callable[[int, float], None] | None = None, tick_s: float = 10.0) -> Finished:
     """The one start-wait-kill: start argv in a process group of its own (recorded in REGISTRY),
     wait at most `timeout`, calling tick(pid, elapsed) every tick_s while it runs; at the bound
