@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import shlex
 import subprocess
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .gather import Fleet
 
 
-def commands(fleet: dict[str, Any]) -> list[list[str]]:
+def commands(fleet: Fleet) -> list[list[str]]:
     """One drain per tray whose verdict is FAIL, named by its host (the Slurm node name), with its
     first finding as the reason; a host shared by several trays is drained once."""
     out: list[list[str]] = []
