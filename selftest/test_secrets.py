@@ -1,6 +1,6 @@
 """Secrets from the rack file never appear in output, JUnit or Allure results."""
 
-from rackgate.report import secrets
+from rackgate import secrets
 from rackgate.report.verdict import CheckFailed
 
 from .harness import REPO, run_suite

@@ -1,1 +1,1 @@
-"""The ATOM server: launch, boot watching, log parsing, and the OpenAI-protocol client."""
+"""The ATOM server: launch, boot watching, log parsing, the OpenAI-protocol client and load on it."""

@@ -10,7 +10,7 @@ import requests
 import urllib3
 
 from ..errors import CouldNotObserve
-from ..report.secrets import redact
+from ..secrets import redact
 
 
 class ServerError(CouldNotObserve):

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from ..errors import UnrecognisedOutput
 from ..lines import clean
+from ..probes.atom_log_facts import KvError, MemoryBudget, Unparsed
 
 
 class LogFactError(UnrecognisedOutput, ValueError):
@@ -59,18 +60,6 @@ SYNC_DP_FAILED = re.compile(r"(?P<label>[\w ]+): _sync_dp_state failed: (?P<err>
 RCCL_LOADED = "load RCCL version"
 
 
-@dataclass(frozen=True)
-class MemoryBudget:
-    total_gpu: float | None
-    utilization: float | None
-    budget: float | None
-    peak_torch: float | None
-    cudagraph_est: float | None
-    available_for_kv: float
-    num_kvcache_blocks: int | None
-    line: str
-
-
 def memory_budget(message: str) -> MemoryBudget | None:
     """A `Memory budget:` message -> its figures (GB as printed); None for any other line."""
     message = clean(message)
@@ -88,15 +77,6 @@ def memory_budget(message: str) -> MemoryBudget | None:
     return MemoryBudget(f.get("total_gpu"), f.get("utilization"), f.get("budget"), f.get("peak_torch"),
                         f.get("cudagraph_est"), f["available_for_kv"],
                         int(blocks) if blocks is not None else None, message.strip())
-
-
-@dataclass(frozen=True)
-class KvError:
-    reserved_gb: float
-    slots: int
-    available_gb: float
-    utilization: float | None
-    line: str = ""
 
 
 def kv_error(message: str) -> KvError | None:
@@ -121,13 +101,6 @@ def kv_usage(message: str) -> float | None:
     """The KV usage percentage of a scheduler stats line (`... KV usage: 98.6%`), else None."""
     m = KV_USAGE.search(clean(message))
     return _num("KV usage", m["pct"]) if m else None
-
-
-class Unparsed(str):
-    """A value of the kwargs repr that is not a Python literal (an object's repr), kept as text."""
-
-    def __repr__(self) -> str:
-        return f"Unparsed({str(self)!r})"
 
 
 class KwargsError(UnrecognisedOutput, ValueError):

@@ -8,7 +8,7 @@ pairs are packed into rounds of disjoint pairs that run concurrently.
 """
 from __future__ import annotations
 
-Pair = tuple[str, str]
+from ..probes.pair_runs import Pair, pair_id
 
 
 def triangles(nodes: list[str]) -> list[Pair]:
@@ -45,10 +45,6 @@ def rounds(pairs: list[Pair]) -> list[list[Pair]]:
                 left.remove(p)
         out.append(this)
     return out
-
-
-def pair_id(p: Pair) -> str:
-    return f"{p[0]}-{p[1]}"
 
 
 # --- rack scale: a round-robin tournament (the triangles generalised) -------------------------

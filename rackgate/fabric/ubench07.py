@@ -21,52 +21,12 @@ from dataclasses import dataclass, field
 
 from ..errors import CouldNotObserve, ToolMissing
 from ..probes import dmesg, ubench
+from ..probes.pair_runs import LeftoverScan, PairRun, Side
 from ..transport import Host, Spawned, TransportError, fanout
 from ..transport.deadline import wait_for
 from .pairs import Pair, pair_id, rounds
 
 LOG_DIR = "/tmp/rackgate/ubench"
-
-
-@dataclass
-class Side:
-    node: str
-    role: str  # exporter / importer / listener / connector
-    command: str
-    exe: str = ""  # argv[0] of the command, as sent
-    output: str = ""
-    exited: bool = False  # ended by itself
-    ended_by_suite: bool = False  # still sitting at the bound: ended by PID
-    ready: bool | None = None  # exporter/listener only: its output said it waits for the peer
-    pid: int | None = None
-
-
-@dataclass
-class PairRun:
-    tool: str  # p2p / bw
-    pair: Pair
-    server: Side
-    client: Side | None
-    seconds: float = 0.0
-    dmesg: dict[str, list[dmesg.KmsgLine]] = field(default_factory=dict)
-    error: str = ""  # the suite could not run it (transport), not a verdict
-
-    @property
-    def id(self) -> str:
-        return pair_id(self.pair)
-
-
-@dataclass
-class LeftoverScan:
-    node: str
-    when: str
-    found: list[ubench.UbenchProc]
-    ours: set[int]
-    error: str = ""
-
-    @property
-    def foreign(self) -> list[ubench.UbenchProc]:
-        return [p for p in self.found if p.pid not in self.ours and p.pgid not in self.ours]
 
 
 @dataclass

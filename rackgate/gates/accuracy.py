@@ -1,7 +1,7 @@
 """Judgments of the ACC rows over lm-eval's scores: facts in, findings out (empty: healthy)."""
 from __future__ import annotations
 
-from ..gsm8k.lmeval import Results
+from ..probes.gsm8k_results import Results
 
 
 def degenerate_share(results: Results) -> str:

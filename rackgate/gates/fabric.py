@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections import Counter
 
 from ..errors import CouldNotObserve, UnrecognisedOutput, require_records
-from ..fabric import accel
-from ..fabric.ubench07 import LeftoverScan, PairRun
-from ..probes import amdsmi, collective, dmesg, ubench
+from ..probes import accel, amdsmi, collective, dmesg, ubench
+from ..probes.pair_runs import LeftoverScan, PairRun
 from ..probes.ualink import Link
 
 

@@ -1,7 +1,7 @@
 """Judgments over the server's log facts: SRV-KV, SRV-ENGINE-ARGS, SRV-DEADLOCK, SRV-TRANSLATION."""
 from __future__ import annotations
 
-from ..atom.logfacts import KvError, MemoryBudget, Unparsed
+from ..probes.atom_log_facts import KvError, MemoryBudget, Unparsed
 
 
 def expert_counts(model_experts: int, ep_size: int, per_rank: int = 0) -> tuple[int, ...]:

@@ -8,5 +8,6 @@ is lm_eval itself.
     sequential.py  the sequential probability ratio test behind the quick gate
     quick.py       the quick gate: questions asked concurrently against any OpenAI-compatible URL
     lmeval.py      the full run: lm_eval as a tracked subprocess, its results and samples parsed
-    void.py        ACC-FAKE-EPLB: is the accuracy run void (--fake-eplb)?
+
+ACC-FAKE-EPLB's judgment (is the run void: --fake-eplb) is rackgate/gates/void.py.
 """

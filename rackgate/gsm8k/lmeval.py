@@ -21,11 +21,12 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CouldNotObserve, UnrecognisedOutput
 from ..gates.sanity import degenerate
+from ..probes.gsm8k_results import Results, Score
 from ..transport.procs import Overran, run_bounded
 from .data import check_dir, split_path
 from .task import FLEXIBLE, STRICT, TASK, yaml_path
@@ -163,37 +164,6 @@ def execute(p: Plan, timeout_s: float, progress: Callable[[str], None] | None = 
 
 
 # --- its results -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Score:
-    value: float
-    stderr: float | None
-
-
-@dataclass
-class Results:
-    task: str
-    version: str
-    scores: dict[str, Score]       # filter name -> exact_match
-    n_samples: int                 # questions scored
-    n_original: int                # questions in the test split
-    lm_eval_version: str
-    path: str
-    invalid: int = 0               # strict-match [invalid] extractions (from the samples)
-    degenerate: int = 0            # strict-match samples whose response is not language ('!!!!')
-    wrong: int = 0                 # strict-match samples scored 0 whose response is language
-    samples: int = 0               # strict-match samples read
-    sample_path: str = ""
-    extras: dict = field(default_factory=dict)
-
-    @property
-    def strict(self) -> Score:
-        return self.scores[STRICT]
-
-    @property
-    def invalid_rate(self) -> float:
-        return self.invalid / self.samples if self.samples else 0.0
-
-
 class ResultsError(UnrecognisedOutput, ValueError):
     pass
 

@@ -22,12 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from ..probes.gsm8k_results import FLEXIBLE, STRICT
 from .data import DataError, read_dir
 
 TASK = "gsm8k"
 VALIDATED_LM_EVAL = "0.4.13"  # the runbook's version; the task definition is read from this one
-STRICT = "strict-match"       # the filter the reportable number uses
-FLEXIBLE = "flexible-extract"
 SEED = 1234                   # lm-eval's API models send seed=1234 with every request
 
 Api = Literal["chat", "completions"]

@@ -17,8 +17,8 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, Sequence
 
+from ..secrets import redact
 from . import plots
-from .secrets import redact
 
 if TYPE_CHECKING:
     from ..config import Rack

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..catalogue import row
-from .secrets import redact
+from ..secrets import redact
 
 
 class CheckFailed(AssertionError):

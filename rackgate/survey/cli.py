@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from .. import config as rackfile
+from .. import simrack
 from . import pick, run, table
 from .rackfile import write_rack
 
@@ -41,8 +42,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     sim = None
     if rack.sim is not None:
-        from ..sim import faults as sim_faults  # the sim, only for a rack file with a [sim] table
-        from ..sim.rack import build
         # the written rack file names the sim's node roots: keep them after the survey
         workdir = None
         if a.write_rack:
@@ -50,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
             import tempfile
             workdir = os.environ.get("RACKGATE_SIM_WORKDIR") or tempfile.mkdtemp(prefix="rackgate-survey-sim-")
         try:
-            sim = build(rack, a.sim_fault, workdir=workdir)
-        except sim_faults.FaultError as e:
+            sim = simrack.build(rack, a.sim_fault, workdir=workdir)  # the sim, only for a [sim] table
+        except simrack.FaultError as e:
             print(f"rackgate survey: {e}", file=sys.stderr)
             return 2
         rack = sim.rack

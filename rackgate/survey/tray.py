@@ -9,10 +9,10 @@ from __future__ import annotations
 import time
 
 from ..errors import CouldNotObserve
-from ..fabric.accel import expected_accel_id
 from ..gates import fabric as fab_judge
 from ..gates import plat as plat_judge
 from ..probes import docker, drm, modules, perf_setup, procs, ualink
+from ..probes.accel import expected_accel_id
 from ..transport import Host, TransportError
 from . import ports as ports_probe
 from .model import FAIL, PASS, UNOBSERVED, Cell, TrayReport

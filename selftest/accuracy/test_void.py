@@ -1,6 +1,6 @@
 """ACC-FAKE-EPLB's judgment on launch commands and Engine kwargs (ATOM's real formats)."""
 from rackgate.atom.logfacts import engine_kwargs
-from rackgate.gsm8k import void
+from rackgate.gates import void
 
 RUNBOOK = ("python3 -m atom.entrypoints.openai_server --model /models/Kimi-K3 --served-model-name x "
            "--trust-remote-code -tp 1 --enable-expert-parallel --max-num-batched-tokens 2048 "

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from rackgate.fabric import pairs
-from rackgate.fabric.accel import FAB_DMESG, accel_map, name_accids
 from rackgate.gates import fabric as judge
 from rackgate.probes import amdsmi, collective, dmesg, ualink, ubench
+from rackgate.probes.accel import FAB_DMESG, accel_map, name_accids
 
 # --- ualink sysfs ---------------------------------------------------------------------------
 HEALTHY = {"accel_state": "active\n", "accel_id": "5\n", "link_type": "UALoE\n",

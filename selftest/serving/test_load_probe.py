@@ -1,12 +1,12 @@
-"""rackgate.probes.load: the load generator the SRV-LONGCTX / SRV-DEADLOCK checks wire to their
+"""rackgate.atom.load: the load generator the SRV-LONGCTX / SRV-DEADLOCK checks wire to their
 judges. Every request is bounded; `stop` ends the wait early (on log evidence) without waiting
 for requests a stuck rank will never answer; a request with no answer is counted as pending, not
 as a refusal. Driven by events, never by sleeps."""
 import threading
 
+from rackgate.atom import load
 from rackgate.atom.client import Reply, ServerError
 from rackgate.gates import sanity
-from rackgate.probes import load
 
 JUDGES = {"degenerate": sanity.degenerate, "degenerate_so_far": sanity.degenerate_so_far}  # the checks' judges
 

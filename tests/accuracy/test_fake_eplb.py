@@ -3,7 +3,7 @@ import pytest
 
 from fixtures.server import read_logs
 from rackgate.atom import logfacts
-from rackgate.gsm8k import void
+from rackgate.gates import void
 from rackgate.report.verdict import CouldNotObserve, check
 
 

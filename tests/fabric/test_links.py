@@ -5,9 +5,9 @@ import time
 import pytest
 
 from rackgate.errors import require_records
-from rackgate.fabric.accel import expected_accel_id
 from rackgate.gates import fabric as judge
 from rackgate.probes import ualink
+from rackgate.probes.accel import expected_accel_id
 from rackgate.report.verdict import CouldNotObserve, check
 from rackgate.transport import fanout
 from rackgate.transport.deadline import wait_for

@@ -7,8 +7,9 @@ bounded; the suite ends only the processes it started.
 import pytest
 
 from fixtures.nodes import discovered_cards
-from rackgate.fabric import accel, pairs
+from rackgate.fabric import pairs
 from rackgate.gates import fabric as judge
+from rackgate.probes import accel
 from rackgate.report.verdict import CouldNotObserve, check
 
 

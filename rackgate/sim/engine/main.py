@@ -26,7 +26,7 @@ from http.server import ThreadingHTTPServer
 from ..state import ServerState, this_node
 from . import log as lines
 from .log import Log
-from .ranks import RUN, atom_dir, hang, run_rank
+from .ranks import RUN, atom_dir, die_with_parent, hang, run_rank
 from .routes import Api, SimServer
 
 
@@ -90,8 +90,10 @@ def main(argv: list[str] | None = None) -> None:
     for local in range(args.data_parallel_size_local):
         rank = args.data_parallel_rank + local
         lines.creating_engine_core(log, rank)
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:
+            die_with_parent(parent)
             try:
                 run_rank(rank, args, node, server, log, env)
             except BaseException:  # noqa: BLE001 - a sim bug must show in the log, not vanish

@@ -9,7 +9,7 @@ from that recipe keeps it. Two witnesses, both pure here:
 """
 from __future__ import annotations
 
-from ..gates.lint import flags
+from .lint import flags
 
 FLAG = "fake-eplb"
 KWARG = "fake_eplb"
@@ -19,7 +19,7 @@ def command_has_flag(command: str) -> bool:
     return FLAG in flags(command)
 
 
-def judge(command: str | None, engine_kwargs: dict[str, dict]) -> list[str]:
+def judge(command: str | None, engine_kwargs: dict[str, dict[str, object]]) -> list[str]:
     """Findings (empty: not void). command: the launch command the server runs (None when not
     known); engine_kwargs: node -> the dict of its last `Engine kwargs:` line."""
     out = []

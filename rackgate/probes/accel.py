@@ -7,9 +7,14 @@ failing importer's log names the remote node and GPU through this map.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ..catalogue import Pattern, row
-from ..probes.dmesg import Hit
+from .dmesg import Hit
+
+if TYPE_CHECKING:
+    from ..config import Rack
+    from .drm import GpuMap
 
 # FAB-DMESG: the catalogue row's signatures (rackgate/catalogue/fab.toml [[row.pattern]]).
 FAB_DMESG: tuple[Pattern, ...] = row("FAB-DMESG").patterns
@@ -20,7 +25,7 @@ def expected_accel_id(tray: int, gpu: int, gpus_per_node: int) -> int:
     return gpus_per_node * (tray - 1) + gpu
 
 
-def accel_map(rack, cards: dict | None = None) -> dict[int, str]:
+def accel_map(rack: Rack, cards: dict[str, GpuMap] | None = None) -> dict[int, str]:
     """accel_id -> 'node/gpuG' for every GPU the rack file lists; 'node/gpuG (cardN, BDF)' where
     `cards` ({node: rackgate.probes.drm.GpuMap}) holds the node's discovered cards."""
     def name(node: str, g: int) -> str:

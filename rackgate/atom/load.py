@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..atom.client import ServerError, refusal
+from .client import Client, ServerError, refusal
 
 WORDS = ("river", "stone", "cloud", "north", "glass", "field", "seven", "amber")
 
@@ -37,7 +37,7 @@ class LoadOutcome:
         return self.sent - self.pending
 
 
-def send_all(client, prompts: list[str], max_tokens: int, timeout: float, concurrency: int,
+def send_all(client: Client, prompts: list[str], max_tokens: int, timeout: float, concurrency: int,
              ranks: list[int] | None = None, stop: Callable[[], bool] | None = None,
              poll_s: float = 1.0, *, degenerate: Callable[[str], str | None],
              degenerate_so_far: Callable[[str], str | None]) -> LoadOutcome:
@@ -45,8 +45,8 @@ def send_all(client, prompts: list[str], max_tokens: int, timeout: float, concur
     `timeout`. Returns when every request has answered, or when `stop()` (asked every poll_s while
     requests are outstanding) returns True, or at `timeout` after the last request was sent, or
     as soon as one answer is degenerate (`degenerate` names it: the check decides on it). The two
-    judges are the caller's (rackgate.gates.sanity): a probe does not judge."""
-    todo: queue.Queue = queue.Queue()
+    judges are the caller's (rackgate.gates.sanity): the load does not judge."""
+    todo: queue.Queue[int] = queue.Queue()
     for i in range(len(prompts)):
         todo.put(i)
     lock = threading.Lock()
@@ -57,7 +57,7 @@ def send_all(client, prompts: list[str], max_tokens: int, timeout: float, concur
     def one(i: int) -> tuple[str, bool]:
         """(what went wrong, no answer at all within the bound). Streamed, and cut the moment the
         answer is degenerate (a '!' rank is named at once, not waited out)."""
-        body = {"model": client.model, "prompt": prompts[i], "max_tokens": max_tokens, "temperature": 0.0}
+        body: dict[str, object] = {"model": client.model, "prompt": prompts[i], "max_tokens": max_tokens, "temperature": 0.0}
         if ranks:
             body["data_parallel_rank"] = ranks[i]
         who = f"dp{ranks[i]}: " if ranks else ""
@@ -111,18 +111,18 @@ def send_all(client, prompts: list[str], max_tokens: int, timeout: float, concur
     return LoadOutcome(len(prompts), problems, pending, stopped, time.monotonic() - t0, degenerate_)
 
 
-def ranks_alive(client, table: dict[int, str], timeout: float, concurrency: int = 16) -> dict[int, tuple[str, bool]]:
+def ranks_alive(client: Client, table: dict[int, str], timeout: float, concurrency: int = 16) -> dict[int, tuple[str, bool]]:
     """One short completion routed to each DP rank. {rank: (what went wrong, unreachable)} for
     those that did not answer 200 (unreachable: no answer at all, not a refusal); empty when every
     rank answered."""
     results: dict[int, tuple[str, bool]] = {}
     ranks = list(table)
     lock = threading.Lock()
-    todo: queue.Queue = queue.Queue()
+    todo: queue.Queue[int] = queue.Queue()
     for r in ranks:
         todo.put(r)
 
-    def worker():
+    def worker() -> None:
         while True:
             try:
                 r = todo.get_nowait()
@@ -145,7 +145,7 @@ def ranks_alive(client, table: dict[int, str], timeout: float, concurrency: int 
         t.join(max(0.0, end - time.monotonic()))
     with lock:
         got = dict(results)
-    out = {}
+    out: dict[int, tuple[str, bool]] = {}
     for r in ranks:
         msg, dead = got.get(r, (f"no answer within {timeout:g}s", True))
         if msg:

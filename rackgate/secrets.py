@@ -1,4 +1,5 @@
-"""Secrets from the rack file never reach output, logs or reports.
+"""Secrets from the rack file never reach output, logs or reports (a low layer: the client and
+the report both redact).
 
 The rack loader registers every secret value (api keys, and launch env values whose names say
 TOKEN / SECRET / PASSWORD / KEY / CREDENTIAL); redact() replaces them wherever text leaves the suite.
@@ -7,6 +8,10 @@ from __future__ import annotations
 
 import re
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .config import Rack
 
 SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|KEY|CREDENTIAL", re.I)  # as the README states
 MASK = "********"
@@ -26,7 +31,7 @@ def register_env(env: dict[str, str]) -> None:
             register(v)
 
 
-def register_rack(rack) -> None:
+def register_rack(rack: Rack) -> None:
     if rack.server.api_key is not None:
         register(rack.server.api_key.get_secret_value())
     register_env(rack.launch.env)
