@@ -18,6 +18,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any, TypeGuard
 
 from ..config.fact_names import canonical
 
@@ -32,14 +33,14 @@ class Fact:
     # The test that recorded it (pytest node id): `-m regression` runs these tests again.
     source: str = ""
     # Every recorded run's value when the baseline was recorded more than once (value: median).
-    samples: list = field(default_factory=list)
+    samples: list[float] = field(default_factory=list)
 
     @property
     def key(self) -> str:
         return f"{self.name}@{self.where}" if self.where else self.name
 
     @classmethod
-    def from_dict(cls, raw: dict) -> "Fact":
+    def from_dict(cls, raw: dict[str, Any]) -> "Fact":
         known = {f.name for f in fields(cls)}
         got = {k: v for k, v in raw.items() if k in known}
         got["name"], got["where"] = canonical(str(got.get("name", "")), str(got.get("where", "") or ""))
@@ -60,7 +61,7 @@ class Fact:
         return 1.4826 * statistics.median(abs(x - med) for x in xs)
 
 
-def _num(v) -> bool:
+def _num(v: object) -> TypeGuard[int | float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
@@ -82,7 +83,7 @@ class Facts:
         self._facts: dict[str, Fact] = {}
         self.source = ""
 
-    def record(self, name: str, value, where: str = "", unit: str = "", row: str = "") -> Fact:
+    def record(self, name: str, value: int | float | str, where: str = "", unit: str = "", row: str = "") -> Fact:
         if not isinstance(value, (int, float, str)) or value != value:  # bool is an int; NaN != NaN
             raise TypeError(f"fact {name}: record a number, a string or a bool, not {value!r}")
         f = Fact(name, value, where, unit, row, self.source)
@@ -123,10 +124,10 @@ def agreed(facts: list[Fact], name: str) -> tuple[str | None, dict[str, str]]:
     return NODES_DIFFER, dict(sorted(vals.items()))
 
 
-def provenance_from_facts(facts: list[Fact]) -> dict:
+def provenance_from_facts(facts: list[Fact]) -> dict[str, Any]:
     """image, image_id, atom_commit as the nodes reported them (keys absent when not recorded),
     with `<key>_by_node` when the nodes disagree."""
-    out: dict = {}
+    out: dict[str, Any] = {}
     for key, name in PROVENANCE_FACTS:
         one, per = agreed(facts, name)
         if one is not None:
@@ -139,7 +140,7 @@ def provenance_from_facts(facts: list[Fact]) -> dict:
 @dataclass(frozen=True)
 class Baseline:
     path: str
-    provenance: dict
+    provenance: dict[str, Any]
     facts: dict[str, Fact]
 
     def get(self, name: str, where: str = "") -> Fact | None:
@@ -156,7 +157,7 @@ class Baseline:
 SAME_BASELINE = ("rack", "image", "image_id")
 
 
-def write(path: str | Path, facts: list[Fact], provenance: dict, merge: bool = False) -> tuple[Path, str]:
+def write(path: str | Path, facts: list[Fact], provenance: dict[str, Any], merge: bool = False) -> tuple[Path, str]:
     """Write the baseline; with merge, an existing baseline of the same rack and image takes
     these facts as one more run of samples. Returns (path, what was done, in words)."""
     p = Path(path)
@@ -187,7 +188,7 @@ def write(path: str | Path, facts: list[Fact], provenance: dict, merge: bool = F
     return p, how
 
 
-def _stored(f: Fact) -> dict:
+def _stored(f: Fact) -> dict[str, Any]:
     d = asdict(f)
     if not d["samples"]:
         del d["samples"]

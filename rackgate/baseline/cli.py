@@ -70,13 +70,13 @@ def write_allure(results: str | Path, groups: dict[str, list[cmp.Move]], head: s
     out = Path(results)
     out.mkdir(parents=True, exist_ok=True)
     now = int(time.time() * 1000)
-    def attach(atts: list, title: str, body: bytes, mime: str, ext: str) -> None:
+    def attach(atts: list[dict[str, str]], title: str, body: bytes, mime: str, ext: str) -> None:
         src = f"{uuid.uuid4()}-attachment.{ext}"
         (out / src).write_bytes(body)
         atts.append({"name": title, "source": src, "type": mime})
 
     for name, ms in groups.items():
-        atts: list = []
+        atts: list[dict[str, str]] = []
         attach(atts, f"{name}: old -> new", (head + "\n\n" + cmp.table(ms)).encode(), "text/plain", "txt")
         attach(atts, f"{name}.csv", cmp.csv(ms).encode(), "text/csv", "csv")
         try:
@@ -109,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         if got is None:
             print(f"rackgate compare: {path}: no such file", file=sys.stderr)
             return 2
+    assert old is not None and new is not None  # both were found just above
     if args.rack:
         from .. import config
         try:

@@ -9,8 +9,14 @@ run is listed, never dropped. `header()` puts old image -> new image above the t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from . import Fact
+from . import Fact, _num
+
+if TYPE_CHECKING:
+    from ..config.regression import RegressionExpect, Tolerance
+
+Band = tuple[float | None, float | None]
 
 
 @dataclass(frozen=True)
@@ -25,7 +31,7 @@ class Move:
     why: str = ""
     # The band this run's value had to stay in (numeric facts judged by direction): (lo, hi),
     # None for an open side.
-    band: tuple | None = None
+    band: Band | None = None
 
     @property
     def key(self) -> str:
@@ -44,11 +50,7 @@ class Move:
         return "same" if self.old == self.new else "changed"
 
 
-def _num(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def band(old, tol, spread: float | None = None) -> tuple | None:
+def band(old: object, tol: Tolerance, spread: float | None = None) -> Band | None:
     """(lo, hi) the new value may take; None for facts judged by equality or not at all."""
     if not _num(old) or tol.direction in ("equal", "report"):
         return None
@@ -56,29 +58,32 @@ def band(old, tol, spread: float | None = None) -> tuple | None:
     return (None if tol.direction == "lower" else old - a, None if tol.direction == "higher" else old + a)
 
 
-def judge(name: str, old, new, tol, spread: float | None = None) -> tuple[bool, str]:
+def judge(name: str, old: object, new: object, tol: Tolerance, spread: float | None = None) -> tuple[bool, str]:
     """(ok, why) for one fact moving from old to new under a Tolerance."""
     if tol.direction == "report":
         return True, ""
     if not (_num(old) and _num(new)) or tol.direction == "equal":
         return (old == new, "" if old == new else f"{old!r} -> {new!r}, must be equal")
-    lo, hi = band(old, tol, spread)
+    lim = band(old, tol, spread)
+    assert lim is not None  # numbers, judged by direction
+    lo, hi = lim
     bad = (lo is not None and new < lo) or (hi is not None and new > hi)
     return (not bad, f"{old:g} -> {new:g} ({new - old:+.4g}), {tol.describe(spread)}" if bad else "")
 
 
-def compare(old: dict[str, Fact], new: dict[str, Fact], expect) -> list[Move]:
+def compare(old: dict[str, Fact], new: dict[str, Fact], expect: RegressionExpect) -> list[Move]:
     """Every fact of either side, in key order; `expect` is the rack's RegressionExpect."""
     out = []
     for key in sorted(set(old) | set(new)):
         o, n = old.get(key), new.get(key)
         ref = o or n
+        assert ref is not None  # the key came from one side or the other
         named, tol = expect.for_fact(ref.name)
         spread = o.spread if o is not None else None
         tdesc = tol.describe(spread) + ("" if named else " [default]")
-        unit = (n or o).unit
-        if o is None:
-            out.append(Move(ref.name, ref.where, unit, None, n.value, tdesc, True, "new in this run"))
+        unit = (n or ref).unit
+        if o is None:  # then ref is n
+            out.append(Move(ref.name, ref.where, unit, None, ref.value, tdesc, True, "new in this run"))
         elif n is None and tol.direction == "report":
             out.append(Move(ref.name, ref.where, unit, o.value, None, tdesc, True, "not recorded now (reported only)"))
         elif n is None:
@@ -95,7 +100,7 @@ PROVENANCE = (("image", "image"), ("image_id", "image id"), ("atom_commit", "ATO
               ("time", "date"))
 
 
-def header(old_prov: dict, new_prov: dict) -> str:
+def header(old_prov: dict[str, Any], new_prov: dict[str, Any]) -> str:
     """Old -> new provenance, image first: what changed between the two runs."""
     rows = []
     for key, label in PROVENANCE:
@@ -114,7 +119,7 @@ def verdict(moves: list[Move]) -> str:
     return f"{bad} of {len(moves)} facts beyond tolerance" if bad else f"all {len(moves)} facts within tolerance"
 
 
-def _fmt(v, width: int = 0) -> str:
+def _fmt(v: object, width: int = 0) -> str:
     if v is None:
         return "-"
     if isinstance(v, float):

@@ -11,6 +11,7 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
+from typing import Sequence
 
 from ..config import RackFileError
 from ..report import verdict_file
@@ -31,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _retry_args(v: dict) -> list[str] | None:
+def _retry_args(v: verdict_file.Verdict) -> list[str] | None:
     """The test ids to re-run from a rack's verdict; None: the whole rack (its run left nothing)."""
     bad = [i["test"] for i in v.get("items", []) if i["outcome"] != "PASS"]
     if v["verdict"] == "UNKNOWN" and not v.get("items"):
@@ -69,8 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     return _drain(o, fleet) if o.drain_failed and fleet["exit_code"] != 2 else fleet["exit_code"]
 
 
-def _run(o, results: Path, runs: list[plan.RackRun], merge_over: dict | None = None,
-         kept: list[plan.RackRun] = ()) -> dict | None:
+def _run(o: argparse.Namespace, results: Path, runs: list[plan.RackRun],
+         merge_over: dict[str, verdict_file.Verdict] | None = None,
+         kept: Sequence[plan.RackRun] = ()) -> gather.Fleet | None:
     # a re-run's tasks index its own plan; the fleet's plan (the racks' full argv) stays for the next one
     plan_file = plan.save(results, runs, plan.RERUN if merge_over else plan.PLAN)
     if o.plan_only:
@@ -99,7 +101,7 @@ def _run(o, results: Path, runs: list[plan.RackRun], merge_over: dict | None = N
     return fleet
 
 
-def _summary(fleet: dict) -> None:
+def _summary(fleet: gather.Fleet) -> None:
     for r in fleet["racks"]:
         print(f"{r['rack']}: {r['verdict']}" + "".join(f"\n  {f['row']} [{f['where']}] {f['seen'][:120]}"
                                                         for f in r["findings"])
@@ -107,7 +109,7 @@ def _summary(fleet: dict) -> None:
     print(f"fleet: {fleet['verdict']} (exit {fleet['exit_code']})")
 
 
-def _failed_only(o, results: Path) -> int:
+def _failed_only(o: argparse.Namespace, results: Path) -> int:
     old = gather.load(results)
     runs, kept, over = [], [], {}
     prev = {p.name: p for p in plan.load_plan(results / plan.PLAN)}
@@ -137,7 +139,7 @@ def _is_test_path(a: str) -> bool:
     return not a.startswith("-") and (a.startswith("tests/") or "::" in a or a.endswith(".py"))
 
 
-def _drain(o, fleet: dict) -> int:
+def _drain(o: argparse.Namespace, fleet: gather.Fleet) -> int:
     cmds = drain.commands(fleet)
     for c in cmds:
         print(drain.show(c))

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .gather import Fleet
 
 
-def commands(fleet: dict) -> list[list[str]]:
+def commands(fleet: Fleet) -> list[list[str]]:
     """One drain per tray whose verdict is FAIL, named by its host (the Slurm node name), with its
     first finding as the reason; a host shared by several trays is drained once."""
-    out, done = [], set()
+    out: list[list[str]] = []
+    done: set[str] = set()
     for rack in fleet["racks"]:
         for node in rack["nodes"]:
             f = next((f for f in rack["findings"] if f["node"] == node["node"]), None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TypedDict
 
 from ..report import fleet as allure_fleet
 from ..report import verdict_file
@@ -14,7 +15,40 @@ FLEET = "fleet.json"
 FORMAT = "rackgate-fleet/1"
 
 
-def rack_verdict(r: RackRun, rc: int | None) -> dict:
+# fleet.json's shapes: each rack's verdict file, summed up.
+class FleetFinding(verdict_file.Finding):
+    node: str
+    host: str
+
+
+class NodeSummary(TypedDict):
+    node: str
+    tray: int
+    host: str
+    verdict: str
+    action_class: str
+
+
+class RackEntry(TypedDict):
+    rack: str
+    rack_file: str
+    results: str
+    exit_code: int | None
+    verdict: str
+    action_class: str
+    findings: list[FleetFinding]
+    unknown: list[verdict_file.Unknown]
+    nodes: list[NodeSummary]
+
+
+class Fleet(TypedDict):
+    format: str
+    verdict: str
+    exit_code: int
+    racks: list[RackEntry]
+
+
+def rack_verdict(r: RackRun, rc: int | None) -> verdict_file.Verdict:
     d = Path(r.results)
     try:
         return verdict_file.read(d / "verdict.json")
@@ -25,28 +59,30 @@ def rack_verdict(r: RackRun, rc: int | None) -> dict:
         return verdict_file.unknown(r.name, why + (f"; last output: {tail[0][:300]}" if tail else ""))
 
 
-def exit_of(verdicts: list[dict]) -> int:
+def exit_of(verdicts: list[RackEntry]) -> int:
     states = {v["verdict"] for v in verdicts}
     return 1 if "FAIL" in states else 3 if "UNKNOWN" in states or not verdicts else 0
 
 
-def gather(results: Path, runs: list[RackRun], codes: dict[str, int | None]) -> dict:
+def gather(results: Path, runs: list[RackRun], codes: dict[str, int | None]) -> Fleet:
     """codes: the exit codes of the racks run now; the others (kept by --failed-only) from their results."""
-    racks = []
+    racks: list[RackEntry] = []
     for r in runs:
         code = codes[r.name] if r.name in codes else exit_code_of(r)
         v = rack_verdict(r, code)
+        findings: list[FleetFinding] = [{**f, "node": n["node"], "host": n["host"]} for n in v["nodes"] for f in n["findings"]]
+        findings += [{**f, "node": "", "host": ""} for f in v["rack_findings"]]
         racks.append({"rack": r.name, "rack_file": r.rack_file, "results": r.results, "exit_code": code,
                       "verdict": v["verdict"], "action_class": v["action_class"],
-                      "findings": [{**f, "node": n["node"], "host": n["host"]} for n in v["nodes"] for f in n["findings"]]
-                      + [{**f, "node": "", "host": ""} for f in v["rack_findings"]],
+                      "findings": findings,
                       "unknown": [u for n in v["nodes"] for u in n["unknown"] if u["test"] != verdict_file.NOTHING]
                       + v["rack_unknown"],
-                      "nodes": [{k: n[k] for k in ("node", "tray", "host", "verdict", "action_class")} for n in v["nodes"]]})
+                      "nodes": [{"node": n["node"], "tray": n["tray"], "host": n["host"], "verdict": n["verdict"],
+                                 "action_class": n["action_class"]} for n in v["nodes"]]})
         if not (Path(r.results) / "verdict.json").exists():
             verdict_file.write(Path(r.results) / "verdict.json", v)   # the UNKNOWN, for --failed-only
     code = exit_of(racks)
-    out = {"format": FORMAT, "verdict": {0: "PASS", 1: "FAIL", 3: "UNKNOWN"}[code], "exit_code": code, "racks": racks}
+    out: Fleet = {"format": FORMAT, "verdict": {0: "PASS", 1: "FAIL", 3: "UNKNOWN"}[code], "exit_code": code, "racks": racks}
     (results / FLEET).write_text(json.dumps(out, indent=1) + "\n")
     return out
 
@@ -73,9 +109,9 @@ def merge_reports(results: Path, runs: list[RackRun], render: bool = True) -> st
     return line
 
 
-def load(results: Path) -> dict:
+def load(results: Path) -> Fleet:
     try:
-        data = json.loads((results / FLEET).read_text())
+        data: Fleet = json.loads((results / FLEET).read_text())
     except (OSError, json.JSONDecodeError) as e:
         raise ValueError(f"{results}: no readable {FLEET}: {e}") from None
     if data.get("format") != FORMAT:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import time
 from pathlib import Path
+from typing import Callable
 
 from ..transport.procs import kill_group
 from .plan import RackRun
@@ -14,9 +15,9 @@ OUTPUT = "output.txt"
 STOP_GRACE_S = 15.0  # after TERM the suite ends what it started (its signal handlers), then KILL
 
 
-def run(runs: list[RackRun], timeout_s: float, progress=print) -> dict[str, int | None]:
+def run(runs: list[RackRun], timeout_s: float, progress: Callable[[str], object] = print) -> dict[str, int | None]:
     """{rack: exit code, None where the run overran and was ended}."""
-    procs: dict[str, subprocess.Popen] = {}
+    procs: dict[str, subprocess.Popen[bytes]] = {}
     for r in runs:
         d = Path(r.results)
         d.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 from .local import RC, exit_code_of
 from .plan import RackRun
@@ -78,7 +79,7 @@ def submit(jobs: list[tuple[list[str], str]]) -> list[str]:
     return ids
 
 
-def wait(ids: list[str], timeout_s: float, progress=print) -> bool:
+def wait(ids: list[str], timeout_s: float, progress: Callable[[str], object] = print) -> bool:
     """Until no task of the jobs is queued or running; False when the timeout came first (then
     the jobs are cancelled by id)."""
     end, last = time.monotonic() + timeout_s, None
@@ -106,7 +107,7 @@ def wait(ids: list[str], timeout_s: float, progress=print) -> bool:
         time.sleep(POLL_S)
 
 
-def run(runs: list[RackRun], plan: Path, timeout_s: float, progress=print) -> dict[str, int | None]:
+def run(runs: list[RackRun], plan: Path, timeout_s: float, progress: Callable[[str], object] = print) -> dict[str, int | None]:
     for r in runs:
         (Path(r.results)).mkdir(parents=True, exist_ok=True)
         (Path(r.results) / RC).unlink(missing_ok=True)

@@ -35,10 +35,11 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any, TypedDict
 
 from ..errors import UnrecognisedOutput
 from ..lines import clean_text
-from ..transport import Host
+from ..transport import Host, Result
 
 UNSET_U32 = 4294967295
 POPULATED, NOT_POPULATED, UNKNOWN = "populated", "not populated", "unrecognised"
@@ -83,7 +84,9 @@ class FabricGpu:
 
 
 # --- values ---------------------------------------------------------------------------------
-def _number(text: str) -> float | None:
+def _number(text: object) -> float | None:
+    if not isinstance(text, (str, int, float)):
+        return None  # float() of anything else (None, a list) is a TypeError
     try:
         v = float(text)
     except (TypeError, ValueError):
@@ -91,7 +94,7 @@ def _number(text: str) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def classify(name: str, value, unit: str = "") -> FieldReading:
+def classify(name: str, value: object, unit: str = "") -> FieldReading:
     """One of BANDWIDTH / LATENCY / VERSION, from text ('0 Mb/s') or JSON ({'value','unit'})."""
     want_unit, sentinels = UNPOPULATED_FIELDS[name]
     if isinstance(value, dict):
@@ -118,7 +121,7 @@ def classify(name: str, value, unit: str = "") -> FieldReading:
     return FieldReading(name, raw, num, unit, POPULATED)
 
 
-def _accel_id(raw) -> tuple[int | None, str]:
+def _accel_id(raw: object) -> tuple[int | None, str]:
     text = str(raw).strip()
     try:
         v = int(text, 0)
@@ -127,13 +130,13 @@ def _accel_id(raw) -> tuple[int | None, str]:
     return (None if v == UNSET_U32 else v), text
 
 
-def _gpu_from(gpu: int, bdf: str, info: dict) -> FabricGpu:
+def _gpu_from(gpu: int, bdf: str, info: dict[str, Any]) -> FabricGpu:
     info = {str(k).lower(): v for k, v in info.items()}
     if isinstance(info.get("accelerator_id"), dict):  # {"value": 5} in some releases
         info["accelerator_id"] = info["accelerator_id"].get("value", "N/A")
     aid, aid_raw = _accel_id(info.get("accelerator_id", "N/A"))
     fields = {n: classify(n, info[n]) for n in UNPOPULATED_FIELDS if n in info}
-    def s(k):
+    def s(k: str) -> str | None:
         v = info.get(k)
         return None if v is None or str(v).strip().upper() == "N/A" else str(v).strip()
     return FabricGpu(gpu, bdf, aid, aid_raw, s("ppod_id"), s("vpod_id"), s("accel_state"), fields)
@@ -145,11 +148,17 @@ _KEY_LINE = re.compile(r"^(\s*)([A-Za-z][A-Za-z0-9_ ]*?)\s*:\s*(.*)$")
 _GPU_LINE = re.compile(r"^\s*GPU\s*:\s*(\d+)\s*$", re.IGNORECASE)
 
 
+class _Block(TypedDict):
+    bdf: str
+    fabric: dict[str, str] | None
+    fabric_na: bool
+
+
 def _parse_text(text: str) -> list[FabricGpu]:
     """Key-based: per `GPU: N` block, BDF wherever it sits outside the fabric section, and every
     `KEY: value` line indented under a FABRIC: / FABRIC_INFO: line."""
-    blocks: list[tuple[int, dict]] = []
-    cur: dict | None = None
+    blocks: list[tuple[int, _Block]] = []
+    cur: _Block | None = None
     fab_indent: int | None = None   # indentation of the open fabric section's own line
     for line in text.split("\n"):
         if not line.strip():
@@ -167,6 +176,7 @@ def _parse_text(text: str) -> list[FabricGpu]:
             continue  # a continuation line of a multi-line value (LOCAL_ACTIVE_ACCELERATORS)
         indent, key, val = len(m.group(1)), m.group(2).strip().lower().replace(" ", "_"), m.group(3).strip()
         if fab_indent is not None and indent > fab_indent:
+            assert cur["fabric"] is not None  # fab_indent is set only with the section open
             cur["fabric"].setdefault(key, val)
             continue
         fab_indent = None
@@ -178,7 +188,7 @@ def _parse_text(text: str) -> list[FabricGpu]:
             continue
         if key == "bdf" and not cur["bdf"]:
             cur["bdf"] = val
-    out = []
+    out: list[FabricGpu] = []
     for gpu, b in blocks:
         if b["fabric"] is None:
             raise AmdSmiParseError(f"amd-smi fabric: GPU {gpu} has no FABRIC_INFO: or FABRIC: section (a layout "
@@ -188,7 +198,7 @@ def _parse_text(text: str) -> list[FabricGpu]:
 
 
 # --- JSON -----------------------------------------------------------------------------------
-def gpu_list(data, error: type[Exception] = None) -> list:
+def gpu_list(data: object, error: type[Exception] | None = None) -> list[Any]:
     """amd-smi --json output -> its per-GPU list: a plain list (older releases), or the list under
     {"gpu_data": [...]} (7.x). `error`: the could-not-observe class to raise (AmdSmiParseError)."""
     error = error or AmdSmiParseError
@@ -201,15 +211,15 @@ def gpu_list(data, error: type[Exception] = None) -> list:
     return data
 
 
-def _gpu_index(raw, pos: int) -> int:
+def _gpu_index(raw: object, pos: int) -> int:
     text = str(raw).strip()
     if isinstance(raw, bool) or not text.isdecimal() or len(text) > 6:
         raise AmdSmiParseError(f"amd-smi JSON entry {pos}: 'gpu' is {str(raw)[:40]!r}, not a GPU index")
     return int(text)
 
 
-def _parse_json(data) -> list[FabricGpu]:
-    out = []
+def _parse_json(data: object) -> list[FabricGpu]:
+    out: list[FabricGpu] = []
     for pos, rec in enumerate(gpu_list(data)):
         if not isinstance(rec, dict) or "gpu" not in rec:
             raise AmdSmiParseError(f"amd-smi JSON entry {pos} has no 'gpu' key")
@@ -242,7 +252,7 @@ def parse_fabric(text: str) -> list[FabricGpu]:
 _NO_JSON = re.compile(r"unrecogni[sz]ed argument|invalid choice|no such option|unknown option", re.IGNORECASE)
 
 
-def fabric(host: Host, json_output: bool = True):
+def fabric(host: Host, json_output: bool = True) -> tuple[Result, list[FabricGpu]]:
     """Run `amd-smi fabric --json` on a node, or the text form when the installed amd-smi does not
     take --json there; returns (Result, [FabricGpu])."""
     res = host.run(["amd-smi", "fabric", "--json"] if json_output else ["amd-smi", "fabric"], timeout=60)

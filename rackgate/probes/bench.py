@@ -19,6 +19,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import UnrecognisedOutput
 from ..lines import split_lines
@@ -124,7 +125,7 @@ def serving_result(stdout: str, result_json: str | None) -> BenchFacts:
 
 
 # --- aiperf --------------------------------------------------------------------------------
-def _metric(data: dict, tag: str) -> float | None:
+def _metric(data: dict[str, Any], tag: str) -> float | None:
     for where in (data, data.get("records") or {}):
         m = where.get(tag) if isinstance(where, dict) else None
         v = m.get("avg") if isinstance(m, dict) else m
@@ -164,13 +165,13 @@ def aiperf_result(export_json: str, console: str = "") -> BenchFacts:
     if isinstance(osl_min, dict) and osl_min.get("min") == 0:
         f.zero_token_requests = 1  # at least one; the export keeps no per-request count here
     summary = data.get("error_summary") or []
-    for e in summary if isinstance(summary, list) else [summary]:
-        if not isinstance(e, dict):  # some releases write the message itself
-            f.error_summary.append(str(e)[:160])
+    for entry in summary if isinstance(summary, list) else [summary]:
+        if not isinstance(entry, dict):  # some releases write the message itself
+            f.error_summary.append(str(entry)[:160])
             continue
-        det = e.get("error_details")
+        det = entry.get("error_details")
         det = det if isinstance(det, dict) else {"message": det} if det else {}
-        f.error_summary.append(f"{e.get('count', '?')} x {det.get('type', '?')} {det.get('code', '')}: "
+        f.error_summary.append(f"{entry.get('count', '?')} x {det.get('type', '?')} {det.get('code', '')}: "
                                f"{str(det.get('message', ''))[:120]}")
     invalid = data.get("runtime_submission_invalid_reasons") or []
     invalid = invalid if isinstance(invalid, list) else [invalid]
@@ -188,7 +189,7 @@ class BenchCommand:
     tool: str            # benchmark_serving | aiperf | unknown
     wire_model: str      # the model name the requests will carry
     tokenizer: str | None
-    flags: dict
+    flags: dict[str, str | None]
 
 
 def command(cmd: str) -> BenchCommand:
@@ -198,7 +199,7 @@ def command(cmd: str) -> BenchCommand:
         words = cmdline.split(cmd)
     except ValueError as e:
         raise BenchParseError(f"bench.command does not parse as a shell command: {e}") from None
-    flags: dict = cmdline.flags(words)
+    flags = cmdline.flags(words)
     text = " ".join(words)
     if "benchmark_serving" in text:
         wire = flags.get("served-model-name") or flags.get("model") or ""
@@ -209,7 +210,7 @@ def command(cmd: str) -> BenchCommand:
                         flags)
 
 
-def _finite(v) -> bool:
+def _finite(v: float) -> bool:
     try:
         f = float(v)
     except OverflowError:
@@ -219,14 +220,14 @@ def _finite(v) -> bool:
     return True
 
 
-def _int(*vals) -> int | None:
+def _int(*vals: object) -> int | None:
     for v in vals:
         if isinstance(v, (int, float)) and not isinstance(v, bool) and _finite(v):
             return int(v)
     return None
 
 
-def _float(*vals) -> float | None:
+def _float(*vals: object) -> float | None:
     for v in vals:
         if isinstance(v, (int, float)) and not isinstance(v, bool) and _finite(v):
             return float(v)

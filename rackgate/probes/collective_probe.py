@@ -33,6 +33,7 @@ import select
 import signal
 import sys
 import time
+from types import ModuleType
 
 
 def _say(line: str) -> None:
@@ -84,8 +85,8 @@ def _rank(scope: str, ws: int, rank: int, local_rank: int, addr: str, port: int,
         os._exit(4)
 
 
-def _bandwidth(torch, dist, scope: str, ws: int, rank: int, device: str, sync: bool, nbytes: int, warmup: int,
-               iters: int) -> None:
+def _bandwidth(torch: ModuleType, dist: ModuleType, scope: str, ws: int, rank: int, device: str, sync: bool,
+               nbytes: int, warmup: int, iters: int) -> None:
     """Mean seconds per all_reduce of nbytes of float32, after warm-up (one RGCOLL-BW line)."""
     t = torch.ones(max(1, nbytes // 4), device=device)
     for _ in range(warmup):
@@ -129,9 +130,9 @@ def world(scope: str, ws: int, ranks: list[tuple[int, int]], addr: str, port: in
             joined += len(got)
             if got and joined == len(ranks):
                 deadline = time.monotonic() + timeout_s + grace_s
-        pid, status = os.waitpid(-1, os.WNOHANG)
+        pid, wstatus = os.waitpid(-1, os.WNOHANG)
         if pid in children:
-            codes[children.pop(pid)] = os.waitstatus_to_exitcode(status)
+            codes[children.pop(pid)] = os.waitstatus_to_exitcode(wstatus)
     os.close(joined_r)
     killed = sorted(children.values())
     for pid in children:
@@ -183,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import torch
         import torch.distributed
-        tv = torch.__version__
+        tv = str(torch.__version__)
     except ImportError as e:
         tv = f"missing ({e})"
     print(f"RGCOLL-START pid={os.getpid()} python={sys.version.split()[0]} torch={tv} nnodes={a.nnodes} "

@@ -9,7 +9,7 @@ import shlex
 from dataclasses import dataclass
 
 from ..errors import CouldNotObserve, ToolMissing, UnrecognisedOutput
-from ..transport import Host
+from ..transport import Host, Result
 
 _MISSING = "__rackgate_missing__"
 # The last line of a Python traceback: "AttributeError: module 'x' has no attribute 'y'"
@@ -91,7 +91,7 @@ def _python_cmd(code: str, python_exe: str, env: dict[str, str] | None, unset: t
             python_exe, "-c", code]
 
 
-def _no_docker(host: Host, res) -> None:
+def _no_docker(host: Host, res: Result) -> None:
     """The command never reached the container because docker itself is missing on the node."""
     if res.rc == 127 and "docker" in res.stderr and not res.stdout.strip():
         raise ToolMissing(host.runner.node, "docker", None, res.came_back())
@@ -121,7 +121,8 @@ _RUN = "__rackgate_run__"
 def split_runs(text: str) -> list[tuple[int, str]]:
     """Output of several commands, each followed by '<marker> <rc>' (stdout and stderr merged
     per command) -> [(rc, output)]."""
-    out, buf = [], []
+    out: list[tuple[int, str]] = []
+    buf: list[str] = []
     for line in text.splitlines(keepends=True):
         head, _, rc = line.strip().partition(" ")
         if head == _RUN and rc.lstrip("-").isdecimal():
@@ -137,7 +138,8 @@ def python_variants(host: Host, code: str, variants: list[tuple[dict[str, str], 
     """`python3 -c CODE` once per (env to set, vars to unset), in ONE docker exec."""
     cmds = [_python_cmd(code, python_exe, env, unset) for env, unset in variants]
     # One fixed function runs each argv; the script names only argument positions, never values.
-    script, words, at = f'r() {{ "$@" 2>&1; echo {_RUN} $?; }}', [], 1
+    words: list[str] = []
+    script, at = f'r() {{ "$@" 2>&1; echo {_RUN} $?; }}', 1
     for c in cmds:
         script += "; r " + " ".join(f'"${{{i}}}"' for i in range(at, at + len(c)))
         words, at = words + c, at + len(c)

@@ -111,7 +111,7 @@ def read_dmesg(host: Host, since_monotonic: float | None = None) -> list[KmsgLin
 def cursor(host: Host) -> float:
     """The printk time of the newest line: the start of a window for read_dmesg later."""
     lines = [ln for ln in parse(_run(host)) if ln.t is not None]
-    return lines[-1].t if lines else 0.0
+    return (lines[-1].t or 0.0) if lines else 0.0
 
 
 def excerpt(hits: list[Hit], limit: int = 8) -> str:

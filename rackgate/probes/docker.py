@@ -18,10 +18,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from .. import jsonl
 from ..errors import CouldNotObserve, ToolMissing, UnrecognisedOutput
-from ..transport import Host
+from ..transport import Host, Result
 
 PS = ["docker", "ps", "-a", "--no-trunc", "--size=false", "--format", "{{json .}}"]
 ACTIVE_STATES = ("created", "running", "paused", "restarting")
@@ -31,7 +32,7 @@ class DockerOutputError(UnrecognisedOutput, ValueError):
     pass
 
 
-def _json_lines(text: str, what: str) -> list[dict]:
+def _json_lines(text: str, what: str) -> list[dict[str, Any]]:
     try:
         return [obj for _, obj in jsonl.objects(text)]
     except jsonl.BadLine as e:
@@ -98,8 +99,8 @@ class Event:
 def parse_events(text: str) -> list[Event]:
     out = []
     for obj in _json_lines(text, "docker events"):
-        actor = obj.get("Actor") if isinstance(obj.get("Actor"), dict) else {}
-        attrs = actor.get("Attributes") if isinstance(actor.get("Attributes"), dict) else {}
+        actor = a if isinstance(a := obj.get("Actor"), dict) else {}
+        attrs = at if isinstance(at := actor.get("Attributes"), dict) else {}
         t = obj.get("time")
         if not isinstance(t, int):
             nano = obj.get("timeNano")
@@ -145,9 +146,9 @@ def parse_inspect(text: str) -> Inspect | None:
         data = data[0]
     if not isinstance(data, dict):
         raise DockerOutputError(f"docker inspect: expected an object, got {type(data).__name__}")
-    state = data.get("State") if isinstance(data.get("State"), dict) else {}
-    cfg = data.get("Config") if isinstance(data.get("Config"), dict) else {}
-    hc = data.get("HostConfig") if isinstance(data.get("HostConfig"), dict) else {}
+    state = st if isinstance(st := data.get("State"), dict) else {}
+    cfg = c if isinstance(c := data.get("Config"), dict) else {}
+    hc = h if isinstance(h := data.get("HostConfig"), dict) else {}
     devices = tuple(str(d.get("PathOnHost", "")) for d in (hc.get("Devices") or []) if isinstance(d, dict))
     return Inspect(str(data.get("Id", "")), str(data.get("Name", "")).lstrip("/"), str(state.get("Status", "")),
                    bool(state.get("Running")), state.get("ExitCode"), str(cfg.get("Image", "")),
@@ -165,7 +166,7 @@ def _docker(host: Host, args: list[str], timeout: float = 60) -> str:
     return res.stdout
 
 
-def _docker_words(res) -> str:
+def _docker_words(res: Result) -> str:
     """What docker itself said about the failure (stderr, else stdout), with its exit status."""
     said = " / ".join(ln.strip() for ln in (res.stderr.strip() or res.stdout.strip()).splitlines() if ln.strip())
     return f"rc={res.rc}: {said[:400]}" if said else f"rc={res.rc}, nothing printed"

@@ -96,7 +96,7 @@ class GpuMap:
         if odd:
             raise UnrecognisedOutput(f"node {node}: /sys/class/drm/card{odd[0].card} is bound to {odd[0].driver} "
                                      "but its device link names no PCI address: the GPUs' PCI order is unknown")
-        return cls(node, tuple(sorted(gpus, key=lambda c: pci_key(c.bdf))), tuple(c for c in cards if not c.is_gpu))
+        return cls(node, tuple(sorted(gpus, key=lambda c: pci_key(c.bdf or ""))), tuple(c for c in cards if not c.is_gpu))
 
     def mismatch(self, expected: int) -> str | None:
         """PLAT-GPUS's finding when the node shows more or fewer amdgpu cards than expected."""

@@ -44,7 +44,7 @@ class GpuListError(UnrecognisedOutput, ValueError):
     pass
 
 
-def _number(v) -> float | None:
+def _number(v: str | float) -> float | None:
     """A finite float, or None (a JSON integer too large for a float is no reading)."""
     try:
         f = float(v)
@@ -53,7 +53,7 @@ def _number(v) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def _value(v) -> tuple[float | None, str | None]:
+def _value(v: object) -> tuple[float | None, str | None]:
     """amd-smi's {"value": N, "unit": U} / "N/A" / bare number / "N MB" -> (number, unit)."""
     if isinstance(v, dict):
         val, unit = v.get("value"), v.get("unit")
@@ -69,7 +69,7 @@ def _value(v) -> tuple[float | None, str | None]:
     return None, None
 
 
-def _mib(v) -> float | None:
+def _mib(v: object) -> float | None:
     num, unit = _value(v)
     if num is None:
         return None
@@ -79,7 +79,7 @@ def _mib(v) -> float | None:
     return num * factor
 
 
-def _text(v) -> str | None:
+def _text(v: object) -> str | None:
     return v if isinstance(v, str) and v and v != "N/A" else None
 
 
@@ -90,14 +90,14 @@ def parse_amdsmi_static(text: str) -> list[Gpu]:
     except json.JSONDecodeError as e:
         raise GpuListError(f"amd-smi printed no JSON ({e.msg} at char {e.pos}): {text.strip()[:120]!r}") from None
     data = amdsmi.gpu_list(data, GpuListError)
-    gpus = []
+    gpus: list[Gpu] = []
     for pos, entry in enumerate(data):
         if not isinstance(entry, dict):
             raise GpuListError(f"amd-smi JSON entry {pos} is a {type(entry).__name__}, not an object")
         idx = entry.get("gpu", pos)
-        vram = entry.get("vram") if isinstance(entry.get("vram"), dict) else {}
-        bus = entry.get("bus") if isinstance(entry.get("bus"), dict) else {}
-        asic = entry.get("asic") if isinstance(entry.get("asic"), dict) else {}
+        vram = v if isinstance(v := entry.get("vram"), dict) else {}
+        bus = b if isinstance(b := entry.get("bus"), dict) else {}
+        asic = a if isinstance(a := entry.get("asic"), dict) else {}
         gpus.append(Gpu(int(idx) if str(idx).isdecimal() else pos, _text(bus.get("bdf")),
                         _text(asic.get("market_name")), _mib(vram.get("size"))))
     return sorted(gpus, key=lambda g: g.index)
@@ -105,7 +105,7 @@ def parse_amdsmi_static(text: str) -> list[Gpu]:
 
 def parse_sysfs(cards: dict[int, dict[str, str | None]]) -> list[Gpu]:
     """{gpu: {"vendor": "0x1002", "mem_info_vram_total": bytes, "uevent": ...}} -> AMD GPUs."""
-    gpus = []
+    gpus: list[Gpu] = []
     for card in sorted(cards):
         attrs = cards[card]
         if (attrs.get("vendor") or "").strip().lower() != AMD_VENDOR:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from ..transport import Host
 
@@ -38,11 +39,11 @@ def driver(host: Host) -> DriverFacts:
     return DriverFacts(parse_lsmod(res.stdout), host.exists("/dev/kfd"), res.stdout)
 
 
-def amdgpu_params(host: Host, names=AMDGPU_PARAMS) -> dict[str, str | None]:
+def amdgpu_params(host: Host, names: Sequence[str] = AMDGPU_PARAMS) -> dict[str, str | None]:
     """Loaded values of amdgpu's module parameters (None: the file is missing)."""
     paths = {n: f"/sys/module/amdgpu/parameters/{n}" for n in names}
     raw = host.read_many(list(paths.values()))
-    out = {n: (None if raw[p] is None else raw[p].strip()) for n, p in paths.items()}
+    out = {n: (None if (v := raw[p]) is None else v.strip()) for n, p in paths.items()}
     empty = [paths[n] for n, v in out.items() if v == ""]
     if empty:
         from ..errors import UnrecognisedOutput

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import time
 
+from ..transport import Host
+
 TRACE_GLOB = "*.pt.trace.json.gz"
 
 
-def missing_traces(want: dict[int, tuple[object, str]], wait_s: float, poll_s: float = 0.5) -> dict[int, str]:
+def missing_traces(want: dict[int, tuple[Host, str]], wait_s: float, poll_s: float = 0.5) -> dict[int, str]:
     """want: rank -> (the node's Host, its trace directory). Returns the ranks (-> directory)
     with no non-empty trace after wait_s (empty: every rank wrote one)."""
     deadline = time.monotonic() + wait_s
     while True:
-        missing = {}
+        missing: dict[int, str] = {}
         for r, (host, d) in want.items():
             res = host.shell('find "$1" -maxdepth 1 -name "$2" -size +0c 2>/dev/null | head -n 1', host.path(d),
                              TRACE_GLOB, timeout=30)

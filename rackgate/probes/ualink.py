@@ -105,7 +105,7 @@ def bitmap_nonzero(raw: str | None) -> bool:
 
 
 def parse_link(card: int, raw: dict[str, str | None]) -> Link:
-    val = {k: (None if raw.get(k) is None else raw[k].strip()) for k in ATTRS}
+    val = {k: (None if (v := raw.get(k)) is None else v.strip()) for k in ATTRS}
     return Link(card, val["accel_state"], parse_u32(val["accel_id"]), val["accel_id"], val["link_type"],
                 val["ppod_id"], val["vpod_id"], val["local_accels"], val["station_lane_en_bitmap"],
                 val["bandwidth"], val["latency"])

@@ -102,8 +102,8 @@ def _rack_patterns(patterns: dict[str, str] | None, lines: list[str]) -> dict[st
             raise BwPatternError(f"fabric.bw_patterns[{d!r}] = {rx!r} has no group for the GB/s figure")
         for line in lines:
             m = c.search(line)
-            if m and _num(m.group(1) or "") is not None:
-                out[DIRS.get(d.lower(), d.lower())] = _num(m.group(1))
+            if m and (num := _num(m.group(1) or "")) is not None:
+                out[DIRS.get(d.lower(), d.lower())] = num
     return out
 
 
@@ -133,8 +133,8 @@ def parse_bw(text: str, patterns: dict[str, str] | None = None) -> BwTable:
             section = None
             continue
         m = re.match(r"^\s*(read|write|bidir\w*|bi-dir)\s*[:=]?\s*([\d.,]+)\s*(gb/s)?\s*$", low) or _LABELLED.match(low)
-        if m and DIRS.get(m.group(1)) and _num(m.group(2)) is not None:
-            kv[DIRS[m.group(1)]] = _num(m.group(2))
+        if m and DIRS.get(m.group(1)) and (num := _num(m.group(2))) is not None:
+            kv[DIRS[m.group(1)]] = num
             section = None
             continue
         m = _SECTION.match(low)
@@ -143,8 +143,8 @@ def parse_bw(text: str, patterns: dict[str, str] | None = None) -> BwTable:
             continue
         if section is not None:
             raw = re.split(r"[\s|]+", line.strip())
-            if len(raw) == 2 and _num(raw[1]) is not None:
-                sections[section] = _num(raw[1])  # size, GB/s: the last (largest) row counts
+            if len(raw) == 2 and (num := _num(raw[1])) is not None:
+                sections[section] = num  # size, GB/s: the last (largest) row counts
             continue
         if cols is None:
             continue

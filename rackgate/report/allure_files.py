@@ -15,9 +15,26 @@ import re
 import time
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 from ..secrets import redact
 from . import plots
+
+if TYPE_CHECKING:
+    from ..config import Rack
+
+
+class RecordedFact(Protocol):
+    """What the run-level files read of a recorded fact (rackgate.baseline.Fact; the baseline
+    sits above the report and is not imported here)."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def value(self) -> object: ...
+    @property
+    def where(self) -> str: ...
+    @property
+    def unit(self) -> str: ...
 
 # Regexes that mean the same in Java (Allure 2: whole-message match) and JavaScript (Allure 3:
 # search): no inline flags, [\s\S] for "anything including newlines".
@@ -37,7 +54,7 @@ CATEGORIES = [
 ]
 
 
-def environment(rack, facts: list, selection: str = "") -> dict[str, str]:
+def environment(rack: Rack, facts: Sequence[RecordedFact], selection: str = "") -> dict[str, str]:
     """environment.properties entries for a rack (the built one: nodes filled in)."""
     hbm = sorted({f"{f.value:g}" if isinstance(f.value, (int, float)) else str(f.value)
                   for f in facts if "hbm" in f.name.lower()})
@@ -77,18 +94,18 @@ def write_categories(results: Path) -> Path:
     return _atomic(results / "categories.json", json.dumps(CATEGORIES, indent=1).encode())
 
 
-def fact_plots(facts: list) -> list[tuple[str, bytes]]:
+def fact_plots(facts: Sequence[RecordedFact]) -> list[tuple[str, bytes]]:
     """One plot per fact family with several places: "fabric.bw.read/write/bidir" per pair as
     grouped bars, "srv.kv.available_gb" per rank as bars."""
-    numeric = [f for f in facts if isinstance(f.value, (int, float)) and not isinstance(f.value, bool) and f.where]
+    numeric = [(f, f.value) for f in facts if isinstance(f.value, (int, float)) and not isinstance(f.value, bool) and f.where]
     families: dict[str, dict[str, dict[str, float]]] = {}
     units: dict[str, str] = {}
-    for f in numeric:
+    for f, value in numeric:
         fam, _, leaf = f.name.rpartition(".")
         fam = fam or leaf
-        families.setdefault(fam, {}).setdefault(leaf, {})[f.where] = float(f.value)
+        families.setdefault(fam, {}).setdefault(leaf, {})[f.where] = float(value)
         units.setdefault(fam, f.unit)
-    out = []
+    out: list[tuple[str, bytes]] = []
     for fam, series in sorted(families.items()):
         wheres = sorted({w for s in series.values() for w in s})
         if len(wheres) < 2:

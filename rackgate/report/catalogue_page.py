@@ -14,8 +14,9 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-from ..catalogue import AREAS, matrix, rows
+from ..catalogue import AREAS, Row, matrix, rows
 from . import inventory, junit
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,7 +48,7 @@ def status_of(nodeids: list[str], verdicts: dict[str, junit.Verdict]) -> str:
     return f"passed {got.count('passed')}/{n}"
 
 
-def render(items: list[dict], cases: list[dict], verdicts: dict[str, junit.Verdict] | None,
+def render(items: list[inventory.Check], cases: list[dict[str, Any]], verdicts: dict[str, junit.Verdict] | None,
            source: str = "") -> str:
     checks = inventory.checks_by_row(items)
     nodeids: dict[str, list[str]] = {}
@@ -103,8 +104,8 @@ def render(items: list[dict], cases: list[dict], verdicts: dict[str, junit.Verdi
     return "\n".join(out)
 
 
-def _families(all_rows) -> list[str]:
-    seen = []
+def _families(all_rows: dict[str, Row]) -> list[str]:
+    seen: list[str] = []
     for r in all_rows.values():
         if r.family not in seen:
             seen.append(r.family)
@@ -127,7 +128,7 @@ def build(junit_path: Path | None) -> str:
     items = inventory.collect()
     verdicts = junit.read(junit_path) if junit_path is not None and junit_path.exists() else None
     source = ""
-    if verdicts is not None:
+    if verdicts is not None and junit_path is not None:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(junit_path.stat().st_mtime))
         try:
             shown = junit_path.resolve().relative_to(REPO)

@@ -8,7 +8,7 @@ import re
 from typing import Iterable, Sequence
 
 
-def excerpt(text: str, signature: str | re.Pattern, before: int = 6, after: int = 6, limit: int = 5) -> str:
+def excerpt(text: str, signature: str | re.Pattern[str], before: int = 6, after: int = 6, limit: int = 5) -> str:
     """The lines around each line matching `signature` (a substring or a compiled regex), with
     line numbers and the matching line marked '>'; at most `limit` excerpts. Empty when nothing
     matches."""
@@ -25,7 +25,7 @@ def excerpt(text: str, signature: str | re.Pattern, before: int = 6, after: int 
         else:
             spans.append([lo, hi])
     width = len(str(len(lines)))
-    out = []
+    out: list[str] = []
     for lo, hi in spans:
         if out:
             out.append("...")
@@ -33,7 +33,7 @@ def excerpt(text: str, signature: str | re.Pattern, before: int = 6, after: int 
     return "\n".join(out)
 
 
-def table(rows: Iterable[Sequence], headers: Sequence[str]) -> str:
+def table(rows: Iterable[Sequence[object]], headers: Sequence[str]) -> str:
     """Rows as an aligned plain-text table (numbers as given; None as '-')."""
     body = [[("-" if c is None else f"{c:.4g}" if isinstance(c, float) else str(c)) for c in r] for r in rows]
     widths = [max(len(str(h)), *(len(r[i]) for r in body)) if body else len(str(h)) for i, h in enumerate(headers)]

@@ -17,6 +17,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 ENV = "environment.properties"
 
@@ -42,7 +43,7 @@ def _per_rack(value: str | None, rack: str) -> str | None:
     return None if value is None else hashlib.md5(f"{rack}:{value}".encode()).hexdigest()
 
 
-def tag(result: dict, rack: str) -> dict:
+def tag(result: dict[str, Any], rack: str) -> dict[str, Any]:
     labels = [lab for lab in result.get("labels", []) if lab.get("name") not in ("rack", "parentSuite")]
     result["labels"] = labels + [{"name": "rack", "value": rack}, {"name": "parentSuite", "value": rack}]
     params = [p for p in result.get("parameters", []) if p.get("name") != "rack"]

@@ -13,20 +13,32 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def pytest_addoption(parser):
+class Check(TypedDict):
+    """One collected test, as the inventory JSON holds it."""
+    nodeid: str
+    row: str | None
+    function: str
+    markers: list[str]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--rackgate-inventory", metavar="FILE", default=None,
                      help="write the collected checks (node id, catalogue row, markers) as JSON")
 
 
-def pytest_collection_finish(session):
+def pytest_collection_finish(session: pytest.Session) -> None:
     path = session.config.getoption("rackgate_inventory")
     if not path:
         return
-    items = []
+    items: list[Check] = []
     for item in session.items:
         row = item.get_closest_marker("row")
         items.append({"nodeid": item.nodeid, "row": row.args[0] if row and row.args else None,
@@ -42,7 +54,7 @@ class InventoryError(RuntimeError):
 
 
 @functools.lru_cache(maxsize=4)
-def collect(args: tuple[str, ...] = (), timeout: float = 120) -> list[dict]:
+def collect(args: tuple[str, ...] = (), timeout: float = 120) -> list[Check]:
     """Every check of the suite (tests/), collected on the simulated rack (once per process and
     arguments: the coverage and catalogue-page self-tests share one collection)."""
     with tempfile.TemporaryDirectory(prefix="rackgate-inv-") as d:
@@ -58,10 +70,11 @@ def collect(args: tuple[str, ...] = (), timeout: float = 120) -> list[dict]:
         if not out.exists():
             tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
             raise InventoryError("collecting the suite failed (rc %d):\n%s" % (proc.returncode, "\n".join(tail)))
-        return json.loads(out.read_text())
+        checks: list[Check] = json.loads(out.read_text())
+        return checks
 
 
-def checks_by_row(items: list[dict]) -> dict[str, list[str]]:
+def checks_by_row(items: list[Check]) -> dict[str, list[str]]:
     """Row id -> the test functions (ids without parameters) that implement it."""
     out: dict[str, list[str]] = {}
     for it in items:

@@ -23,7 +23,7 @@ def read(path: str | Path) -> dict[str, Verdict]:
         root = ET.parse(path).getroot()
     except (OSError, ET.ParseError):
         return {}
-    out = {}
+    out: dict[str, Verdict] = {}
     for case in root.iter("testcase"):
         status, msg = "passed", ""
         for tag in ("failure", "error", "skipped"):

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import io
 import math
-from typing import Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Protocol, Sequence, TypeGuard
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 WIDTH_IN, HEIGHT_IN, DPI = 7.0, 3.6, 100
 OK, BAD, REF, BAND = "#2e7d32", "#c62828", "#555555", "#90caf9"
@@ -22,14 +27,33 @@ class PlotError(ValueError):
     pass
 
 
-def _plt():
+class Moved(Protocol):
+    """What fact_moves reads of one regression move (rackgate.baseline.compare.Move; the
+    baseline sits above the report and is not imported here)."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def where(self) -> str: ...
+    @property
+    def unit(self) -> str: ...
+    @property
+    def old(self) -> object: ...
+    @property
+    def new(self) -> object: ...
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def band(self) -> tuple[float | None, float | None] | None: ...
+
+
+def _plt() -> ModuleType:
     import matplotlib
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
     return plt
 
 
-def _png(fig) -> bytes:
+def _png(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.tight_layout()
     fig.savefig(buf, format="png", dpi=DPI)
@@ -37,7 +61,7 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
-def _check(title: str, labels: Sequence, *series: Sequence) -> None:
+def _check(title: str, labels: Sequence[object], *series: Sequence[object]) -> None:
     if not labels:
         raise PlotError(f"plot {title!r}: no data")
     for s in series:
@@ -48,7 +72,7 @@ def _check(title: str, labels: Sequence, *series: Sequence) -> None:
             raise PlotError(f"plot {title!r}: not numbers: {bad[:3]}")
 
 
-def _ylabel(ax, unit: str) -> None:
+def _ylabel(ax: Axes, unit: str) -> None:
     if unit:
         ax.set_ylabel(unit)
 
@@ -147,17 +171,18 @@ def compare_band(title: str, labels: Sequence[str], old: Sequence[float], new: S
     return _png(fig)
 
 
-def fact_moves(name: str, moves) -> bytes | None:
+def fact_moves(name: str, moves: Sequence[Moved]) -> bytes | None:
     """The picture of one fact's regression moves (rackgate.baseline.compare.Move): numeric
     facts on both sides only; None when there is nothing to draw (a configuration fact)."""
-    def num(v):
+    def num(v: object) -> TypeGuard[float]:
         return isinstance(v, (int, float)) and not isinstance(v, bool)
-    ms = [m for m in moves if num(m.old) and num(m.new)]
-    if not ms:
+    pts = [(m, m.old, m.new) for m in moves if num(m.old) and num(m.new)]
+    if not pts:
         return None
+    ms = [m for m, _, _ in pts]
     bands = [m.band or (None, None) for m in ms]
-    return compare_band(f"{name}: baseline vs this run", [m.where or m.name for m in ms], [m.old for m in ms],
-                        [m.new for m in ms], [b[0] for b in bands], [b[1] for b in bands], [not m.ok for m in ms],
+    return compare_band(f"{name}: baseline vs this run", [m.where or m.name for m in ms], [old for _, old, _ in pts],
+                        [new for _, _, new in pts], [b[0] for b in bands], [b[1] for b in bands], [not m.ok for m in ms],
                         unit=ms[0].unit)
 
 

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import io
 import re
+from typing import TYPE_CHECKING, Mapping, Protocol, Sequence
+
+if TYPE_CHECKING:
+    from ..config import Rack
 
 PASS, FAIL, UNOBSERVED, EXCLUDED, NOT_RUN = "pass", "fail", "could not observe", "excluded", "not run"
 ORDER = (PASS, FAIL, UNOBSERVED, EXCLUDED, NOT_RUN)
@@ -22,6 +26,36 @@ COLOUR = {PASS: "#2e7d32", FAIL: "#c62828", UNOBSERVED: "#f9a825", EXCLUDED: "#9
 RESET = "\x1b[0m"
 
 Grid = dict[tuple[str, int], list[str]]
+
+
+# What the map reads of a survey (rackgate.survey's TrayReport and Proposal, which sit above the
+# report and are not imported here).
+class _Cell(Protocol):
+    @property
+    def status(self) -> str: ...
+
+
+class SurveyedTray(Protocol):
+    @property
+    def node(self) -> str: ...
+    @property
+    def tray(self) -> int: ...
+    @property
+    def cells(self) -> Mapping[str, _Cell]: ...
+    @property
+    def gpus(self) -> Mapping[int, str]: ...
+
+
+class _Chosen(Protocol):
+    @property
+    def nodes(self) -> Sequence[str]: ...
+
+
+class SurveyProposal(Protocol):
+    @property
+    def chosen(self) -> _Chosen | None: ...
+    @property
+    def excluded(self) -> Mapping[str, str]: ...
 
 
 def worst(verdicts: list[str]) -> str:
@@ -79,7 +113,7 @@ def png_map(grid: Grid, notes: dict[str, str] | None = None, title: str = "rack 
 
 
 # --- from a survey ----------------------------------------------------------------------------
-def survey_grid(reports, proposal, gpus_per_node: int) -> tuple[Grid, dict[str, str]]:
+def survey_grid(reports: Sequence[SurveyedTray], proposal: SurveyProposal, gpus_per_node: int) -> tuple[Grid, dict[str, str]]:
     """A GPU's own link verdict; a GPU that passed on a tray outside the chosen set is 'excluded'
     (the tray is out for another reason: busy, untuned, another domain, a spare)."""
     chosen = set(proposal.chosen.nodes) if proposal.chosen else set()
@@ -96,14 +130,15 @@ def survey_grid(reports, proposal, gpus_per_node: int) -> tuple[Grid, dict[str, 
     return grid, notes
 
 
-def terminal_survey(reports, proposal, gpus_per_node: int, colour: bool | None = None) -> str:
+def terminal_survey(reports: Sequence[SurveyedTray], proposal: SurveyProposal, gpus_per_node: int,
+                    colour: bool | None = None) -> str:
     import sys
     grid, notes = survey_grid(reports, proposal, gpus_per_node)
     short = {k: v.split(";")[0][:90] for k, v in notes.items()}
     return terminal(grid, short, sys.stdout.isatty() if colour is None else colour)
 
 
-def png_survey(reports, proposal, gpus_per_node: int, title: str = "survey") -> bytes:
+def png_survey(reports: Sequence[SurveyedTray], proposal: SurveyProposal, gpus_per_node: int, title: str = "survey") -> bytes:
     grid, notes = survey_grid(reports, proposal, gpus_per_node)
     return png_map(grid, {k: v.split(";")[0] for k, v in notes.items()}, title)
 
@@ -129,7 +164,7 @@ def targets(names: set[str], gpus_per_node: int, nodeid: str) -> list[tuple[str,
     return [(n, g) for n in hit for g in range(gpus_per_node)]
 
 
-def run_grid(rack, outcomes: dict[str, str]) -> Grid:
+def run_grid(rack: Rack, outcomes: dict[str, str]) -> Grid:
     """outcomes: item node id -> pass / fail / could not observe, per GPU (targets)."""
     names = {n.name for n in rack.nodes}
     seen: dict[tuple[str, int], list[str]] = {(n.name, g): [] for n in rack.nodes for g in range(rack.gpus_per_node)}

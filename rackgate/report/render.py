@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from ..transport.procs import Overran, run_bounded
 from .allure_files import CATEGORIES
@@ -32,7 +33,7 @@ class RenderError(RuntimeError):
     pass
 
 
-def config(name: str) -> dict:
+def config(name: str) -> dict[str, Any]:
     """Allure 3's config: the report name and our categories (Allure 3 reads categories from
     its config, Allure 2 from categories.json in the results)."""
     return {"name": name, "categories": CATEGORIES}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from ..catalogue import ACTION_CLASSES, UnknownRow, row
 from . import rackmap
@@ -28,6 +29,52 @@ RUN = "(the run)"   # the test named by a run that left no verdict
 NOTHING = "(no check)"   # a node no item of the run named: UNKNOWN, never PASS
 # the most a tray is asked to do wins: do-not-use above servicing above a reboot ...
 _SEVERITY = {c: i for i, c in enumerate(ACTION_CLASSES)}
+
+
+# The file's shapes, as verdict.schema.json states them.
+class Finding(TypedDict):
+    row: str
+    where: str
+    seen: str
+    means: str
+    do: str
+    action_class: str
+    test: str
+
+
+class Unknown(TypedDict):
+    test: str
+    why: str
+
+
+class GpuVerdict(TypedDict):
+    gpu: int
+    verdict: str
+
+
+class NodeVerdict(TypedDict):
+    node: str
+    tray: int
+    host: str
+    verdict: str
+    action_class: str
+    findings: list[Finding]
+    unknown: list[Unknown]
+    gpus: list[GpuVerdict]
+
+
+class ItemOutcome(TypedDict):
+    test: str
+    outcome: str
+    row: str
+    where: str
+    seen: str
+
+
+Verdict = TypedDict("Verdict", {
+    "format": str, "rack": str, "verdict": str, "exit_code": int, "action_class": str,
+    "counts": dict[str, int], "rack_findings": list[Finding], "rack_unknown": list[Unknown],
+    "nodes": list[NodeVerdict], "items": list[ItemOutcome]})
 
 
 @dataclass
@@ -43,8 +90,8 @@ class Item:
 @dataclass
 class _Place:
     verdicts: list[str] = field(default_factory=list)
-    findings: list[dict] = field(default_factory=list)
-    unknown: list[dict] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    unknown: list[Unknown] = field(default_factory=list)
 
 
 def worst(verdicts: list[str]) -> str:
@@ -55,7 +102,7 @@ def worst(verdicts: list[str]) -> str:
     return PASS
 
 
-def finding(it: Item) -> dict:
+def finding(it: Item) -> Finding:
     try:
         r = row(it.row)
         means, do, action_class = r.meaning, r.action, r.action_class
@@ -65,11 +112,11 @@ def finding(it: Item) -> dict:
             "action_class": action_class, "test": it.nodeid}
 
 
-def action_class(findings: list[dict]) -> str:
+def action_class(findings: list[Finding]) -> str:
     return max((f["action_class"] for f in findings), key=_SEVERITY.__getitem__, default="none")
 
 
-def build(rack_name: str, nodes: list[tuple[str, int, str]], gpus_per_node: int, items: list[Item]) -> dict:
+def build(rack_name: str, nodes: list[tuple[str, int, str]], gpus_per_node: int, items: list[Item]) -> Verdict:
     """nodes: (name, tray, host) of the rack; items: every item's outcome (skipped ones left out)."""
     names = {n for n, _, _ in nodes}
     cells = {(n, g): _Place() for n, _, _ in nodes for g in range(gpus_per_node)}
@@ -85,10 +132,10 @@ def build(rack_name: str, nodes: list[tuple[str, int, str]], gpus_per_node: int,
                 p.findings.append(finding(it))
             elif it.outcome == UNKNOWN:
                 p.unknown.append({"test": it.nodeid, "why": it.seen})
-    out_nodes = []
+    out_nodes: list[NodeVerdict] = []
     for n, tray, host in nodes:
         p = per_node[n]
-        unknown = p.unknown if p.verdicts else [{"test": NOTHING, "why": "no check of this run named this node "
+        unknown: list[Unknown] = p.unknown if p.verdicts else [{"test": NOTHING, "why": "no check of this run named this node "
                                                  "(its selection ran only rack-wide checks, or none)"}]
         out_nodes.append({"node": n, "tray": tray, "host": host, "verdict": worst(p.verdicts),
                           "action_class": action_class(p.findings), "findings": p.findings, "unknown": unknown,
@@ -104,7 +151,7 @@ def build(rack_name: str, nodes: list[tuple[str, int, str]], gpus_per_node: int,
                       for it in items]}
 
 
-def rebuild(old: dict, new: dict) -> dict:
+def rebuild(old: Verdict, new: Verdict) -> Verdict:
     """A re-run's verdict merged over the old one: each item's newest outcome wins
     (rackgate fleet --failed-only)."""
     items = {i["test"]: i for i in old.get("items", [])} | {i["test"]: i for i in new.get("items", [])}
@@ -115,24 +162,24 @@ def rebuild(old: dict, new: dict) -> dict:
                                              for i in items.values()])
 
 
-def write(path: Path, verdict: dict) -> None:
+def write(path: Path, verdict: Verdict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(verdict, indent=1) + "\n")
     tmp.replace(path)
 
 
-def unknown(rack_name: str, why: str) -> dict:
+def unknown(rack_name: str, why: str) -> Verdict:
     """The verdict of a run that left none (it died, timed out, never started)."""
     return {"format": FORMAT, "rack": rack_name, "verdict": UNKNOWN, "exit_code": EXIT[UNKNOWN], "action_class": "none",
             "counts": {"pass": 0, "fail": 0, "unknown": 1}, "rack_findings": [],
             "rack_unknown": [{"test": RUN, "why": why}], "nodes": [], "items": []}
 
 
-def read(path: Path) -> dict:
+def read(path: Path) -> Verdict:
     """A verdict file; ValueError (one line) when it is missing, not JSON or not a verdict."""
     try:
-        data = json.loads(path.read_text())
+        data: Verdict = json.loads(path.read_text())  # checked below as far as the format
     except (OSError, json.JSONDecodeError) as e:
         raise ValueError(f"{path}: not a readable verdict file: {e}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:

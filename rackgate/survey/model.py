@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..probes.ualink import Link
 
 PASS, FAIL, UNOBSERVED = "pass", "fail", "could not observe"
 
@@ -39,7 +43,7 @@ class TrayReport:
     # per GPU: card -> PASS / FAIL / UNOBSERVED (for the rack map)
     gpus: dict[int, str] = field(default_factory=dict)
     seconds: float = 0.0
-    links: list = field(default_factory=list)  # ualink.Link per card, as read
+    links: list[Link] = field(default_factory=list)  # per card, as read
 
     @property
     def usable(self) -> bool:

@@ -46,7 +46,8 @@ def propose(reports: list[TrayReport], n: int, top: int = 3) -> Proposal:
     usable = [r for r in reports if r.usable]
     domains: dict[tuple[str, str], list[TrayReport]] = {}
     for r in sorted(usable, key=lambda r: r.tray):
-        domains.setdefault(r.domain, []).append(r)
+        if r.domain is not None:  # always, for a usable tray
+            domains.setdefault(r.domain, []).append(r)
     order = sorted(domains, key=lambda d: (-len(domains[d]), d))
     sets: list[NodeSet] = []
     for d in order:
@@ -60,7 +61,7 @@ def propose(reports: list[TrayReport], n: int, top: int = 3) -> Proposal:
     for r in reports:
         if chosen and r.node in chosen.nodes:
             continue
-        if not r.usable:
+        if not r.usable or r.domain is None:  # (a usable tray has a domain)
             excluded[r.node] = "; ".join(r.problems()) or "no fabric domain"
         elif chosen is None:
             excluded[r.node] = (f"usable, but its fabric domain (ppod={r.domain[0]} vpod={r.domain[1]}) has "

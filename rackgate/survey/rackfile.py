@@ -12,10 +12,12 @@ import json
 import re
 import tomllib
 from pathlib import Path
+from typing import Any, Sequence
 
 from pydantic import SecretStr
 
 from .. import config as rackfile
+from ..config import Rack
 
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -24,7 +26,7 @@ def _key(k: str) -> str:
     return k if _BARE.match(k) else json.dumps(k)
 
 
-def _value(v) -> str:
+def _value(v: object) -> str:
     if isinstance(v, SecretStr):
         v = v.get_secret_value()
     if isinstance(v, bool):
@@ -40,9 +42,11 @@ def _value(v) -> str:
     raise TypeError(f"cannot write {type(v).__name__} to TOML")
 
 
-def dumps(data: dict, prefix: str = "") -> str:
+def dumps(data: dict[str, Any], prefix: str = "") -> str:
     """TOML for nested dicts, lists of dicts (arrays of tables) and scalars; None is left out."""
-    lines, tables, arrays = [], [], []
+    lines: list[str] = []
+    tables: list[tuple[str, dict[str, Any]]] = []
+    arrays: list[tuple[str, list[dict[str, Any]]]] = []
     for k, v in data.items():
         if v is None:
             continue
@@ -63,7 +67,7 @@ def dumps(data: dict, prefix: str = "") -> str:
     return out
 
 
-def narrowed(source: dict, nodes: list[str]) -> dict:
+def narrowed(source: dict[str, Any], nodes: list[str]) -> dict[str, Any]:
     data = dict(source)
     by_name = {n["name"]: n for n in data.get("nodes", [])}
     data["nodes"] = [by_name[n] for n in nodes]
@@ -73,7 +77,7 @@ def narrowed(source: dict, nodes: list[str]) -> dict:
     return data
 
 
-def write_rack(out: Path, source: Path, rack, nodes: tuple[str, ...] | list[str], simulated: bool) -> None:
+def write_rack(out: Path, source: Path, rack: Rack, nodes: Sequence[str], simulated: bool) -> None:
     order = sorted(nodes, key=lambda n: rack.node(n).tray)
     if simulated:
         data = rack.model_dump(exclude={"sim"})

@@ -21,7 +21,9 @@ def table(reports: list[TrayReport]) -> str:
         rows.append([r.node, str(r.tray), *[MARK[r.cells[k].status if k in r.cells else None] for k, _, _ in CHECKS],
                      _domain(r), f"{r.seconds:.1f}"])
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(heads)]
-    line = lambda cols: "  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip()
+
+    def line(cols: list[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip()
     out = [line(heads), line(["-" * w for w in widths])]
     out += [line(row) for row in rows]
     out.append("ok = positive evidence of health; FAIL = the fault was seen; n/o = could not observe "

@@ -4,7 +4,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 
 from . import inject
 from .host import Host, Spawned
@@ -12,6 +12,10 @@ from .procs import REGISTRY
 from .result import CommandTimeout, Result, TransportError
 from .runners import ContainerRunner, EnvRunner, LocalRunner, Runner, SshRunner, with_env
 
+if TYPE_CHECKING:
+    from ..config import Node, Rack
+
+I = TypeVar("I")
 T = TypeVar("T")
 _CONTROL_DIR: str | None = None
 
@@ -40,29 +44,31 @@ def _control_dir() -> str:
     return _CONTROL_DIR
 
 
-def host_for(node, rack) -> Host:
+def host_for(node: Node, rack: Rack) -> Host:
     """The Host for a rack-file node."""
+    runner: Runner
     if node.transport == "local":
         runner = LocalRunner(node.name, node.env)
     else:
-        runner = SshRunner(node.name, node.ssh, rack.ssh.connect_timeout_s, rack.ssh.options,
-                           _control_dir(), rack.ssh.control_persist_s, node.env)
+        ssh = SshRunner(node.name, node.ssh, rack.ssh.connect_timeout_s, rack.ssh.options,
+                        _control_dir(), rack.ssh.control_persist_s, node.env)
         if getattr(rack.ssh, "config", ""):  # [ssh] config = FILE -> ssh -F FILE
-            runner.opts = ["-F", rack.ssh.config, *runner.opts]
+            ssh.opts = ["-F", rack.ssh.config, *ssh.opts]
+        runner = ssh
     return Host(node.name, inject.wrap(runner), node.sysroot, rack.ssh.command_timeout_s)
 
 
-def container_for(host: Host, node, rack, env: dict[str, str] | None = None) -> Host:
+def container_for(host: Host, node: Node, rack: Rack, env: dict[str, str] | None = None) -> Host:
     """Where the engine runs on this node: its container, or the node itself (container = "")."""
     return host.container(rack.container, node.container_sysroot, env)
 
 
-def fanout(items: list, fn: Callable[..., T], max_workers: int = 16) -> list:
+def fanout(items: Sequence[I], fn: Callable[[I], T], max_workers: int = 16) -> list[T | Exception]:
     """Run fn(item) for every item concurrently; returns, in item order, each result or the
     exception it raised (the caller decides per item)."""
     if not items:
         return []
-    out: list = []
+    out: list[T | Exception] = []
     with ThreadPoolExecutor(max_workers=min(max_workers, len(items))) as pool:
         for fut in [pool.submit(fn, it) for it in items]:
             try:

@@ -10,7 +10,7 @@ from typing import Sequence
 from .deadline import wait_for
 from .procs import REGISTRY
 from .result import Result, TransportError
-from .runners import ContainerRunner, EnvRunner, as_argv, shown, with_env
+from .runners import ContainerRunner, EnvRunner, Runner, as_argv, shown, with_env
 
 _MISSING = "__rackgate_missing__"
 _FAILED = "__rackgate_read_failed__"
@@ -71,7 +71,7 @@ class Host:
     """A node (or a container on it). Paths given to its file methods are node paths; the host
     applies the node's sysroot, and paths it returns are node paths again."""
 
-    def __init__(self, name: str, runner, sysroot: str = "", default_timeout: float = 60.0):
+    def __init__(self, name: str, runner: Runner, sysroot: str = "", default_timeout: float = 60.0):
         self.name, self.runner, self.sysroot = name, runner, sysroot.rstrip("/")
         self.default_timeout = default_timeout
         self._is_root: bool | None = None

@@ -18,13 +18,19 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import Sequence
+from typing import NotRequired, Sequence, TypedDict
 
 from .result import CommandTimeout, Result, TransportError
-from .runners import shown
+from .runners import Runner, shown
 
 WAYS = ("missing", "nonzero", "empty", "garbage", "cut", "timeout", "sudo", "ssh255")
 _LOCK = threading.Lock()
+
+
+class Plan(TypedDict):
+    """The RACKGATE_INJECT file (JSON): where to log, and {node: {tool or tool@check: way}}."""
+    log: str
+    fail: NotRequired[dict[str, dict[str, str]]]
 
 
 def tool_of(cmd: Sequence[str]) -> str:
@@ -81,7 +87,7 @@ def failed(node: str, cmd: Sequence[str], tool: str, way: str, timeout: float, r
 class FailingRunner:
     """The runner below, with the plan's commands failing (and every command logged)."""
 
-    def __init__(self, below, plan: dict):
+    def __init__(self, below: Runner, plan: Plan):
         self.below, self.plan = below, plan
         self.node, self.kind = below.node, below.kind
         self.fail: dict[str, str] = plan.get("fail", {}).get(below.node, {})
@@ -105,10 +111,11 @@ class FailingRunner:
         return failed(self.node, cmd, tool, way, timeout, real)
 
 
-def wrap(runner):
+def wrap(runner: Runner) -> Runner:
     """`runner`, wrapped when RACKGATE_INJECT names a plan (else unchanged)."""
     path = os.environ.get("RACKGATE_INJECT")
     if not path:
         return runner
     with open(path) as f:
-        return FailingRunner(runner, json.load(f))
+        plan: Plan = json.load(f)
+    return FailingRunner(runner, plan)

@@ -18,6 +18,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from .procs import REGISTRY
 
@@ -115,7 +116,7 @@ def _sweep(now: float) -> None:
 
 
 @contextmanager
-def _choosing():
+def _choosing() -> Iterator[None]:
     """One chooser at a time on this machine (held for milliseconds; the kernel drops the lock
     of a process that dies holding it)."""
     CLAIMS.mkdir(mode=0o1777, parents=True, exist_ok=True)

@@ -14,6 +14,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
+from types import FrameType
 from typing import IO, Callable, Protocol
 
 from .deadline import Deadline
@@ -26,15 +27,15 @@ class Stoppable(Protocol):
 class Registry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._local: dict[int, subprocess.Popen] = {}
+        self._local: dict[int, subprocess.Popen[str]] = {}
         self._spawned: list[Stoppable] = []
 
     # local, short-lived command process groups
-    def add_local(self, proc: subprocess.Popen) -> None:
+    def add_local(self, proc: subprocess.Popen[str]) -> None:
         with self._lock:
             self._local[proc.pid] = proc
 
-    def drop_local(self, proc: subprocess.Popen) -> None:
+    def drop_local(self, proc: subprocess.Popen[str]) -> None:
         with self._lock:
             self._local.pop(proc.pid, None)
 
@@ -65,7 +66,7 @@ class Registry:
             kill_group(p)
 
 
-def kill_group(proc: subprocess.Popen, grace: float = 2.0) -> None:
+def kill_group(proc: subprocess.Popen[str] | subprocess.Popen[bytes], grace: float = 2.0) -> None:
     """End a local process group we started: TERM, a bounded wait, then KILL."""
     if proc.poll() is not None:
         return
@@ -102,12 +103,12 @@ class Overran(Exception):
         self.pid, self.timeout, self.stdout, self.stderr = pid, timeout, stdout, stderr
 
 
-Sink = int | IO | None
+Sink = int | IO[str] | None
 
 
 def run_bounded(argv: list[str], timeout: float, *, stdin: str | None = None,
                 stdout: Sink = subprocess.PIPE, stderr: Sink = subprocess.PIPE,
-                env: dict[str, str] | None = None, cwd=None,
+                env: dict[str, str] | None = None, cwd: str | os.PathLike[str] | None = None,
                 tick: Callable[[int, float], None] | None = None, tick_s: float = 10.0) -> Finished:
     """The one start-wait-kill: start argv in a process group of its own (recorded in REGISTRY),
     wait at most `timeout`, calling tick(pid, elapsed) every tick_s while it runs; at the bound
@@ -139,7 +140,7 @@ def run_bounded(argv: list[str], timeout: float, *, stdin: str | None = None,
     return Finished(proc.pid, proc.returncode, out or "", err or "", time.monotonic() - t0)
 
 
-def _on_signal(signum, frame):  # pragma: no cover - exercised by the interrupt selftest
+def _on_signal(signum: int, frame: FrameType | None) -> None:  # pragma: no cover - exercised by the interrupt selftest
     REGISTRY.stop_all()
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
