@@ -6,7 +6,7 @@ failure with the catalogue row's diagnosis.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from ..errors import CouldNotObserve, UnrecognisedOutput, require_records
 from ..fabric import accel
@@ -83,7 +83,7 @@ def same_accel_id(link: Link, where: str, others: dict[str, Link]) -> list[str]:
 Domain = tuple[str | None, str | None]
 
 
-def pod_outliers(trained: dict[str, Domain], where: str = "FAB-POD PPOD_ID/VPOD_ID") -> tuple[Domain, list[str]]:
+def pod_outliers(trained: Mapping[str, Domain], where: str = "FAB-POD PPOD_ID/VPOD_ID") -> tuple[Domain, list[str]]:
     """(the domain most trained links share, findings for every link outside it). `trained`:
     where -> (ppod_id, vpod_id) of links in an active state only (an untrained link reads an
     all-zero PPOD: FAB-STATE's finding, not a pod mismatch). Nothing trained: could not observe."""

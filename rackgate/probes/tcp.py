@@ -56,10 +56,7 @@ def parse(text: str, source: str = "/proc/net/tcp") -> list[Listener]:
 def listeners(host: Host) -> list[Listener]:
     """Every listening TCP socket of the node (IPv4 and IPv6); tcp6 may be absent (no IPv6)."""
     raw = host.read_many(list(FILES))
-    if raw[FILES[0]] is None:
+    v4, v6 = raw[FILES[0]], raw[FILES[1]]
+    if v4 is None:
         raise UnrecognisedOutput(f"node {host.name}: {FILES[0]} is missing: cannot list listening sockets")
-    out = parse(raw[FILES[0]], FILES[0])
-    if raw[FILES[1]] is not None:
-        out += parse(raw[FILES[1]], FILES[1])
-    return out
-
+    return parse(v4, FILES[0]) + (parse(v6, FILES[1]) if v6 is not None else [])

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,7 @@ ROW_CELL = {row: key for key, row, _ in CHECKS if row}
 STATUS = {"passed": PASS, "failed": FAIL, "error": UNOBSERVED}
 # A verdict's where: "FAB-POD [node13,node14] ..." (rackgate.report.verdict.message)
 WHERE = re.compile(r"\b[A-Z]+-[A-Z0-9-]+ \[([^\]]+)\]")
+Verdicts = dict[tuple[str, str], str]   # (tray, row) -> PASS / FAIL / UNOBSERVED
 
 
 def _scope() -> tuple[list[sim_faults.Fault], list[sim_faults.Fault]]:
@@ -84,7 +86,7 @@ def _suite(rack_file: Path, specs: list[str], items: list[str], workdir: Path) -
                      "tests/survey/test_survey.py::test_tray", *items, *args, timeout=500)
 
 
-def _item_verdicts(suite: SuiteRun, items: dict[str, list[str]], nodes: list[str]) -> dict[tuple[str, str], str]:
+def _item_verdicts(suite: SuiteRun, items: dict[str, list[str]], nodes: list[str]) -> Verdicts:
     """(tray, row) -> the worst verdict of the row's items on that tray: a node item counts for its
     node, a GPU item for its GPU's node; a rack-wide item for the trays its verdict names (FAIL:
     the trays in its [where], the others PASS; could-not-observe: the trays it says it did not
@@ -120,12 +122,12 @@ def _item_verdicts(suite: SuiteRun, items: dict[str, list[str]], nodes: list[str
     return worst
 
 
-def _survey_verdicts(reports: list[TrayReport]) -> dict[tuple[str, str], str]:
+def _survey_verdicts(reports: list[TrayReport]) -> Verdicts:
     """(tray, row) -> the survey's verdict: the row's cell (an unreachable tray has none: could
     not observe); FAB-POD also fails a tray outside the rack's domain (pod_outliers)."""
-    out = {}
+    out: Verdicts = {}
     domains = {r.node: r.domain for r in reports if r.domain is not None}
-    _, odd = fab_judge.pod_outliers(domains) if domains else (None, [])
+    odd = fab_judge.pod_outliers(domains)[1] if domains else []
     outside = {o.split(" ", 1)[0] for o in odd}
     for r in reports:
         for row, key in ROW_CELL.items():
@@ -137,19 +139,31 @@ def _survey_verdicts(reports: list[TrayReport]) -> dict[tuple[str, str], str]:
     return out
 
 
+@dataclass
+class Group:
+    """One run: its faults, the survey's and the items' verdicts per (tray, row), the suite run."""
+    specs: list[str]
+    survey: Verdicts
+    items: Verdicts
+    suite: SuiteRun
+
+
 @pytest.fixture(scope="module")
-def verdicts(tmp_path_factory):
-    """Per group of faults: (specs, survey verdicts, item verdicts, survey-item verdicts)."""
+def verdicts(tmp_path_factory: pytest.TempPathFactory) -> list[Group]:
+    """Every group of faults, run (two at a time) and read."""
     rack18 = override(config.load(RACK18), "sim.faults", [])
     base = tmp_path_factory.mktemp("eq")
     rack_file = base / "sim18-clean.toml"   # the shipped 18-tray rack without its own faults
     rack_file.write_text(re.sub(r"(?ms)^faults = \[.*?\]\n", "faults = []\n", RACK18.read_text()))
-    assert config.load(rack_file).sim.faults == []
+    written = config.load(rack_file).sim
+    assert written is not None and written.faults == []
     items = _row_items()
-    nodes = [n.name for n in rack18.nodes] if rack18.nodes else [f"node{i}" for i in range(1, rack18.sim.nodes + 1)]
-    groups = _groups(IN_SCOPE, rack18.sim.nodes)
+    assert rack18.sim is not None
+    trays = rack18.sim.nodes
+    nodes = [f"node{i}" for i in range(1, trays + 1)]   # the sim's names (rackgate/sim/state.py)
+    groups = _groups(IN_SCOPE, trays)
 
-    def one(i: int, specs: list[str]):
+    def one(i: int, specs: list[str]) -> tuple[list[str], list[TrayReport], SuiteRun]:
         wd = base / f"g{i}"
         wd.mkdir()
         suite = _suite(rack_file, specs, [fn for fns in items.values() for fn in fns], wd / "suite")
@@ -158,11 +172,11 @@ def verdicts(tmp_path_factory):
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         done = list(pool.map(lambda a: one(*a), enumerate(groups)))
-    return [(specs, _survey_verdicts(reports), _item_verdicts(suite, items, nodes), suite, reports)
+    return [Group(specs, _survey_verdicts(reports), _item_verdicts(suite, items, nodes), suite)
             for specs, reports, suite in done]
 
 
-def test_scope():
+def test_scope() -> None:
     """Every survey row is proven by at least one fault; the per-tray faults of other rows are
     out of scope (named here, and in the test's report)."""
     rows = {f.row for f in IN_SCOPE}
@@ -172,9 +186,10 @@ def test_scope():
 
 
 @pytest.mark.timeout(1200)
-def test_survey_and_items_agree_on_every_tray_and_row(verdicts):
+def test_survey_and_items_agree_on_every_tray_and_row(verdicts: list[Group]) -> None:
     diffs = []
-    for specs, survey, items, _, _ in verdicts:
+    for g in verdicts:
+        specs, survey, items = g.specs, g.survey, g.items
         for (node, row), v in sorted(survey.items()):
             got = items.get((node, row))
             if got is not None and got != v:
@@ -186,10 +201,11 @@ def test_survey_and_items_agree_on_every_tray_and_row(verdicts):
 
 
 @pytest.mark.timeout(1200)
-def test_pytest_m_survey_items_are_the_survey_cells(verdicts):
+def test_pytest_m_survey_items_are_the_survey_cells(verdicts: list[Group]) -> None:
     """`pytest -m survey`'s per-tray items (another process, another sim) give the API's cells."""
     diffs = []
-    for specs, survey, _, suite, _ in verdicts:
+    for g in verdicts:
+        specs, survey, suite = g.specs, g.survey, g.suite
         for k, o in suite.outcomes.items():
             m = re.search(r"test_survey\.py::test_tray\[(\w+)-(\w+)\]", k)
             if not m:
@@ -201,15 +217,16 @@ def test_pytest_m_survey_items_are_the_survey_cells(verdicts):
 
 
 @pytest.mark.timeout(1200)
-def test_the_faulted_tray_is_named(verdicts):
+def test_the_faulted_tray_is_named(verdicts: list[Group]) -> None:
     """Each fault's tray, on its row: not PASS on both sides where the fault matrix says the fault
     fails something; PASS on both where the matrix says it fails nothing (a healthy variant)."""
-    expects = {}
+    expects: dict[str, bool] = {}
     for case in matrix():
         name = case["fault"].partition("@")[0]
         expects[name] = expects.get(name, False) or bool(case.get("fail") or case.get("also_fail"))
     problems = []
-    for specs, survey, items, _, _ in verdicts:
+    for g in verdicts:
+        specs, survey, items = g.specs, g.survey, g.items
         for spec in specs:
             name, _, place = spec.partition("@")
             node, row = place.partition(":")[0], sim_faults.get(name).row
