@@ -12,6 +12,7 @@ import pytest
 from rackgate import config
 from rackgate.errors import UnrecognisedOutput
 from rackgate.gates import fabric as fab_judge
+from rackgate.gates import plat as plat_judge
 from rackgate.probes.ualink import Link, parse_link
 from rackgate.sim.rack import SimRack, build, override
 from rackgate.survey import run
@@ -83,3 +84,16 @@ def test_a_card_count_off_is_could_not_observe_on_the_links(sim2: SimRack) -> No
     cards[-1].unlink() if cards[-1].is_symlink() else shutil.rmtree(cards[-1])
     _, r2 = run.survey(sim2.rack)
     assert {r2.cells[k].status for k in ("links", "accel", "pod")} == {UNOBSERVED}, r2.cells
+
+
+def test_params_judge() -> None:
+    want = {"noretry": "1", "gpu_recovery": "0"}
+    assert plat_judge.params({"noretry": "1", "gpu_recovery": "0"}, want) == []
+    assert plat_judge.params({"noretry": "-1", "gpu_recovery": None}, want) == [
+        "noretry=-1 (want 1), gpu_recovery=(missing) (want 0)"]
+    assert "amdgpu is not loaded" in plat_judge.params({"noretry": None, "gpu_recovery": None}, want)[0]
+
+
+def test_bringup_ports_leave_an_attached_server_its_own() -> None:
+    assert plat_judge.bringup_ports(8000, 29556, 29557) == [8000, 29500, 29556, 29557]
+    assert plat_judge.bringup_ports(8000, 29556, 29557, attached=True) == [29556, 29557]
