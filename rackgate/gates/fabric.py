@@ -83,6 +83,11 @@ def same_accel_id(link: Link, where: str, others: dict[str, Link]) -> list[str]:
 Domain = tuple[str | None, str | None]
 
 
+def trained_domains(links: Mapping[str, Link], active: Sequence[str]) -> dict[str, Domain]:
+    """where -> (ppod_id, vpod_id) of the links in an active state (what FAB-POD compares)."""
+    return {w: (li.ppod_id, li.vpod_id) for w, li in links.items() if li.accel_state in active}
+
+
 def pod_outliers(trained: Mapping[str, Domain], where: str = "FAB-POD PPOD_ID/VPOD_ID") -> tuple[Domain, list[str]]:
     """(the domain most trained links share, findings for every link outside it). `trained`:
     where -> (ppod_id, vpod_id) of links in an active state only (an untrained link reads an

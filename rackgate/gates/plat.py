@@ -11,6 +11,7 @@ import time
 from ..errors import CouldNotObserve
 from ..probes.docker import Event, Inspect, PsRow
 from ..probes.gpus import GpuFacts
+from ..probes.modules import DriverFacts
 from ..probes.perf_setup import TuningFacts
 from ..probes.procs import Proc
 from ..probes.tcp import Listener
@@ -116,6 +117,20 @@ def ports_held(found: list[Listener], ports: list[int]) -> list[str]:
     """PLAT-FREE's listeners: a port the bring-up needs is already listening."""
     hits = sorted({(li.port, f"{li.addr}:{li.port}") for li in found if li.port in ports})
     return [f"port {p} is listening ({where}): someone's server or rendezvous holds it" for p, where in hits]
+
+
+# --- PLAT-DRIVER / PLAT-IFOE -----------------------------------------------------------------
+def driver(facts: DriverFacts) -> list[str]:
+    """amdgpu in lsmod and /dev/kfd present."""
+    return [what for what, ok in (("no amdgpu line in lsmod", facts.amdgpu), ("no /dev/kfd", facts.kfd)) if not ok]
+
+
+def ifoe(facts: DriverFacts, module: str) -> list[str]:
+    """The UALink-over-Ethernet module (platform.ifoe_module) in lsmod."""
+    if module in facts.modules:
+        return []
+    return [f"no {module} line in lsmod"
+            + (" (amdgpu is loaded: it came up without the UALink-over-Ethernet stack)" if facts.amdgpu else "")]
 
 
 # --- PLAT-PARAMS ------------------------------------------------------------------------------

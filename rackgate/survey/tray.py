@@ -156,7 +156,7 @@ def _links(host: Host, node: Node, rack: Rack, rep: TrayReport) -> None:
 
     bad, unseen = _per_link(links, accel, rep.gpus)
     rep.cells["accel"] = _folded(bad, unseen, " ".join(str(li.accel_id) for li in links))
-    trained = {li.label: (li.ppod_id, li.vpod_id) for li in links if li.accel_state in f.active_states}
+    trained = fab_judge.trained_domains({li.label: li for li in links}, f.active_states)
     rep.cells["pod"] = _cell(lambda: _pod(node.name, trained, rep))
 
 

@@ -13,6 +13,7 @@ from rackgate import config
 from rackgate.errors import UnrecognisedOutput
 from rackgate.gates import fabric as fab_judge
 from rackgate.gates import plat as plat_judge
+from rackgate.probes.modules import DriverFacts
 from rackgate.probes.ualink import Link, parse_link
 from rackgate.sim.rack import SimRack, build, override
 from rackgate.survey import run
@@ -97,3 +98,12 @@ def test_params_judge() -> None:
 def test_bringup_ports_leave_an_attached_server_its_own() -> None:
     assert plat_judge.bringup_ports(8000, 29556, 29557) == [8000, 29500, 29556, 29557]
     assert plat_judge.bringup_ports(8000, 29556, 29557, attached=True) == [29556, 29557]
+
+
+def test_driver_and_ifoe_judges() -> None:
+    loaded = DriverFacts({"amdgpu": 1, "ifoe": 0}, True, "")
+    assert plat_judge.driver(loaded) == [] and plat_judge.ifoe(loaded, "ifoe") == []
+    bare = DriverFacts({"amdgpu": 1}, False, "")
+    assert plat_judge.driver(bare) == ["no /dev/kfd"]
+    assert plat_judge.ifoe(bare, "ifoe") == ["no ifoe line in lsmod (amdgpu is loaded: it came up without the "
+                                              "UALink-over-Ethernet stack)"]

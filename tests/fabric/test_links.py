@@ -81,10 +81,9 @@ def test_pod_ids_identical(rack, hosts, evidence):
         if isinstance(got, Exception):
             raise got
     # A link that is not trained reads all-zero PPOD: that is FAB-STATE's finding, not a pod mismatch.
-    trained = {l.where(name): (l.ppod_id, l.vpod_id) for name, ls in links.items() for l in ls
-               if l.accel_state in rack.fabric.active_states}
-    untrained = [l.where(name) for name, ls in links.items() for l in ls
-                 if l.accel_state not in rack.fabric.active_states]
+    every = {l.where(name): l for name, ls in links.items() for l in ls}
+    trained = judge.trained_domains(every, rack.fabric.active_states)
+    untrained = [w for w in every if w not in trained]
     evidence.attach("PPOD_ID / VPOD_ID", "\n".join(f"{k}: ppod={p} vpod={v}" for k, (p, v) in trained.items())
                     + (f"\nnot trained (left to FAB-STATE): {', '.join(untrained)}" if untrained else ""))
     ref, odd = judge.pod_outliers(trained)

@@ -10,7 +10,7 @@ from rackgate.report.verdict import check
 def test_driver_loaded(node, evidence):
     facts = modules.driver(node.host)
     evidence.attach("lsmod", facts.lsmod_text)
-    missing = [what for what, ok in (("no amdgpu line in lsmod", facts.amdgpu), ("no /dev/kfd", facts.kfd)) if not ok]
+    missing = judge.driver(facts)
     check(not missing, "PLAT-DRIVER", node.name, "; ".join(missing))
 
 
@@ -18,9 +18,8 @@ def test_driver_loaded(node, evidence):
 def test_ifoe_loaded(node, rack, evidence):
     facts = modules.driver(node.host)
     evidence.attach("lsmod", facts.lsmod_text)
-    mod = rack.platform.ifoe_module
-    check(mod in facts.modules, "PLAT-IFOE", node.name, f"no {mod} line in lsmod"
-          + (" (amdgpu is loaded: it came up without the UALink-over-Ethernet stack)" if facts.amdgpu else ""))
+    missing = judge.ifoe(facts, rack.platform.ifoe_module)
+    check(not missing, "PLAT-IFOE", node.name, "; ".join(missing))
 
 
 @pytest.mark.row("PLAT-PARAMS")
