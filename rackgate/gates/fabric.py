@@ -94,8 +94,8 @@ def pod_outliers(trained: Mapping[str, Domain], where: str = "FAB-POD PPOD_ID/VP
     all-zero PPOD: FAB-STATE's finding, not a pod mismatch). Nothing trained: could not observe."""
     require_records(trained, "trained links (every link read is untrained: FAB-STATE)", where)
     groups: dict[Domain, list[str]] = {}
-    for where, pv in trained.items():
-        groups.setdefault(pv, []).append(where)
+    for w, pv in trained.items():
+        groups.setdefault(pv, []).append(w)
     major = max(groups.values(), key=len)
     ref = trained[major[0]]
     return ref, [f"{w} ppod={pv[0]} vpod={pv[1]}" for pv, ws in groups.items() if ws is not major for w in ws]
