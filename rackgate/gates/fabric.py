@@ -6,13 +6,13 @@ failure with the catalogue row's diagnosis.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Protocol
+from typing import Mapping, Protocol, Sequence
 
 from ..config.fabric import FabricExpect
 from ..errors import CouldNotObserve, UnrecognisedOutput, require_records
 from ..probes import accel, amdsmi, collective, dmesg, ubench
 from ..probes.pair_runs import LeftoverScan, PairRun
-from ..probes.ualink import Link
+from ..probes.ualink import Link, state_kind
 
 
 class _Recorded(Protocol):
@@ -36,6 +36,25 @@ def readable(where: str, link: Link, attrs: tuple[str, ...]) -> Link:
             raise UnrecognisedOutput(f"{where}: /sys/class/drm/card{link.card}/device/ualink/{a.removesuffix('_raw')} is "
                                      f"{'empty' if getattr(link, a, None) is not None else 'missing'}")
     return link
+
+
+# --- FAB-STATE ------------------------------------------------------------------------------
+
+
+def link_state(where: str, link: Link, active: Sequence[str], error: Sequence[str], wait_s: float) -> list[str]:
+    """One link after the training wait (probes/ualink.py wait_settled): [] when trained; a
+    finding when the driver reports it in error or still training after `wait_s`; a state the
+    driver does not print (or none) is an output not recognised: could-not-observe, never 'stuck'."""
+    readable(where, link, ("accel_state",))
+    kind = state_kind(link.accel_state, active, error)
+    if kind == "error":
+        return [f"{link.summary()}: the driver reports the link in error"]
+    if kind == "unknown":
+        raise UnrecognisedOutput(f"{where}: ualink/accel_state is {link.accel_state!r}, not a state the amdgpu "
+                                 "driver prints (unconfigured, configured, ready, active, error)")
+    if kind == "training":
+        return [f"{link.summary()} still after {wait_s:g}s (fabric.state_wait_s)"]
+    return []
 
 
 # --- FAB-ACCEL-ID ---------------------------------------------------------------------------
@@ -63,6 +82,36 @@ def accel_id(where: str, expected: int, link: Link, smi: amdsmi.FabricGpu | None
     elif smi is not None and smi.accelerator_id_raw != (link.accel_id_raw or ""):
         out.append(f"amd-smi fabric ACCELERATOR_ID={smi.accelerator_id_raw} but ualink/accel_id={link.accel_id_raw}")
     return out
+
+
+def same_accel_id(link: Link, where: str, others: dict[str, Link]) -> list[str]:
+    """Where else (of `others`, by where) the same set accel_id is reported: FAB-ACCEL-ID's
+    uniqueness, within a node and across the rack."""
+    if link.accel_id is None:
+        return []
+    return [w for w, o in others.items() if w != where and o.accel_id == link.accel_id]
+
+
+# --- FAB-POD --------------------------------------------------------------------------------
+Domain = tuple[str | None, str | None]
+
+
+def trained_domains(links: Mapping[str, Link], active: Sequence[str]) -> dict[str, Domain]:
+    """where -> (ppod_id, vpod_id) of the links in an active state (what FAB-POD compares)."""
+    return {w: (li.ppod_id, li.vpod_id) for w, li in links.items() if li.accel_state in active}
+
+
+def pod_outliers(trained: Mapping[str, Domain], where: str = "FAB-POD PPOD_ID/VPOD_ID") -> tuple[Domain, list[str]]:
+    """(the domain most trained links share, findings for every link outside it). `trained`:
+    where -> (ppod_id, vpod_id) of links in an active state only (an untrained link reads an
+    all-zero PPOD: FAB-STATE's finding, not a pod mismatch). Nothing trained: could not observe."""
+    require_records(trained, "trained links (every link read is untrained: FAB-STATE)", where)
+    groups: dict[Domain, list[str]] = {}
+    for w, pv in trained.items():
+        groups.setdefault(pv, []).append(w)
+    major = max(groups.values(), key=len)
+    ref = trained[major[0]]
+    return ref, [f"{w} ppod={pv[0]} vpod={pv[1]}" for pv, ws in groups.items() if ws is not major for w in ws]
 
 
 # --- FAB-TRAINING ---------------------------------------------------------------------------

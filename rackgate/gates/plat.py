@@ -12,8 +12,10 @@ from ..config.platform import PrefixExpect
 from ..errors import CouldNotObserve
 from ..probes.docker import Event, Inspect, PsRow
 from ..probes.gpus import Gpu, GpuFacts
+from ..probes.modules import DriverFacts
 from ..probes.perf_setup import TuningFacts
 from ..probes.procs import Proc
+from ..probes.tcp import Listener
 
 
 def _fmt_time(epoch: int | float) -> str:
@@ -100,6 +102,46 @@ def free(rows: list[PsRow], events: list[Event], kfd_users: dict[int, tuple[Proc
     if users:
         out.append("processes holding /dev/kfd: " + ", ".join(users))
     return out
+
+
+# The runbook's launch: --data-parallel-master-port 29500 (the DP rendezvous on the head).
+DP_MASTER_PORT = 29500
+
+
+def bringup_ports(server_port: int, p2p_port: int, bw_port: int, attached: bool = False) -> list[int]:
+    """Ports the bring-up will need: the server's, the DP rendezvous, ubench07's two. Attached to
+    a running server (--atom-url), the server's own two are that server's, not someone else's."""
+    return sorted({p2p_port, bw_port} | (set() if attached else {server_port, DP_MASTER_PORT}))
+
+
+def ports_held(found: list[Listener], ports: list[int]) -> list[str]:
+    """PLAT-FREE's listeners: a port the bring-up needs is already listening."""
+    hits = sorted({(li.port, f"{li.addr}:{li.port}") for li in found if li.port in ports})
+    return [f"port {p} is listening ({where}): someone's server or rendezvous holds it" for p, where in hits]
+
+
+# --- PLAT-DRIVER / PLAT-IFOE -----------------------------------------------------------------
+def driver(facts: DriverFacts) -> list[str]:
+    """amdgpu in lsmod and /dev/kfd present."""
+    return [what for what, ok in (("no amdgpu line in lsmod", facts.amdgpu), ("no /dev/kfd", facts.kfd)) if not ok]
+
+
+def ifoe(facts: DriverFacts, module: str) -> list[str]:
+    """The UALink-over-Ethernet module (platform.ifoe_module) in lsmod."""
+    if module in facts.modules:
+        return []
+    return [f"no {module} line in lsmod"
+            + (" (amdgpu is loaded: it came up without the UALink-over-Ethernet stack)" if facts.amdgpu else "")]
+
+
+# --- PLAT-PARAMS ------------------------------------------------------------------------------
+def params(got: dict[str, str | None], want: dict[str, str]) -> list[str]:
+    """amdgpu's module parameters (None: the file is missing) against the rack file's."""
+    if all(v is None for v in got.values()):
+        return ["/sys/module/amdgpu/parameters is missing: amdgpu is not loaded (see PLAT-DRIVER)"]
+    bad = [f"{k}={got.get(k) if got.get(k) is not None else '(missing)'} (want {v})"
+           for k, v in want.items() if got.get(k) != v]
+    return [", ".join(bad)] if bad else []
 
 
 # --- PLAT-WEDGED ------------------------------------------------------------------------------

@@ -11,9 +11,12 @@ partitioning: compare it, never match it against a fixed value).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+import time
+from dataclasses import dataclass, field, replace
+from typing import Callable, Sequence
 
 from ..transport import Host
+from ..transport.deadline import wait_for
 from . import drm
 
 ATTRS = ("accel_state", "accel_id", "link_type", "ppod_id", "vpod_id", "local_accels", "station_lane_en_bitmap",
@@ -25,7 +28,7 @@ UNSET_U32 = 4294967295  # UINT32_MAX: the driver's "not assigned yet"
 TRAINING_STATES = ("unconfigured", "configured", "ppod_configured", "vpod_configured")
 
 
-def state_kind(state: str | None, active: list[str], error: list[str]) -> str:
+def state_kind(state: str | None, active: Sequence[str], error: Sequence[str]) -> str:
     """'trained', 'error' (fail now), 'training' (wait), or 'unknown' (an attribute missing or a
     name the driver does not print: could not observe, never a fabric verdict)."""
     if state is None:
@@ -148,3 +151,32 @@ def read_gpu_links(host: Host, expected: int) -> list[Link]:
     cards = [gmap.card(g, expected) for g in range(expected)]
     links = read_links(host, [c.card for c in cards])
     return [replace(li, gpu=g, bdf=c.bdf) for g, (li, c) in enumerate(zip(links, cards))]
+
+
+@dataclass
+class Settled:
+    """Links read until none was still training, or the wait ran out: the last read, the seconds
+    waited, and one line per read (the evidence of the wait)."""
+    links: list[Link]
+    waited_s: float
+    polls: list[str] = field(default_factory=list)
+
+
+def wait_settled(read: Callable[[], list[Link]], active: Sequence[str], error: Sequence[str],
+                 wait_s: float, poll_s: float) -> Settled:
+    """Read the links (`read`: one GPU's or a node's) until none is in a training state
+    ('unconfigured' is normal for tens of seconds after modprobe) or `wait_s` has passed, never
+    longer. The one training wait of FAB-STATE: the pytest items and the survey both use it; what
+    the last read means is gates/fabric.py link_state's call."""
+    t0 = time.monotonic()
+    got = Settled([], 0.0)
+
+    def settled() -> bool:
+        got.links = read()
+        got.polls.append(f"{time.strftime('%H:%M:%S')} " + "; ".join(
+            (f"{li.label}: " if li.gpu is not None else "") + li.summary() for li in got.links))
+        return all(state_kind(li.accel_state, active, error) != "training" for li in got.links)
+
+    wait_for(settled, wait_s, poll=poll_s)
+    got.waited_s = time.monotonic() - t0
+    return got

@@ -6,8 +6,7 @@ that could not be observed is shown as such and excluded for that reason; it is 
 fault it was not seen to have.
 
     model.py    a tray's cells (pass / fail / could not observe) and its report
-    ports.py    listening TCP sockets from /proc/net/tcp{,6} (PLAT-FREE's ports)
-    tray.py     one tray's survey (calls the probes and judges)
+    tray.py     one tray's survey (calls the probes and the gates' judges, as the pytest items do)
     run.py      the whole rack, fanned out with bounded concurrency
     pick.py     exclusions, fabric domains, ranked N-tray sets
     table.py    the terminal table

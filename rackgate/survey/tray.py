@@ -2,31 +2,33 @@
 
 Each check becomes a Cell: PASS on positive evidence of health, FAIL on positive evidence of the
 row's fault, UNOBSERVED when the suite could not look (the tool missing or failing, a layout not
-recognised). An unreachable tray gets one UNOBSERVED 'reach' cell in ssh's words and no others.
+recognised). Every verdict is the judge's in `rackgate/gates/` (the one the row's pytest item
+calls: selftest/survey/test_survey_equals_items.py holds them equal); this module only reads,
+calls the judge and folds per-card outcomes into a cell. An unreachable tray gets one UNOBSERVED
+'reach' cell in ssh's words and no others.
 """
 from __future__ import annotations
 
 import time
+from typing import Callable
 
+from ..config import Rack
+from ..config.model import Node
 from ..errors import CouldNotObserve
 from ..gates import fabric as fab_judge
 from ..gates import plat as plat_judge
-from ..probes import docker, drm, modules, perf_setup, procs, ualink
+from ..probes import docker, modules, perf_setup, procs, tcp, ualink
 from ..probes.accel import expected_accel_id
 from ..transport import Host, TransportError
-from . import ports as ports_probe
 from .model import FAIL, PASS, UNOBSERVED, Cell, TrayReport
 
-# The runbook's launch: --data-parallel-master-port 29500 (the DP rendezvous on the head).
-DP_MASTER_PORT = 29500
 
-
-def busy_ports(rack) -> list[int]:
+def busy_ports(rack: Rack) -> list[int]:
     """Ports the bring-up will need: the server's, the DP rendezvous, ubench07's two."""
-    return sorted({rack.launch.port, DP_MASTER_PORT, rack.fabric.p2p_port, rack.fabric.bw_port})
+    return plat_judge.bringup_ports(rack.launch.port, rack.fabric.p2p_port, rack.fabric.bw_port)
 
 
-def _cell(fn) -> Cell:
+def _cell(fn: Callable[[], tuple[str, list[str]]]) -> Cell:
     """Run one check: its findings -> FAIL, none -> PASS (with what was seen), could-not-observe
     -> UNOBSERVED with the error's own words. Unreachability propagates (the tray is out)."""
     try:
@@ -38,7 +40,37 @@ def _cell(fn) -> Cell:
     return Cell(FAIL, "; ".join(bad)) if bad else Cell(PASS, ok_seen)
 
 
-def check_free(host: Host, rack, now: float) -> tuple[str, list[str]]:
+def _per_link(links: list[ualink.Link], judge: Callable[[ualink.Link], list[str]],
+              gpus: dict[int, str]) -> tuple[list[str], list[str]]:
+    """A per-card judge over the tray's cards, as the per-GPU pytest items run it: (findings,
+    could-not-observe reasons). `gpus` (the rack map) takes each card's worst outcome."""
+    bad: list[str] = []
+    unseen: list[str] = []
+    for li in links:
+        g = li.gpu if li.gpu is not None else li.card
+        try:
+            found = judge(li)
+        except CouldNotObserve as e:
+            unseen.append(str(e))
+            if gpus.get(g) != FAIL:
+                gpus[g] = UNOBSERVED
+            continue
+        bad += [f"{li.label}: {b}" for b in found]
+        gpus[g] = FAIL if found else gpus.get(g, PASS)
+    return bad, unseen
+
+
+def _folded(bad: list[str], unseen: list[str], ok_seen: str) -> Cell:
+    """A tray's cell from its cards: any card's finding is FAIL (positive evidence on that card),
+    else any card not observed is UNOBSERVED, else PASS."""
+    if bad:
+        return Cell(FAIL, "; ".join(bad))
+    if unseen:
+        return Cell(UNOBSERVED, "; ".join(unseen))
+    return Cell(PASS, ok_seen)
+
+
+def check_free(host: Host, rack: Rack, now: float) -> tuple[str, list[str]]:
     p = rack.platform
     rows, _ = docker.ps_all(host)
     events, _ = docker.recent_creates(host, p.free_events_since)
@@ -47,45 +79,36 @@ def check_free(host: Host, rack, now: float) -> tuple[str, list[str]]:
     cids = procs.containers_of(host, kfd) if kfd else {}
     users = {pid: (table.get(pid), cids.get(pid)) for pid in kfd}
     bad = plat_judge.free(rows, events, users, {rack.container, *p.own_containers}, now)
-    listening = ports_probe.listeners(host)
-    bad += ports_probe.busy(listening, busy_ports(rack))
+    bad += plat_judge.ports_held(tcp.listeners(host), busy_ports(rack))
     return (f"{len(rows)} container(s), all ours; no recent create; kfd users {len(kfd)}; "
             f"ports {','.join(map(str, busy_ports(rack)))} not listening"), bad
 
 
-def check_tuned(host: Host, rack) -> tuple[str, list[str]]:
+def check_tuned(host: Host, rack: Rack) -> tuple[str, list[str]]:
     p = rack.platform
     got = perf_setup.tuning(host, p.perf_report_glob)
     params = modules.amdgpu_params(host, tuple(p.perf_mode_d_params))
-    bad = plat_judge.tuned(got, params, p.perf_mode_d_params, p.perf_report_slack_s)
+    bad = plat_judge.tuned(got, params, p.perf_mode_d_params, p.perf_report_slack_s, where=host.name)
     rep = got.report
     return (f"{rep.path if rep else '?'} newer than boot {got.boot.since}"
             + (f", '{got.parsed.steps_line}'" if got.parsed and got.parsed.steps_line else "")), bad
 
 
-def check_params(host: Host, rack) -> tuple[str, list[str]]:
+def check_params(host: Host, rack: Rack) -> tuple[str, list[str]]:
     want = rack.platform.amdgpu_params
     got = modules.amdgpu_params(host, tuple(want))
-    if all(v is None for v in got.values()):
-        return "", ["/sys/module/amdgpu/parameters is missing: amdgpu is not loaded"]
-    bad = [f"{k}={got[k] if got[k] is not None else '(missing)'} (want {v})" for k, v in want.items() if got[k] != v]
-    return " ".join(f"{k}={v}" for k, v in got.items()), ([", ".join(bad)] if bad else [])
+    return " ".join(f"{k}={v}" for k, v in got.items()), plat_judge.params(got, want)
 
 
-def read_links_waiting(host: Host, rack) -> tuple[list[ualink.Link], float]:
-    """The node's links, polled until every card is in an active state or the rack file's
-    fabric.state_wait_s has passed (no longer: 'unconfigured' after it means stuck)."""
+def read_links_waiting(host: Host, rack: Rack) -> ualink.Settled:
+    """The node's links, read until none is still training or the rack file's
+    fabric.state_wait_s has passed (probes/ualink.py wait_settled, as the FAB-STATE item)."""
     f = rack.fabric
-    t0 = time.monotonic()
-    deadline = t0 + f.state_wait_s
-    while True:
-        links = ualink.read_gpu_links(host, rack.gpus_per_node)
-        if all(li.accel_state in f.active_states for li in links) or time.monotonic() >= deadline:
-            return links, time.monotonic() - t0
-        time.sleep(min(f.state_poll_s, max(0.0, deadline - time.monotonic())))
+    return ualink.wait_settled(lambda: ualink.read_gpu_links(host, rack.gpus_per_node), f.active_states,
+                               f.error_states, f.state_wait_s, f.state_poll_s)
 
 
-def survey_tray(host: Host, node, rack, now: float | None = None) -> TrayReport:
+def survey_tray(host: Host, node: Node, rack: Rack, now: float | None = None) -> TrayReport:
     """node: the rack-file Node (its tray number). Raises nothing: everything lands in cells."""
     t0 = time.monotonic()
     rep = TrayReport(node.name, node.tray)
@@ -94,8 +117,8 @@ def survey_tray(host: Host, node, rack, now: float | None = None) -> TrayReport:
         if not res.ok:
             raise TransportError(node.name, f"a trivial command failed (rc={res.rc}): {res.stderr.strip()[:200]}")
         rep.cells["reach"] = Cell(PASS, f"{host.runner.kind}")
-        now = time.time() if now is None else now
-        rep.cells["free"] = _cell(lambda: check_free(host, rack, now))
+        at = time.time() if now is None else now
+        rep.cells["free"] = _cell(lambda: check_free(host, rack, at))
         rep.cells["tuned"] = _cell(lambda: check_tuned(host, rack))
         rep.cells["params"] = _cell(lambda: check_params(host, rack))
         _links(host, node, rack, rep)
@@ -106,58 +129,42 @@ def survey_tray(host: Host, node, rack, now: float | None = None) -> TrayReport:
     return rep
 
 
-def _links(host: Host, node, rack, rep: TrayReport) -> None:
+def _links(host: Host, node: Node, rack: Rack, rep: TrayReport) -> None:
+    """FAB-STATE, FAB-ACCEL-ID and the tray's PPOD/VPOD from one settled read of its cards."""
     f = rack.fabric
     try:
-        links, waited = read_links_waiting(host, rack)
-    except drm.CardCount as e:  # the listing was read whole: the count itself is the finding
-        rep.cells["links"] = Cell(FAIL, f"node {node.name}: {e.found}")
-        for k in ("accel", "pod"):
-            rep.cells[k] = Cell(UNOBSERVED, "which card is which GPU cannot be told (see links)")
-        rep.gpus = {g: UNOBSERVED for g in range(rack.gpus_per_node)}
-        return
-    except CouldNotObserve as e:
+        got = read_links_waiting(host, rack)
+    except CouldNotObserve as e:  # no card listing, or not gpus_per_node cards (PLAT-GPUS's finding)
         for k in ("links", "accel", "pod"):
             rep.cells[k] = Cell(UNOBSERVED, str(e))
         rep.gpus = {g: UNOBSERVED for g in range(rack.gpus_per_node)}
         return
+    links = got.links
     rep.links = links  # kept for the rack-wide checks (duplicate accel_id) and the written rack
-    missing = [li for li in links if li.accel_state is None]
-    stuck = [li for li in links if li.accel_state is not None and li.accel_state not in f.active_states]
-    if missing and len(missing) == len(links):
-        rep.cells["links"] = Cell(FAIL, "no ualink attributes under any GPU's /sys/class/drm/cardN/device/ualink: "
-                                        "this amdgpu has no UALink")
-    elif missing or stuck:
-        bad = [f"{li.label}: no ualink/accel_state" for li in missing]
-        bad += [f"{li.label}: {li.summary()}" for li in stuck]
-        rep.cells["links"] = Cell(FAIL, "; ".join(bad) + f" still after {waited:.0f}s (fabric.state_wait_s "
-                                                          f"{f.state_wait_s:g})")
-    else:
-        rep.cells["links"] = Cell(PASS, f"{len(links)} cards {links[0].accel_state}")
-    active = [li for li in links if li.accel_state in f.active_states]
-    for li in links:
-        rep.gpus[li.gpu] = PASS if li in active else FAIL
-    # accel_id of every trained GPU = gpus_per_node*(tray-1)+gpu (the judge of FAB-ACCEL-ID;
-    # duplicates across trays are added by the rack-wide pass in run.py)
-    bad = []
-    for li in active:
-        found = fab_judge.accel_id(li.where(node.name),
-                                   expected_accel_id(node.tray, li.gpu, rack.gpus_per_node), li, None, [])
-        bad += [f"{li.label}: {b}" for b in found]
-        if found:
-            rep.gpus[li.gpu] = FAIL
-    if not active:
-        rep.cells["accel"] = Cell(FAIL, "no trained card to read an accel_id from (see links)")
-    else:
-        rep.cells["accel"] = Cell(FAIL, "; ".join(bad)) if bad else \
-            Cell(PASS, " ".join(str(li.accel_id) for li in active))
-    doms = {(li.ppod_id, li.vpod_id) for li in active}
-    if not active:
-        rep.cells["pod"] = Cell(FAIL, "no trained card: the tray is in no fabric domain yet")
-    elif len(doms) > 1:
-        rep.cells["pod"] = Cell(FAIL, "cards disagree: " + ", ".join(
-            f"{li.label} ppod={li.ppod_id} vpod={li.vpod_id}" for li in active))
-    else:
-        ppod, vpod = doms.pop()
-        rep.domain = (ppod or "", vpod or "")
-        rep.cells["pod"] = Cell(PASS, f"ppod={ppod} vpod={vpod}")
+    bad, unseen = _per_link(links, lambda li: fab_judge.link_state(
+        li.where(node.name), li, f.active_states, f.error_states, f.state_wait_s), rep.gpus)
+    rep.cells["links"] = _folded(bad, unseen, f"{len(links)} cards {links[0].accel_state}" if links else "")
+    # accel_id of every card = gpus_per_node*(tray-1)+gpu, unique on the tray (across trays:
+    # run.py's rack-wide pass), judged as the FAB-ACCEL-ID item judges it (without amd-smi)
+    mine = {li.where(node.name): li for li in links}
+
+    def accel(li: ualink.Link) -> list[str]:
+        where = li.where(node.name)
+        fab_judge.readable(where, li, ("accel_id_raw",))
+        return fab_judge.accel_id(where, expected_accel_id(node.tray, li.gpu or 0, rack.gpus_per_node), li, None,
+                                  fab_judge.same_accel_id(li, where, mine))
+
+    bad, unseen = _per_link(links, accel, rep.gpus)
+    rep.cells["accel"] = _folded(bad, unseen, " ".join(str(li.accel_id) for li in links))
+    trained = fab_judge.trained_domains({li.label: li for li in links}, f.active_states)
+    rep.cells["pod"] = _cell(lambda: _pod(node.name, trained, rep))
+
+
+def _pod(name: str, trained: dict[str, fab_judge.Domain], rep: TrayReport) -> tuple[str, list[str]]:
+    """The tray's fabric domain: its trained cards must agree (the FAB-POD judge over the tray's
+    cards; whether the tray's domain is the rack's is the pick's question, pick.py)."""
+    ref, odd = fab_judge.pod_outliers(trained, f"node {name}: FAB-POD PPOD_ID/VPOD_ID")
+    if odd:
+        return "", ["cards disagree: " + ", ".join(f"{w} ppod={pv[0]} vpod={pv[1]}" for w, pv in trained.items())]
+    rep.domain = (ref[0] or "", ref[1] or "")
+    return f"ppod={ref[0]} vpod={ref[1]}", []

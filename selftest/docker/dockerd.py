@@ -108,8 +108,8 @@ class Dockerd:
     def run_with_host_python(self, name: str, image: str, network: str = "none", rw: tuple[str, ...] = (),
                              ro: tuple[str, ...] = ()) -> str:
         """A container whose python is this machine's (its /usr and the interpreter's prefix
-        bound read-only, and the venv's when it runs in one: CPU torch for the collective probe), `ro`/`rw` directories bound at their
-        own paths; returns that python's path."""
+        bound read-only, and the venv's when it runs in one: CPU torch for the collective probe),
+        `ro`/`rw` directories bound at their own paths; returns that python's path."""
         # the interpreter's own prefix, and in a venv (README: a fresh venv) the venv too: its
         # python is a link into the base prefix, its site-packages hold CPU torch
         prefix = os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))

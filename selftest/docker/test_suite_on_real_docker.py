@@ -9,6 +9,8 @@ import subprocess
 
 import pytest
 
+from rackgate.sim.areas.survey import TCP_HEAD
+
 from ..harness import run_suite
 from .dockerd import Dockerd, usable
 
@@ -74,6 +76,9 @@ def daemon(tmp_path):
         # the node's amdgpu kfd process list, with nobody on the GPUs (no GPU on this machine)
         d.sysroot = tmp_path / "node"
         (d.sysroot / "sys/class/kfd/kfd/proc").mkdir(parents=True)
+        # ... and its TCP socket table, nobody listening on the bring-up's ports (PLAT-FREE reads it)
+        (d.sysroot / "proc/net").mkdir(parents=True)
+        (d.sysroot / "proc/net/tcp").write_text(TCP_HEAD + "\n")
         d.import_image(IMAGE, {"/app/ATOM": tree})
         d.run("atom", IMAGE)
         yield d

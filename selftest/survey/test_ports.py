@@ -1,9 +1,10 @@
-"""Listening sockets from /proc/net/tcp{,6} (the kernel's format), and what the survey calls busy."""
+"""Listening sockets from /proc/net/tcp{,6} (the kernel's format), and what PLAT-FREE calls held (gates/plat.py)."""
 import pytest
 
 from rackgate.errors import UnrecognisedOutput
+from rackgate.gates import plat
+from rackgate.probes import tcp as ports
 from rackgate.sim.areas.survey import _hex
-from rackgate.survey import ports
 
 TCP = """  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
    0: 0100007F:CD23 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 33292 1 0000000066600181 100 0 0 10 0
@@ -24,8 +25,8 @@ def test_listen_rows_only():
 
 def test_busy_names_the_port():
     got = ports.parse(TCP) + ports.parse(TCP6)
-    assert ports.busy(got, [8000, 29500]) == []
-    assert ports.busy(got, [29556]) == ["port 29556 is listening (0.0.0.0:29556): someone's server or rendezvous holds it"]
+    assert plat.ports_held(got, [8000, 29500]) == []
+    assert plat.ports_held(got, [29556]) == ["port 29556 is listening (0.0.0.0:29556): someone's server or rendezvous holds it"]
 
 
 def test_unknown_layout_is_not_healthy():

@@ -1,39 +1,23 @@
 """FAB-STATE, FAB-ACCEL-ID, FAB-TRAINING, FAB-POD: every link trained the healthy way, numbered
 rack-wide, and all nodes in one fabric domain."""
-import time
-
 import pytest
 
-from rackgate.errors import require_records
 from rackgate.gates import fabric as judge
 from rackgate.probes import ualink
 from rackgate.probes.accel import expected_accel_id
 from rackgate.report.verdict import CouldNotObserve, check
 from rackgate.transport import fanout
-from rackgate.transport.deadline import wait_for
 
 
 @pytest.mark.row("FAB-STATE")
 def test_accel_state(gpu, rack, evidence):
     """'unconfigured' is normal for tens of seconds after modprobe: wait (bounded) before judging."""
     f = rack.fabric
-    seen, polls = [], []
-
-    def settled():
-        polls.append(judge.readable(gpu.where, ualink.read_gpu_link(gpu.node.host, gpu.drm_card, gpu.index), ("accel_state",)))
-        seen.append(f"{time.strftime('%H:%M:%S')} {polls[-1].summary()}")
-        return ualink.state_kind(polls[-1].accel_state, f.active_states, f.error_states) in ("trained", "error")
-
-    wait_for(settled, f.state_wait_s, poll=f.state_poll_s)
-    link = polls[-1]
-    kind = ualink.state_kind(link.accel_state, f.active_states, f.error_states)
-    evidence.attach("accel_state polls", "\n".join(seen))
-    check(kind != "error", "FAB-STATE", gpu.where, f"{link.summary()}: the driver reports the link in error")
-    if kind == "unknown":
-        raise CouldNotObserve(f"{gpu.where}: ualink/accel_state is {link.accel_state!r}, not a state the amdgpu "
-                              f"driver prints (unconfigured, configured, ready, active, error)")
-    check(link.accel_state in f.active_states, "FAB-STATE", gpu.where,
-          f"{link.summary()} still after {f.state_wait_s:g}s (fabric.state_wait_s)")
+    got = ualink.wait_settled(lambda: [ualink.read_gpu_link(gpu.node.host, gpu.drm_card, gpu.index)],
+                              f.active_states, f.error_states, f.state_wait_s, f.state_poll_s)
+    evidence.attach("accel_state polls", "\n".join(got.polls))
+    found = judge.link_state(gpu.where, got.links[0], f.active_states, f.error_states, f.state_wait_s)
+    check(not found, "FAB-STATE", gpu.where, "; ".join(found))
 
 
 @pytest.mark.row("FAB-ACCEL-ID")
@@ -48,8 +32,7 @@ def test_accel_id(gpu, rack, rack_links, fabric_info, evidence, facts):
         smi_error = None
     smi_gpu = next((g for g in smi if g.gpu == gpu.index), None)
     expected = expected_accel_id(gpu.node.cfg.tray, gpu.index, rack.gpus_per_node)
-    others = [l.where(n) for n, ls in links.items() for l in ls
-              if l.accel_id is not None and l.accel_id == link.accel_id and (n, l.gpu) != (gpu.node.name, gpu.index)]
+    others = judge.same_accel_id(link, gpu.where, {l.where(n): l for n, ls in links.items() for l in ls})
     evidence.attach("accel_id", f"expected {expected} (tray {gpu.node.cfg.tray}, gpu {gpu.index})\n"
                     f"ualink/accel_id: {link.accel_id_raw}\namd-smi ACCELERATOR_ID: "
                     f"{smi_gpu.accelerator_id_raw if smi_gpu else '(GPU not in amd-smi fabric output)'}")
@@ -98,20 +81,13 @@ def test_pod_ids_identical(rack, hosts, evidence):
         if isinstance(got, Exception):
             raise got
     # A link that is not trained reads all-zero PPOD: that is FAB-STATE's finding, not a pod mismatch.
-    trained = {l.where(name): (l.ppod_id, l.vpod_id) for name, ls in links.items() for l in ls
-               if l.accel_state in rack.fabric.active_states}
-    untrained = [l.where(name) for name, ls in links.items() for l in ls
-                 if l.accel_state not in rack.fabric.active_states]
+    every = {l.where(name): l for name, ls in links.items() for l in ls}
+    trained = judge.trained_domains(every, rack.fabric.active_states)
+    untrained = [w for w in every if w not in trained]
     evidence.attach("PPOD_ID / VPOD_ID", "\n".join(f"{k}: ppod={p} vpod={v}" for k, (p, v) in trained.items())
                     + (f"\nnot trained (left to FAB-STATE): {', '.join(untrained)}" if untrained else ""))
-    require_records(trained, "trained links (every link read is untrained: FAB-STATE)", "FAB-POD PPOD_ID/VPOD_ID")
-    groups: dict[tuple, list[str]] = {}
-    for where, pv in trained.items():
-        groups.setdefault(pv, []).append(where)
-    if len(groups) > 1:
-        major = max(groups.values(), key=len)
-        ref = trained[major[0]]
-        odd = [f"{w} ppod={pv[0]} vpod={pv[1]}" for pv, ws in groups.items() if ws is not major for w in ws]
+    ref, odd = judge.pod_outliers(trained)
+    if odd:
         odd_nodes = sorted({o.split("/")[0] for o in odd})
         check(False, "FAB-POD", ",".join(odd_nodes),
               f"{'; '.join(odd)} differ from the rest of the rack (ppod={ref[0]} vpod={ref[1]})")

@@ -1,11 +1,12 @@
 """PLAT-FREE: nobody else is on the rack. ALL containers (never filtered by our name), the create
-events of the last minutes, and the processes holding /dev/kfd: GPU memory at 0% proves nothing."""
+events of the last minutes, the processes holding /dev/kfd (GPU memory at 0% proves nothing), and
+the ports the bring-up needs (someone's server or rendezvous listening there)."""
 import time
 
 import pytest
 
 from rackgate.gates import plat as judge
-from rackgate.probes import docker, procs
+from rackgate.probes import docker, procs, tcp
 from rackgate.report.verdict import check
 
 
@@ -24,5 +25,10 @@ def test_rack_is_free(node, rack, evidence):
         f"{pid}: {u[0].summary() if u[0] else 'process gone'} container={u[1] or '-'}" for pid, u in users.items())
         or "(empty)")
     own = {rack.container, *p.own_containers}
-    bad = judge.free(rows, events, users, own, time.time())
+    listening = tcp.listeners(node.host)
+    ports = judge.bringup_ports(rack.launch.port, rack.fabric.p2p_port, rack.fabric.bw_port,
+                                attached=bool(rack.server.attach_url))
+    evidence.attach("listening TCP sockets (/proc/net/tcp{,6})",
+                    "\n".join(f"{li.addr}:{li.port}" for li in listening) or "(none)")
+    bad = judge.free(rows, events, users, own, time.time()) + judge.ports_held(listening, ports)
     check(not bad, "PLAT-FREE", node.name, "; ".join(bad))

@@ -1,5 +1,5 @@
-"""Listening TCP sockets, read from /proc/net/tcp and /proc/net/tcp6 (a file read: no ss/netstat
-needed on the node, and the node's sysroot applies).
+"""Listening TCP sockets (PLAT-FREE: the ports the bring-up needs), read from /proc/net/tcp and
+/proc/net/tcp6 (a file read: no ss/netstat needed on the node, and the node's sysroot applies).
 
 Kernel format (one socket a line after the header): `sl local_address rem_address st ...`, the
 local address as hex `ADDR:PORT` (IPv4 a little-endian u32, IPv6 four of them), `st` the TCP
@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import UnrecognisedOutput
+from ..transport import Host
 
 LISTEN = "0A"
 FILES = ("/proc/net/tcp", "/proc/net/tcp6")
@@ -52,18 +53,10 @@ def parse(text: str, source: str = "/proc/net/tcp") -> list[Listener]:
     return out
 
 
-def listeners(host) -> list[Listener]:
+def listeners(host: Host) -> list[Listener]:
     """Every listening TCP socket of the node (IPv4 and IPv6); tcp6 may be absent (no IPv6)."""
     raw = host.read_many(list(FILES))
-    if raw[FILES[0]] is None:
+    v4, v6 = raw[FILES[0]], raw[FILES[1]]
+    if v4 is None:
         raise UnrecognisedOutput(f"node {host.name}: {FILES[0]} is missing: cannot list listening sockets")
-    out = parse(raw[FILES[0]], FILES[0])
-    if raw[FILES[1]] is not None:
-        out += parse(raw[FILES[1]], FILES[1])
-    return out
-
-
-def busy(found: list[Listener], ports: list[int]) -> list[str]:
-    """Findings: a port the bring-up needs (server, rendezvous, ubench07) is already listening."""
-    hits = sorted({(li.port, f"{li.addr}:{li.port}") for li in found if li.port in ports})
-    return [f"port {p} is listening ({where}): someone's server or rendezvous holds it" for p, where in hits]
+    return parse(v4, FILES[0]) + (parse(v6, FILES[1]) if v6 is not None else [])
