@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ PATH_OPTIONS = ("--rack", "--baseline", "--junitxml", "--alluredir", "--verdict-
 ALL_PASSED, FINDING, USAGE, UNOBSERVED = 0, 1, 2, 3
 
 
-def exit_code(pytest_rc: int, verdict: dict[str, Any] | None) -> int:
+def exit_code(pytest_rc: int, verdict: Mapping[str, Any] | None) -> int:
     """pytest's exit status + the run's verdict file -> rackgate's exit code: 1 only with a finding
     about the rack; failures without one (could not observe, a suite error, a run cut short) are 3;
     a usage or rack-file error (pytest's 4) or a selection that ran nothing (5) is 2."""

@@ -205,16 +205,26 @@ class Runner:
         self._end(client, run.client)
 
     # --- rounds -------------------------------------------------------------------------------
+    def _scan(self, nodes: list[str], when: str) -> None:
+        """Every node's leftover scan; a node that could not be scanned stops the round as a run
+        that could not be read does (its exception, never an exception object among the scans)."""
+        def one(n: str) -> LeftoverScan:
+            return scan(self.hosts[n], set(self._ours), when)
+        for got in fanout(nodes, one):
+            if isinstance(got, Exception):
+                raise got
+            self.result.scans.append(got)
+
     def run(self, pairs: list[Pair]) -> Ubench07:
         for i, rnd in enumerate(rounds(pairs), 1):
             nodes = sorted({n for p in rnd for n in p})
             label = f"{self.tool} round {i} ({', '.join(pair_id(p) for p in rnd)})"
-            self.result.scans += fanout(nodes, lambda n, label=label: scan(self.hosts[n], set(self._ours), f"before {label}"))
+            self._scan(nodes, f"before {label}")
             for run in fanout(rnd, self.run_pair):
                 if isinstance(run, Exception):
                     raise run
                 self.result.runs[run.id] = run
-            self.result.scans += fanout(nodes, lambda n, label=label: scan(self.hosts[n], set(self._ours), f"after {label}"))
+            self._scan(nodes, f"after {label}")
         return self.result
 
 
