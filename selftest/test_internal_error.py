@@ -27,9 +27,9 @@ def pytest_configure(config):
 def test_a_bug_in_a_probe_or_a_judge_is_an_internal_error_not_a_failure(tmp_path):
     (tmp_path / "rg_plant.py").write_text(PLANT)
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH", "")]))}
-    run = run_suite(tmp_path, "-p", "rg_plant", "tests/platform/test_shm.py", "tests/platform/test_gpus.py",
+    run = run_suite(tmp_path, "-p", "rg_plant", "tests/test_declared.py::test_plat_shm", "tests/platform/test_gpus.py",
                     "-p", "no:xdist", env=env)
-    shm_ids = {k for k in run.outcomes if "test_no_stale_segments" in k}
+    shm_ids = {k for k in run.outcomes if "test_plat_shm" in k}
     gpu_ids = {k for k in run.outcomes if "test_gpu_count_and_hbm" in k}
     assert shm_ids and gpu_ids, (run.stdout[-2000:], run.stderr[-2000:])
     assert not run.ids("failed"), run.stdout[-3000:]

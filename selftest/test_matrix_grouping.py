@@ -5,14 +5,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from rackgate.catalogue import matrix, rows
+from rackgate.catalogue import rows
 from rackgate.report.inventory import collect
 from rackgate.report.junit import Verdict as Outcome
+from rackgate.sim import matrix as sim_matrix
 
 from . import matrix as mx
 from .harness import SuiteRun
 
-CASES = matrix()
+CASES = sim_matrix.cases()  # the explicit cases and those derived from declared checks
 
 
 def _row(rid, needs=(), area="platform", reads=()):

@@ -8,11 +8,15 @@ from __future__ import annotations
 import re
 import time
 
+from ..config.model import Rack
 from ..errors import CouldNotObserve
+from ..probes import container as container_probe
+from ..probes import dmesg, docker, perf_setup, shm
 from ..probes.docker import Event, Inspect, PsRow
 from ..probes.gpus import GpuFacts
 from ..probes.perf_setup import TuningFacts
 from ..probes.procs import Proc
+from .declare import Check, Fact, Shown, declare
 
 
 def _fmt_time(epoch: int | float) -> str:
@@ -43,6 +47,22 @@ def tuned(facts: TuningFacts, params: dict[str, str | None], mode_d_params: list
             out.append(f"report says '{rep.mode_line}' but {vals}: amdgpu was already loaded when perf_setup "
                        "ran, so its modprobe was a no-op")
     return out
+
+
+# --- PLAT-GPUS --------------------------------------------------------------------------------
+def tuned_item(got: perf_setup.Tuned, rack: Rack, where: str) -> list[str]:
+    p = rack.platform
+    return tuned(got.tuning, got.params, p.perf_mode_d_params, p.perf_report_slack_s, where=where)
+
+
+def tuned_shown(got: perf_setup.Tuned) -> list[Shown]:
+    t = got.tuning
+    report = f"{t.report.path} (mtime {t.report.mtime})" if t.report else "(none)"
+    return [Shown("boot and newest report", f"uptime -s: {t.boot.since} ({t.boot.epoch})\nreport: {report}\n"
+                  + "\n".join(f"{k}={v}" for k, v in got.params.items()) + "\n\n" + t.tail)]
+
+
+declare(Check("PLAT-TUNED", "node", probe=perf_setup.tuned, judge=tuned_item, shows=tuned_shown))
 
 
 # --- PLAT-GPUS --------------------------------------------------------------------------------
@@ -140,6 +160,74 @@ def container(info: Inspect | None, name: str, image: str, network_mode: str, de
     if missing:
         out.append(f"devices {', '.join(missing)} not passed (HostConfig.Devices: {', '.join(info.devices) or 'none'})")
     return out
+
+
+def container_item(got: tuple[Inspect | None, str], rack: Rack, where: str) -> list[str]:
+    p = rack.platform
+    return container(got[0], rack.container, rack.image, p.network_mode, p.devices)
+
+
+def container_shown(got: tuple[Inspect | None, str]) -> list[Shown]:
+    return [Shown(f"docker inspect (our container{', not found' if got[0] is None else ''})", got[1],
+                  "json" if got[0] is not None else "text")]
+
+
+def container_facts(got: tuple[Inspect | None, str], where: str) -> list[Fact]:
+    info = got[0]
+    return [] if info is None else [Fact("platform.image.tag", info.image), Fact("platform.image.id", info.image_id)]
+
+
+def no_container(rack: Rack) -> str:
+    return 'container = "": the engine runs on the node itself (no container to inspect)' if not rack.container else ""
+
+
+declare(Check("PLAT-CONTAINER", "node", probe=docker.ours, judge=container_item, shows=container_shown,
+              facts=container_facts, applies=no_container))
+
+
+# --- PLAT-TOOLS -------------------------------------------------------------------------------
+def tools(found: dict[str, str | None], rack: Rack, where: str) -> list[str]:
+    missing = [t for t, p in found.items() if p is None]
+    return [f"{', '.join(missing)} missing in container {rack.container}"] if missing else []
+
+
+def tools_shown(found: dict[str, str | None]) -> list[Shown]:
+    return [Shown("command -v (in the container)", "\n".join(f"{t}: {p or 'not found'}" for t, p in found.items()))]
+
+
+declare(Check("PLAT-TOOLS", "node", probe=container_probe.tools, judge=tools, shows=tools_shown))
+
+
+# --- PLAT-SHM ---------------------------------------------------------------------------------
+def shm_segments(segs: list[shm.Segment], rack: Rack, where: str) -> list[str]:
+    if not segs:
+        return []
+    more = f" (+{len(segs) - 6} more)" if len(segs) > 6 else ""
+    return [f"{len(segs)} stale segment(s): " + ", ".join(f"{s.path} ({s.size} B)" for s in segs[:6]) + more]
+
+
+def shm_shown(segs: list[shm.Segment]) -> list[Shown]:
+    return [Shown("/dev/shm segments", "\n".join(f"{s.path} {s.size} B mtime {s.mtime}" for s in segs) or "(none)")]
+
+
+declare(Check("PLAT-SHM", "node", probe=shm.stale, judge=shm_segments, shows=shm_shown))
+
+
+# --- PLAT-DMESG -------------------------------------------------------------------------------
+def kernel_log(scan: dmesg.Scan, rack: Rack, where: str) -> list[str]:
+    if not scan.hits:
+        return []
+    kinds = sorted({n for h in scan.hits for n in h.patterns})
+    return [f"{len(scan.hits)} line(s) [{', '.join(kinds)}]: {dmesg.excerpt(scan.hits, 4)}"]
+
+
+def kernel_log_shown(scan: dmesg.Scan) -> list[Shown]:
+    return [Shown("dmesg (this boot, matching lines)",
+                  "\n".join(f"{h.line.raw}    <- {', '.join(h.patterns)}" for h in scan.hits)
+                  or f"(none of {scan.lines} lines match)")]
+
+
+declare(Check("PLAT-DMESG", "node", probe=dmesg.plat_dmesg, judge=kernel_log, shows=kernel_log_shown))
 
 
 # --- PLAT-PATCH-SIZE --------------------------------------------------------------------------

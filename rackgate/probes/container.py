@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ..errors import CouldNotObserve, ToolMissing, UnrecognisedOutput
 from ..transport import Host
+from .target import On
 
 _MISSING = "__rackgate_missing__"
 # The last line of a Python traceback: "AttributeError: module 'x' has no attribute 'y'"
@@ -204,3 +205,9 @@ def which(host: Host, tool: str) -> str | None:
 def node_path(host: Host, path: str) -> str:
     """A path a command printed, as a container path."""
     return host.node_path(path)
+
+
+def tools(on: On) -> dict[str, str | None]:
+    """PLAT-TOOLS' probe: `command -v` of each of platform.container_tools in the container (None: not found)."""
+    ch = on.container()
+    return {t: which(ch, t) for t in on.rack.platform.container_tools}

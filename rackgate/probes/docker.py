@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from .. import jsonl
 from ..errors import CouldNotObserve, ToolMissing, UnrecognisedOutput
 from ..transport import Host
+from .target import On
 
 PS = ["docker", "ps", "-a", "--no-trunc", "--size=false", "--format", "{{json .}}"]
 ACTIVE_STATES = ("created", "running", "paused", "restarting")
@@ -225,3 +226,8 @@ def inspect(host: Host, name: str) -> tuple[Inspect | None, str]:
         return parse_inspect(res.stdout), res.stdout
     except DockerOutputError as e:
         raise CouldNotObserve(f"{host.name}: {e}") from None
+
+
+def ours(on: On) -> tuple[Inspect | None, str]:
+    """PLAT-CONTAINER's probe: `docker inspect` of the rack file's container (None: no such container)."""
+    return inspect(on.host, on.rack.container)
