@@ -68,7 +68,7 @@ def numa_balancing(value: int, rack: Rack, where: str) -> list[str]:
     return [] if value == 0 else [f"kernel.numa_balancing = {value} (want 0)"]
 
 
-def numa_balancing_shown(value: int) -> list[Shown]:
+def numa_balancing_shown(value: int, rack: Rack) -> list[Shown]:
     return [Shown(sysctl.NUMA_BALANCING, f"{value}")]
 
 

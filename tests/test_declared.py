@@ -17,7 +17,7 @@ def run(c: Check[Any], on: On, evidence: Any, facts: Any) -> None:
     if reason:
         pytest.skip(reason)
     got = c.probe(on)
-    for s in c.shows(got):
+    for s in c.shows(got, on.rack):
         evidence.attach(s.name, s.text, kind=s.kind)
     for f in c.facts(got, on.key) if c.facts is not None else ():
         facts.record(f.name, f.value, where=f.where or on.key, unit=f.unit, row=c.row)

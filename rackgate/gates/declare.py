@@ -10,7 +10,7 @@ docs/catalogue.md names each row's probe and judge.
   file); it reads, parses and raises CouldNotObserve when it cannot look; it never judges.
 - judge: `(facts, rack, where) -> findings`: pure; an empty list is healthy. It reads the rack
   file's expectations from `rack`; `where` names the node/GPU in a could-not-observe it raises.
-- shows: `(facts) -> [Shown]`: the evidence every item attaches, pass or fail.
+- shows: `(facts, rack) -> [Shown]`: the evidence every item attaches, pass or fail.
 - facts: `(facts, where) -> [Fact]` (optional): what `-m regression` compares; `where` is the
   item's key (node2, node2/card3).
 - applies: `(rack) -> reason` (optional): non-empty when the rack file says the check does not
@@ -62,7 +62,7 @@ class Check(Generic[F]):
     per: Per
     probe: Callable[[On], F]
     judge: Callable[[F, Rack, str], list[str]]
-    shows: Callable[[F], Sequence[Shown]]
+    shows: Callable[[F, Rack], Sequence[Shown]]
     facts: Callable[[F, str], Sequence[Fact]] | None = None
     applies: Callable[[Rack], str] | None = None
 

@@ -12,6 +12,7 @@ from ..config.model import Rack
 from ..errors import CouldNotObserve
 from ..probes import container as container_probe
 from ..probes import dmesg, docker, perf_setup, shm
+from ..probes.container import Imported, PatchFiles, PatchVar, PrefixFiles
 from ..probes.docker import Event, Inspect, PsRow
 from ..probes.gpus import GpuFacts
 from ..probes.perf_setup import TuningFacts
@@ -49,13 +50,12 @@ def tuned(facts: TuningFacts, params: dict[str, str | None], mode_d_params: list
     return out
 
 
-# --- PLAT-GPUS --------------------------------------------------------------------------------
 def tuned_item(got: perf_setup.Tuned, rack: Rack, where: str) -> list[str]:
     p = rack.platform
     return tuned(got.tuning, got.params, p.perf_mode_d_params, p.perf_report_slack_s, where=where)
 
 
-def tuned_shown(got: perf_setup.Tuned) -> list[Shown]:
+def tuned_shown(got: perf_setup.Tuned, rack: Rack) -> list[Shown]:
     t = got.tuning
     report = f"{t.report.path} (mtime {t.report.mtime})" if t.report else "(none)"
     return [Shown("boot and newest report", f"uptime -s: {t.boot.since} ({t.boot.epoch})\nreport: {report}\n"
@@ -122,6 +122,21 @@ def free(rows: list[PsRow], events: list[Event], kfd_users: dict[int, tuple[Proc
 
 
 # --- PLAT-WEDGED ------------------------------------------------------------------------------
+def free_item(got: docker.Occupancy, rack: Rack, where: str) -> list[str]:
+    return free(got.rows, got.events, got.kfd_users, {rack.container, *rack.platform.own_containers}, got.now)
+
+
+def free_shown(got: docker.Occupancy, rack: Rack) -> list[Shown]:
+    return [Shown("docker ps -a", got.ps_raw or "(no containers)"),
+            Shown(f"docker events --since {rack.platform.free_events_since} (create)", got.events_raw or "(none)"),
+            Shown("kfd process list", "\n".join(
+                f"{pid}: {u[0].summary() if u[0] else 'process gone'} container={u[1] or '-'}"
+                for pid, u in got.kfd_users.items()) or "(empty)")]
+
+
+declare(Check("PLAT-FREE", "node", probe=docker.occupancy, judge=free_item, shows=free_shown))
+
+
 def stale_kfd(kfd: list[int], procs: dict[int, Proc]) -> list[str]:
     """kfd entries whose process is a zombie or gone: the GPU context was never torn down."""
     out = []
@@ -167,9 +182,8 @@ def container_item(got: tuple[Inspect | None, str], rack: Rack, where: str) -> l
     return container(got[0], rack.container, rack.image, p.network_mode, p.devices)
 
 
-def container_shown(got: tuple[Inspect | None, str]) -> list[Shown]:
-    return [Shown(f"docker inspect (our container{', not found' if got[0] is None else ''})", got[1],
-                  "json" if got[0] is not None else "text")]
+def container_shown(got: tuple[Inspect | None, str], rack: Rack) -> list[Shown]:
+    return [Shown(f"docker inspect {rack.container}", got[1], "json" if got[0] is not None else "text")]
 
 
 def container_facts(got: tuple[Inspect | None, str], where: str) -> list[Fact]:
@@ -191,7 +205,7 @@ def tools(found: dict[str, str | None], rack: Rack, where: str) -> list[str]:
     return [f"{', '.join(missing)} missing in container {rack.container}"] if missing else []
 
 
-def tools_shown(found: dict[str, str | None]) -> list[Shown]:
+def tools_shown(found: dict[str, str | None], rack: Rack) -> list[Shown]:
     return [Shown("command -v (in the container)", "\n".join(f"{t}: {p or 'not found'}" for t, p in found.items()))]
 
 
@@ -206,7 +220,7 @@ def shm_segments(segs: list[shm.Segment], rack: Rack, where: str) -> list[str]:
     return [f"{len(segs)} stale segment(s): " + ", ".join(f"{s.path} ({s.size} B)" for s in segs[:6]) + more]
 
 
-def shm_shown(segs: list[shm.Segment]) -> list[Shown]:
+def shm_shown(segs: list[shm.Segment], rack: Rack) -> list[Shown]:
     return [Shown("/dev/shm segments", "\n".join(f"{s.path} {s.size} B mtime {s.mtime}" for s in segs) or "(none)")]
 
 
@@ -221,7 +235,7 @@ def kernel_log(scan: dmesg.Scan, rack: Rack, where: str) -> list[str]:
     return [f"{len(scan.hits)} line(s) [{', '.join(kinds)}]: {dmesg.excerpt(scan.hits, 4)}"]
 
 
-def kernel_log_shown(scan: dmesg.Scan) -> list[Shown]:
+def kernel_log_shown(scan: dmesg.Scan, rack: Rack) -> list[Shown]:
     return [Shown("dmesg (this boot, matching lines)",
                   "\n".join(f"{h.line.raw}    <- {', '.join(h.patterns)}" for h in scan.hits)
                   or f"(none of {scan.lines} lines match)")]
@@ -247,6 +261,57 @@ def patch_sizes(got: dict[str, int | None], want: dict[str, int], grep: tuple[st
     elif count is not None and count != want_count:
         out.append(f"grep -c in {path} prints {count}, want {want_count}")
     return out
+
+
+def patch_files(got: PatchFiles, rack: Rack, where: str) -> list[str]:
+    return patch_sizes(got.got, got.want, (got.grep_path, got.count, rack.platform.patch_grep_count))
+
+
+def patch_files_shown(got: PatchFiles, rack: Rack) -> list[Shown]:
+    return [Shown("stat -c '%s %n' (in the container)", got.shown)]
+
+
+def patch_files_facts(got: PatchFiles, where: str) -> list[Fact]:
+    return [Fact("platform.patch.size_bytes", size, "B", f"{where}:{path}") for path, size in got.got.items()
+            if size is not None]
+
+
+declare(Check("PLAT-PATCH-SIZE", "node", probe=container_probe.patch_files, judge=patch_files,
+              shows=patch_files_shown, facts=patch_files_facts))
+
+
+# --- PLAT-PATCH-ENVS --------------------------------------------------------------------------
+def patch_var(got: PatchVar, rack: Rack, where: str) -> list[str]:
+    out = []
+    if got.off.error or got.off.value != "False":
+        out.append(f"without {got.var}: {got.off.summary()} (want False)")
+    if got.on.error or got.on.value != "True":
+        out.append(f"with {got.var}=1: {got.on.summary()} (want True)")
+    return out
+
+
+def patch_var_shown(got: PatchVar, rack: Rack) -> list[Shown]:
+    return [Shown("without / with the env var (in the container)", got.shown)]
+
+
+declare(Check("PLAT-PATCH-ENVS", "node", probe=container_probe.patch_var, judge=patch_var, shows=patch_var_shown))
+
+
+# --- PLAT-ATOM-PATH ---------------------------------------------------------------------------
+def imported_atom(got: Imported, rack: Rack, where: str) -> list[str]:
+    root = rack.atom_path.rstrip("/") + "/"
+    if got.file is None:
+        return [f"import atom fails: {got.got.summary()}"]
+    return [] if got.file.startswith(root) else [f"atom.__file__ = {got.file}, but the patched tree is {rack.atom_path} "
+                                                 f"(atom_path)"]
+
+
+def imported_atom_shown(got: Imported, rack: Rack) -> list[Shown]:
+    return [Shown("atom.__file__ (in the container)", got.shown)]
+
+
+declare(Check("PLAT-ATOM-PATH", "node", probe=container_probe.imported_atom, judge=imported_atom,
+              shows=imported_atom_shown))
 
 
 # --- PLAT-PREFIX ------------------------------------------------------------------------------
@@ -297,3 +362,24 @@ def prefix(root: str, cfg, sizes_: dict[str, int | None], store_count: int | Non
     if hs is not None and hs in cfg.hotswap_off:
         out.append(f"HOTSWAP={hs}: translation switched off (not a fallback on A0)")
     return out
+
+
+def prefix_item(got: PrefixFiles, rack: Rack, where: str) -> list[str]:
+    return prefix(got.root, rack.platform.prefix, got.sizes, got.store, effective_env(got.base_env, rack.launch.env))
+
+
+def prefix_shown(got: PrefixFiles, rack: Rack) -> list[Shown]:
+    env = effective_env(got.base_env, rack.launch.env)
+    return [Shown("prefix", got.shown + "\n".join(f"{k}={env.get(k, '(unset)')}"
+                                                 for k in ("HSA_TOOLS_LIB", "LD_LIBRARY_PATH", "HOTSWAP")))]
+
+
+def prefix_applies(rack: Rack) -> str:
+    if rack.silicon != "A0" and not rack.platform.prefix.path:
+        return "B0 silicon and no platform.prefix.path: the translation layer is inert on B0 (runbook Appendix B)"
+    return ""
+
+
+declare(Check("PLAT-PREFIX", "node", probe=container_probe.prefix, judge=prefix_item, shows=prefix_shown,
+              applies=prefix_applies))
+

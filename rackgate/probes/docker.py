@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 
 from .. import jsonl
 from ..errors import CouldNotObserve, ToolMissing, UnrecognisedOutput
 from ..transport import Host
+from . import procs
 from .target import On
 
 PS = ["docker", "ps", "-a", "--no-trunc", "--size=false", "--format", "{{json .}}"]
@@ -231,3 +233,26 @@ def inspect(host: Host, name: str) -> tuple[Inspect | None, str]:
 def ours(on: On) -> tuple[Inspect | None, str]:
     """PLAT-CONTAINER's probe: `docker inspect` of the rack file's container (None: no such container)."""
     return inspect(on.host, on.rack.container)
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """PLAT-FREE's facts: every container, the recent create events, and who holds /dev/kfd
+    (pid -> (its process, its container id)), read at `now` (this machine's clock)."""
+    rows: list[PsRow]
+    ps_raw: str
+    events: list[Event]
+    events_raw: str
+    kfd_users: dict[int, tuple[procs.Proc | None, str | None]]
+    now: float
+
+
+def occupancy(on: On) -> Occupancy:
+    host, since = on.host, on.rack.platform.free_events_since
+    rows, ps_raw = ps_all(host)
+    events, ev_raw = recent_creates(host, since)
+    kfd = procs.kfd_pids(host)
+    table = procs.processes(host) if kfd else {}
+    cids = procs.containers_of(host, kfd) if kfd else {}
+    return Occupancy(rows, ps_raw, events, ev_raw, {pid: (table.get(pid), cids.get(pid)) for pid in kfd}, time.time())
+
