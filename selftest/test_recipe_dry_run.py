@@ -179,7 +179,7 @@ def test_adding_a_check_touches_four_files_and_works(tmp_path):
     listed = _run([sys.executable, "-m", "rackgate.sim.matrix"], copy, env)
     assert listed.returncode == 0, listed.stderr[-2000:]
     case = next((c for c in json.loads(listed.stdout) if c["fault"] == FAULT), None)
-    assert case == {"fault": FAULT, "row": ROW_ID, "select": "platform", "paths": ["tests/test_declared.py"],
+    assert case == {"fault": FAULT, "row": ROW_ID, "select": "platform", "paths": [ITEM],
                     "fail": [f"{ITEM}[{TARGET}]"], "source": "derived"}, case
     selftest_env = {k: v for k, v in env.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
     matrix = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "selftest/test_fault_matrix.py",

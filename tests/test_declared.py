@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import pytest
 
+from rackgate.catalogue import row
 from rackgate.gates.declare import Check, declared
 from rackgate.probes.target import On
 from rackgate.report.verdict import check
@@ -25,15 +26,26 @@ def run(c: Check[Any], on: On, evidence: Any, facts: Any) -> None:
     check(not found, c.row, on.where, "; ".join(found))
 
 
+def _per_gpu(c: Check[Any]) -> Callable[..., None]:
+    def item(gpu: Any, rack: Any, evidence: Any, facts: Any) -> None:
+        run(c, On(rack, gpu.node.host, gpu.node.name, gpu.index, gpu.drm_card), evidence, facts)
+    return item
+
+
+def _per_node(c: Check[Any]) -> Callable[..., None]:
+    def item(node: Any, rack: Any, evidence: Any, facts: Any) -> None:
+        run(c, On(rack, node.host, node.name), evidence, facts)
+    return item
+
+
 def _item(c: Check[Any]) -> Callable[..., None]:
-    if c.per == "gpu":
-        def item(gpu: Any, rack: Any, evidence: Any, facts: Any) -> None:
-            run(c, On(rack, gpu.node.host, gpu.node.name, gpu.index, gpu.drm_card), evidence, facts)
-    else:
-        def item(node: Any, rack: Any, evidence: Any, facts: Any) -> None:
-            run(c, On(rack, node.host, node.name), evidence, facts)
+    """The check's pytest function: named for its row, marked with it (markers come from the row),
+    parametrized by the `node` / `gpu` fixtures (fixtures/nodes.py)."""
+    item = _per_gpu(c) if c.per == "gpu" else _per_node(c)
     item.__name__ = item.__qualname__ = c.test_name
-    return pytest.mark.row(c.row)(item)
+    item.__doc__ = f"{c.row}: {row(c.row).title}"
+    marked: Callable[..., None] = pytest.mark.row(c.row)(item)
+    return marked
 
 
 for _c in declared().values():

@@ -1,9 +1,10 @@
 """The fault matrix with its derived cases: the cases of rackgate/catalogue/matrix/*.toml, plus a
 default case for every sim fault that has none there and whose row is a declared check
 (rackgate/gates/declare.py): the fault at its default place fails the declared check's item
-there (a per-node check's item on the target node; a per-GPU check's on the target GPU), and
-nothing else of the row's marker, selected as `-m <the row's first marker>` over the declared
-items' module. A fault with consequences elsewhere, or that must pass, keeps an explicit case.
+there (a per-node check's item on the target node; a per-GPU check's on the target GPU) and
+nothing else, run as `-m <the row's first marker>` over the check's own items
+(tests/test_declared.py::test_<row>, so cases of different rows can share a suite run). A fault
+with consequences elsewhere, or one that must pass, keeps an explicit case.
 
     python -m rackgate.sim.matrix          # every case (explicit and derived) as JSON
 """
@@ -28,7 +29,7 @@ def derived_case(f: Fault, c: Check[Any]) -> dict[str, Any] | None:
     node, _, gpu = f.default.partition(":")
     if c.per == "gpu" and not (f.target == "gpu" and gpu.isdigit()):
         return None
-    return {"fault": f.name, "row": f.row, "select": row(f.row).markers[0], "paths": [ITEMS_MODULE],
+    return {"fault": f.name, "row": f.row, "select": row(f.row).markers[0], "paths": [f"{ITEMS_MODULE}::{c.test_name}"],
             "fail": [c.item_id(node, int(gpu) if c.per == "gpu" else None)], "source": DERIVED}
 
 
