@@ -1,0 +1,75 @@
+"""Checks declared once (rackgate/gates/declare.py): what a declaration may name, the matrix case
+derived from one, and the node files a sim fault declares (rackgate/sim/areas/files.py)."""
+from __future__ import annotations
+
+import pytest
+
+from rackgate.catalogue import row
+from rackgate.gates.declare import Check, DeclarationError, Shown, declare, declared
+from rackgate.sim import faults as sim_faults
+from rackgate.sim import state as sim_state
+from rackgate.sim.areas import files as sim_files
+from rackgate.sim.faults import Fault, FaultError, NodeFile
+from rackgate.sim.matrix import derived_case
+from rackgate.sim.render import node_root
+
+
+def test_every_declaration_names_a_probe_and_a_judge_where_the_floor_plan_puts_them():
+    checks = declared()
+    assert checks, "no declared check"
+    for rid, c in checks.items():
+        assert row(rid).id == rid == c.row
+        for fn, pkg in ((c.probe, "rackgate.probes."), (c.judge, "rackgate.gates.")):
+            assert fn.__module__.startswith(pkg) and fn.__name__ != "<lambda>", (rid, fn)
+        assert c.per in ("node", "gpu")
+
+
+def test_a_row_is_declared_once():
+    c = next(iter(declared().values()))
+    with pytest.raises(DeclarationError, match="declared twice"):
+        declare(c)
+
+
+def _check(per: str) -> Check[int]:
+    def judge(v: int, rack: object, where: str) -> list[str]:
+        return []
+
+    def shows(v: int, rack: object) -> list[Shown]:
+        return []
+
+    return Check("PLAT-SHM", per, probe=int, judge=judge, shows=shows)  # type: ignore[arg-type]
+
+
+def test_the_derived_case_names_the_declared_item_at_the_fault_s_default_place():
+    node_fault = Fault("f", "PLAT-SHM", "h", target="node", default="node3")
+    gpu_fault = Fault("g", "PLAT-SHM", "h", target="gpu", default="node2:1")
+    case = derived_case(node_fault, _check("node"))
+    assert case == {"fault": "f", "row": "PLAT-SHM", "select": "platform",
+                    "paths": ["tests/test_declared.py::test_plat_shm"],
+                    "fail": ["tests/test_declared.py::test_plat_shm[node3]"], "source": "derived"}
+    assert derived_case(gpu_fault, _check("node"))["fail"] == ["tests/test_declared.py::test_plat_shm[node2]"]
+    assert derived_case(gpu_fault, _check("gpu"))["fail"] == ["tests/test_declared.py::test_plat_shm[node2-card1]"]
+    # which GPUs a node-wide fault fails, or what a rack-wide one does, is an explicit case
+    assert derived_case(node_fault, _check("gpu")) is None
+    assert derived_case(Fault("r", "PLAT-SHM", "h"), _check("node")) is None
+
+
+def test_a_fault_s_node_file_is_healthy_everywhere_and_faulted_on_its_target(tmp_path, monkeypatch):
+    f = Fault("numa-on", "PLAT-SHM", "h", target="node", default="node2",
+              files=(NodeFile("/proc/sys/kernel/numa_balancing", healthy="0\n", faulted="1\n"),))
+    monkeypatch.setitem(sim_faults.FAULTS, f.name, f)
+    st = sim_state.healthy(3, 2, 0.96)
+    assert {n: s.files.get("/proc/sys/kernel/numa_balancing") for n, s in st.nodes.items()} == {
+        "node1": "0\n", "node2": "0\n", "node3": "0\n"}
+    sim_faults.apply(st, "numa-on")
+    for name, node in st.nodes.items():
+        sim_files.render(tmp_path, name, node)
+    got = {n: (node_root(tmp_path, n) / "proc/sys/kernel/numa_balancing").read_text() for n in st.nodes}
+    assert got == {"node1": "0\n", "node2": "1\n", "node3": "0\n"}
+    assert sim_state.Rack.from_json(st.to_json()).nodes["node2"].files == st.nodes["node2"].files
+
+
+def test_a_node_file_is_a_real_absolute_path():
+    for bad in ("proc/sys/kernel/x", "/proc/../etc/passwd", "/sys/class/"):
+        with pytest.raises(FaultError):
+            NodeFile(bad, "0\n", "1\n")
