@@ -12,6 +12,7 @@ from ..config.model import Rack
 from ..errors import CouldNotObserve
 from ..probes import container as container_probe
 from ..probes import dmesg, docker, perf_setup, shm
+from ..probes import gpus as gpus_probe
 from ..probes.container import Imported, PatchFiles, PatchVar, PrefixFiles
 from ..probes.docker import Event, Inspect, PsRow
 from ..probes.gpus import GpuFacts
@@ -94,6 +95,35 @@ def gpus(facts: GpuFacts, expected: int, hbm_gib: float | None, tolerance_gib: f
                 out.append(f"HBM {off[0].hbm_gib:g} GiB on every GPU, the rack file says "
                            f"platform.hbm_gib = {hbm_gib:g}")
     return out
+
+
+def gpus_item(got: gpus_probe.Seen, rack: Rack, where: str) -> list[str]:
+    p = rack.platform
+    bad = gpus(got.gpus, rack.gpus_per_node, p.hbm_gib, p.hbm_tolerance_gib)
+    found = got.cards.mismatch(rack.gpus_per_node) if got.cards is not None else None
+    if found and got.gpus.source != "sysfs":  # sysfs: the same cards, already counted above
+        bad.append(found)
+    if not bad and got.unseen is not None:  # a finding about the GPUs counts before the unread cards
+        raise got.unseen
+    return bad
+
+
+def gpus_shown(got: gpus_probe.Seen, rack: Rack) -> list[Shown]:
+    g = got.gpus
+    out = [Shown(f"GPUs ({g.source})", g.raw, "json" if g.raw.lstrip().startswith(("{", "[")) else "text")]
+    if got.cards is not None:
+        out.append(Shown("DRM cards (/sys/class/drm, PCI order)", "\n".join(
+            [f"gpu{i}: {c.summary()}" for i, c in enumerate(got.cards.gpus)]
+            + [f"not a GPU: {c.summary()}" for c in got.cards.others])))
+    return out
+
+
+def gpus_facts(got: gpus_probe.Seen, where: str) -> list[Fact]:
+    return [Fact("platform.gpu.hbm_gib", round(g.hbm_gib, 1), "GiB", f"{where}/gpu{g.index}")
+            for g in got.gpus.gpus if g.hbm_gib is not None] + [Fact("platform.gpu.count", len(got.gpus.gpus))]
+
+
+declare(Check("PLAT-GPUS", "node", probe=gpus_probe.seen, judge=gpus_item, shows=gpus_shown, facts=gpus_facts))
 
 
 # --- PLAT-FREE --------------------------------------------------------------------------------
