@@ -8,7 +8,7 @@ product to that (this module is their one ignored import).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .config import Rack
@@ -36,6 +36,13 @@ def check_faults(specs: list[str]) -> None:
             faults.get(spec.partition("@")[0])
         except faults.FaultError as e:
             raise FaultError(str(e)) from None
+
+
+def all_faults() -> dict[str, Any]:
+    """The sim's faults by name (rackgate/sim/faults: name, row, help, target, default, ...)."""
+    from .sim import faults
+    got: dict[str, Any] = faults.all_faults()
+    return got
 
 
 def fault_lines() -> list[str]:

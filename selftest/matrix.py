@@ -157,8 +157,10 @@ def fault_touches(specs: list[str]) -> dict[str, frozenset[tuple]]:
 
 
 def _overlap(p: str, q: str) -> bool:
+    """Whether two paths share tests: a folder, a file, or one test function of a file
+    (file::name, as the declared checks' cases narrow tests/test_declared.py)."""
     p, q = p.rstrip("/"), q.rstrip("/")
-    return p == q or p.startswith(q + "/") or q.startswith(p + "/")
+    return p == q or any(a.startswith(b + sep) for a, b in ((p, q), (q, p)) for sep in ("/", "::"))
 
 
 def _needed(row_id: str, rows: dict) -> set[str]:
@@ -564,8 +566,8 @@ def moved_problems(moved: list[dict], stdout: str) -> list[str]:
 
 
 def _in_paths(tid: str, paths: list[str]) -> bool:
-    file = tid.split("::", 1)[0]
-    return any(_overlap(file, p) for p in paths)
+    file, function = tid.split("::", 1)[0], tid.split("[", 1)[0]
+    return any(_overlap(function if "::" in p else file, p) for p in paths)
 
 
 def own_part(run: SuiteRun, case: dict) -> SuiteRun:

@@ -5,14 +5,15 @@ cannot interact share one run, with a solo re-run of each on any difference (see
 docstring; RACKGATE_MATRIX_SOLO=1: one run per case)."""
 import pytest
 
-from rackgate.catalogue import matrix, rows
+from rackgate import faultmatrix as sim_matrix
+from rackgate.catalogue import rows
 from rackgate.report.inventory import checks_by_row, collect
 from rackgate.sim import faults as sim_faults
 
 from . import matrix as mx
 from .harness import dist_mode
 
-CASES = matrix()
+CASES = sim_matrix.cases()  # the explicit cases and those derived from declared checks
 
 
 @pytest.fixture(scope="module")

@@ -20,17 +20,17 @@ def _judge_bug(*a, **k):
 
 def pytest_configure(config):
     Host.glob = _probe_bug        # what the PLAT-SHM probe (shm.segments) reads through
-    judge.gpus = _judge_bug       # the PLAT-GPUS judge
+    judge.gpus = _judge_bug       # the PLAT-GPUS judge (called by its declared item, gates.plat.gpus_item)
 """
 
 
 def test_a_bug_in_a_probe_or_a_judge_is_an_internal_error_not_a_failure(tmp_path):
     (tmp_path / "rg_plant.py").write_text(PLANT)
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH", "")]))}
-    run = run_suite(tmp_path, "-p", "rg_plant", "tests/platform/test_shm.py", "tests/platform/test_gpus.py",
+    run = run_suite(tmp_path, "-p", "rg_plant", "tests/test_declared.py::test_plat_shm", "tests/test_declared.py::test_plat_gpus",
                     "-p", "no:xdist", env=env)
-    shm_ids = {k for k in run.outcomes if "test_no_stale_segments" in k}
-    gpu_ids = {k for k in run.outcomes if "test_gpu_count_and_hbm" in k}
+    shm_ids = {k for k in run.outcomes if "test_plat_shm" in k}
+    gpu_ids = {k for k in run.outcomes if "test_plat_gpus" in k}
     assert shm_ids and gpu_ids, (run.stdout[-2000:], run.stderr[-2000:])
     assert not run.ids("failed"), run.stdout[-3000:]
     assert run.ids("error") == shm_ids | gpu_ids, run.stdout[-3000:]
@@ -41,7 +41,7 @@ def test_a_bug_in_a_probe_or_a_judge_is_an_internal_error_not_a_failure(tmp_path
     for k in gpu_ids:
         msg = run.outcomes[k].message
         assert "ZeroDivisionError" in msg and "rackgate internal error" in msg, msg
-    assert "at tests/platform/test_gpus.py:" in run.outcomes[next(iter(gpu_ids))].message
+    assert "at rackgate/gates/plat.py:" in run.outcomes[next(iter(gpu_ids))].message
     assert "at rackgate/probes/shm.py:" in run.outcomes[next(iter(shm_ids))].message
     # the traceback is attached to the Allure result of each errored check
     results = [json.loads(p.read_text()) for p in (tmp_path / "allure").glob("*-result.json")]

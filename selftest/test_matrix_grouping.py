@@ -5,14 +5,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from rackgate.catalogue import matrix, rows
+from rackgate import faultmatrix as sim_matrix
+from rackgate.catalogue import rows
 from rackgate.report.inventory import collect
 from rackgate.report.junit import Verdict as Outcome
 
 from . import matrix as mx
 from .harness import SuiteRun
 
-CASES = matrix()
+CASES = sim_matrix.cases()  # the explicit cases and those derived from declared checks
 
 
 def _row(rid, needs=(), area="platform", reads=()):
@@ -288,3 +289,17 @@ def test_a_shared_run_that_differed_queues_its_solo_runs_before_any_test_asks():
     finally:
         r.close()
     assert fake.calls[0] == "fa+fb" and sorted(fake.calls[1:]) == ["fa", "fb"]
+
+
+def test_cases_of_one_file_s_functions_share_runs():
+    """The declared checks' cases narrow tests/test_declared.py to their own function: two rows'
+    cases do not share tests (so they may share a run), a whole-file path shares with both."""
+    shm, tuned = "tests/test_declared.py::test_plat_shm", "tests/test_declared.py::test_plat_tuned"
+    assert not mx._overlap(shm, tuned)
+    assert mx._overlap("tests/test_declared.py", shm) and mx._overlap(shm, shm)
+    assert mx._in_paths(f"{shm}[node2]", [shm]) and not mx._in_paths(f"{tuned}[node2]", [shm])
+    assert mx._in_paths(f"{tuned}[node2]", ["tests/test_declared.py"])
+    a = _case("fa", "PLAT-A", [shm], [f"{shm}[node1]"])
+    b = _case("fb", "PLAT-B", [tuned], [f"{tuned}[node2]"])
+    assert not mx.compatible(a, b, TOUCH, ROWS)
+    assert mx.compatible(a, {**b, "paths": ["tests/test_declared.py"]}, TOUCH, ROWS) == "shared test files"

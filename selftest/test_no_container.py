@@ -4,7 +4,7 @@ about a container say they do not apply."""
 from .harness import REPO, run_suite
 
 SLICE = ["tests/serving/test_server.py::test_models_lists_served_name",
-         "tests/serving/test_server.py::test_sanity", "tests/platform/test_container.py::test_container_config"]
+         "tests/serving/test_server.py::test_sanity", "tests/test_declared.py::test_plat_container"]
 
 
 def test_engine_on_the_node_is_a_rack_file_choice(tmp_path):
@@ -15,5 +15,5 @@ def test_engine_on_the_node_is_a_rack_file_choice(tmp_path):
     run = run_suite(tmp_path, "--rack", str(rack), *SLICE, timeout=600)
     assert "value is empty" not in run.stdout, run.stdout[-3000:]
     assert run.ids("passed") == {SLICE[0], SLICE[1]}, run.stdout[-3000:]
-    skipped = [k for k in run.ids("skipped") if "test_container_config" in k]
+    skipped = [k for k in run.ids("skipped") if "test_plat_container" in k]
     assert skipped and not run.ids("failed") and not run.ids("error"), run.stdout[-3000:]

@@ -8,14 +8,20 @@ from __future__ import annotations
 import re
 import time
 
+from ..config.model import Rack
 from ..config.platform import PrefixExpect
 from ..errors import CouldNotObserve
+from ..probes import container as container_probe
+from ..probes import dmesg, docker, perf_setup, shm
+from ..probes import gpus as gpus_probe
+from ..probes.container import Imported, PatchFiles, PatchVar, PrefixFiles
 from ..probes.docker import Event, Inspect, PsRow
 from ..probes.gpus import Gpu, GpuFacts
 from ..probes.modules import DriverFacts
 from ..probes.perf_setup import TuningFacts
 from ..probes.procs import Proc
 from ..probes.tcp import Listener
+from .declare import Check, Fact, Shown, declare
 
 
 def _fmt_time(epoch: int | float) -> str:
@@ -48,6 +54,21 @@ def tuned(facts: TuningFacts, params: dict[str, str | None], mode_d_params: list
     return out
 
 
+def tuned_item(got: perf_setup.Tuned, rack: Rack, where: str) -> list[str]:
+    p = rack.platform
+    return tuned(got.tuning, got.params, p.perf_mode_d_params, p.perf_report_slack_s, where=where)
+
+
+def tuned_shown(got: perf_setup.Tuned, rack: Rack) -> list[Shown]:
+    t = got.tuning
+    report = f"{t.report.path} (mtime {t.report.mtime})" if t.report else "(none)"
+    return [Shown("boot and newest report", f"uptime -s: {t.boot.since} ({t.boot.epoch})\nreport: {report}\n"
+                  + "\n".join(f"{k}={v}" for k, v in got.params.items()) + "\n\n" + t.tail)]
+
+
+declare(Check("PLAT-TUNED", "node", probe=perf_setup.tuned, judge=tuned_item, shows=tuned_shown))
+
+
 # --- PLAT-GPUS --------------------------------------------------------------------------------
 def gpus(facts: GpuFacts, expected: int, hbm_gib: float | None, tolerance_gib: float) -> list[str]:
     g = facts.gpus
@@ -77,6 +98,35 @@ def gpus(facts: GpuFacts, expected: int, hbm_gib: float | None, tolerance_gib: f
                 out.append(f"HBM {off[0]:g} GiB on every GPU, the rack file says "
                            f"platform.hbm_gib = {hbm_gib:g}")
     return out
+
+
+def gpus_item(got: gpus_probe.Seen, rack: Rack, where: str) -> list[str]:
+    p = rack.platform
+    bad = gpus(got.gpus, rack.gpus_per_node, p.hbm_gib, p.hbm_tolerance_gib)
+    found = got.cards.mismatch(rack.gpus_per_node) if got.cards is not None else None
+    if found and got.gpus.source != "sysfs":  # sysfs: the same cards, already counted above
+        bad.append(found)
+    if not bad and got.unseen is not None:  # a finding about the GPUs counts before the unread cards
+        raise got.unseen
+    return bad
+
+
+def gpus_shown(got: gpus_probe.Seen, rack: Rack) -> list[Shown]:
+    g = got.gpus
+    out = [Shown(f"GPUs ({g.source})", g.raw, "json" if g.raw.lstrip().startswith(("{", "[")) else "text")]
+    if got.cards is not None:
+        out.append(Shown("DRM cards (/sys/class/drm, PCI order)", "\n".join(
+            [f"gpu{i}: {c.summary()}" for i, c in enumerate(got.cards.gpus)]
+            + [f"not a GPU: {c.summary()}" for c in got.cards.others])))
+    return out
+
+
+def gpus_facts(got: gpus_probe.Seen, where: str) -> list[Fact]:
+    return [Fact("platform.gpu.hbm_gib", round(g.hbm_gib, 1), "GiB", f"{where}/gpu{g.index}")
+            for g in got.gpus.gpus if g.hbm_gib is not None] + [Fact("platform.gpu.count", len(got.gpus.gpus))]
+
+
+declare(Check("PLAT-GPUS", "node", probe=gpus_probe.seen, judge=gpus_item, shows=gpus_shown, facts=gpus_facts))
 
 
 # --- PLAT-FREE --------------------------------------------------------------------------------
@@ -144,6 +194,26 @@ def params(got: dict[str, str | None], want: dict[str, str]) -> list[str]:
     return [", ".join(bad)] if bad else []
 
 
+def free_item(got: docker.Occupancy, rack: Rack, where: str) -> list[str]:
+    ports = bringup_ports(rack.launch.port, rack.fabric.p2p_port, rack.fabric.bw_port,
+                          attached=bool(rack.server.attach_url))
+    return (free(got.rows, got.events, got.kfd_users, {rack.container, *rack.platform.own_containers}, got.now)
+            + ports_held(got.listening, ports))
+
+
+def free_shown(got: docker.Occupancy, rack: Rack) -> list[Shown]:
+    return [Shown("docker ps -a", got.ps_raw or "(no containers)"),
+            Shown(f"docker events --since {rack.platform.free_events_since} (create)", got.events_raw or "(none)"),
+            Shown("kfd process list", "\n".join(
+                f"{pid}: {u[0].summary() if u[0] else 'process gone'} container={u[1] or '-'}"
+                for pid, u in got.kfd_users.items()) or "(empty)"),
+            Shown("listening TCP sockets (/proc/net/tcp{,6})",
+                  "\n".join(f"{li.addr}:{li.port}" for li in got.listening) or "(none)")]
+
+
+declare(Check("PLAT-FREE", "node", probe=docker.occupancy, judge=free_item, shows=free_shown))
+
+
 # --- PLAT-WEDGED ------------------------------------------------------------------------------
 def stale_kfd(kfd: list[int], procs: dict[int, Proc]) -> list[str]:
     """kfd entries whose process is a zombie or gone: the GPU context was never torn down."""
@@ -185,6 +255,73 @@ def container(info: Inspect | None, name: str, image: str, network_mode: str, de
     return out
 
 
+def container_item(got: tuple[Inspect | None, str], rack: Rack, where: str) -> list[str]:
+    p = rack.platform
+    return container(got[0], rack.container, rack.image, p.network_mode, p.devices)
+
+
+def container_shown(got: tuple[Inspect | None, str], rack: Rack) -> list[Shown]:
+    return [Shown(f"docker inspect {rack.container}", got[1], "json" if got[0] is not None else "text")]
+
+
+def container_facts(got: tuple[Inspect | None, str], where: str) -> list[Fact]:
+    info = got[0]
+    return [] if info is None else [Fact("platform.image.tag", info.image), Fact("platform.image.id", info.image_id)]
+
+
+def no_container(rack: Rack) -> str:
+    return 'container = "": the engine runs on the node itself (no container to inspect)' if not rack.container else ""
+
+
+declare(Check("PLAT-CONTAINER", "node", probe=docker.ours, judge=container_item, shows=container_shown,
+              facts=container_facts, applies=no_container))
+
+
+# --- PLAT-TOOLS -------------------------------------------------------------------------------
+def tools(found: dict[str, str | None], rack: Rack, where: str) -> list[str]:
+    missing = [t for t, p in found.items() if p is None]
+    return [f"{', '.join(missing)} missing in container {rack.container}"] if missing else []
+
+
+def tools_shown(found: dict[str, str | None], rack: Rack) -> list[Shown]:
+    return [Shown("command -v (in the container)", "\n".join(f"{t}: {p or 'not found'}" for t, p in found.items()))]
+
+
+declare(Check("PLAT-TOOLS", "node", probe=container_probe.tools, judge=tools, shows=tools_shown))
+
+
+# --- PLAT-SHM ---------------------------------------------------------------------------------
+def shm_segments(segs: list[shm.Segment], rack: Rack, where: str) -> list[str]:
+    if not segs:
+        return []
+    more = f" (+{len(segs) - 6} more)" if len(segs) > 6 else ""
+    return [f"{len(segs)} stale segment(s): " + ", ".join(f"{s.path} ({s.size} B)" for s in segs[:6]) + more]
+
+
+def shm_shown(segs: list[shm.Segment], rack: Rack) -> list[Shown]:
+    return [Shown("/dev/shm segments", "\n".join(f"{s.path} {s.size} B mtime {s.mtime}" for s in segs) or "(none)")]
+
+
+declare(Check("PLAT-SHM", "node", probe=shm.stale, judge=shm_segments, shows=shm_shown))
+
+
+# --- PLAT-DMESG -------------------------------------------------------------------------------
+def kernel_log(scan: dmesg.Scan, rack: Rack, where: str) -> list[str]:
+    if not scan.hits:
+        return []
+    kinds = sorted({n for h in scan.hits for n in h.patterns})
+    return [f"{len(scan.hits)} line(s) [{', '.join(kinds)}]: {dmesg.excerpt(scan.hits, 4)}"]
+
+
+def kernel_log_shown(scan: dmesg.Scan, rack: Rack) -> list[Shown]:
+    return [Shown("dmesg (this boot, matching lines)",
+                  "\n".join(f"{h.line.raw}    <- {', '.join(h.patterns)}" for h in scan.hits)
+                  or f"(none of {scan.lines} lines match)")]
+
+
+declare(Check("PLAT-DMESG", "node", probe=dmesg.plat_dmesg, judge=kernel_log, shows=kernel_log_shown))
+
+
 # --- PLAT-PATCH-SIZE --------------------------------------------------------------------------
 def patch_sizes(got: dict[str, int | None], want: dict[str, int], grep: tuple[str, int | None, int]) -> list[str]:
     out = []
@@ -202,6 +339,57 @@ def patch_sizes(got: dict[str, int | None], want: dict[str, int], grep: tuple[st
     elif count is not None and count != want_count:
         out.append(f"grep -c in {path} prints {count}, want {want_count}")
     return out
+
+
+def patch_files(got: PatchFiles, rack: Rack, where: str) -> list[str]:
+    return patch_sizes(got.got, got.want, (got.grep_path, got.count, rack.platform.patch_grep_count))
+
+
+def patch_files_shown(got: PatchFiles, rack: Rack) -> list[Shown]:
+    return [Shown("stat -c '%s %n' (in the container)", got.shown)]
+
+
+def patch_files_facts(got: PatchFiles, where: str) -> list[Fact]:
+    return [Fact("platform.patch.size_bytes", size, "B", f"{where}:{path}") for path, size in got.got.items()
+            if size is not None]
+
+
+declare(Check("PLAT-PATCH-SIZE", "node", probe=container_probe.patch_files, judge=patch_files,
+              shows=patch_files_shown, facts=patch_files_facts))
+
+
+# --- PLAT-PATCH-ENVS --------------------------------------------------------------------------
+def patch_var(got: PatchVar, rack: Rack, where: str) -> list[str]:
+    out = []
+    if got.off.error or got.off.value != "False":
+        out.append(f"without {got.var}: {got.off.summary()} (want False)")
+    if got.on.error or got.on.value != "True":
+        out.append(f"with {got.var}=1: {got.on.summary()} (want True)")
+    return out
+
+
+def patch_var_shown(got: PatchVar, rack: Rack) -> list[Shown]:
+    return [Shown("without / with the env var (in the container)", got.shown)]
+
+
+declare(Check("PLAT-PATCH-ENVS", "node", probe=container_probe.patch_var, judge=patch_var, shows=patch_var_shown))
+
+
+# --- PLAT-ATOM-PATH ---------------------------------------------------------------------------
+def imported_atom(got: Imported, rack: Rack, where: str) -> list[str]:
+    root = rack.atom_path.rstrip("/") + "/"
+    if got.file is None:
+        return [f"import atom fails: {got.got.summary()}"]
+    return [] if got.file.startswith(root) else [f"atom.__file__ = {got.file}, but the patched tree is {rack.atom_path} "
+                                                 f"(atom_path)"]
+
+
+def imported_atom_shown(got: Imported, rack: Rack) -> list[Shown]:
+    return [Shown("atom.__file__ (in the container)", got.shown)]
+
+
+declare(Check("PLAT-ATOM-PATH", "node", probe=container_probe.imported_atom, judge=imported_atom,
+              shows=imported_atom_shown))
 
 
 # --- PLAT-PREFIX ------------------------------------------------------------------------------
@@ -252,3 +440,24 @@ def prefix(root: str, cfg: PrefixExpect, sizes_: dict[str, int | None], store_co
     if hs is not None and hs in cfg.hotswap_off:
         out.append(f"HOTSWAP={hs}: translation switched off (not a fallback on A0)")
     return out
+
+
+def prefix_item(got: PrefixFiles, rack: Rack, where: str) -> list[str]:
+    return prefix(got.root, rack.platform.prefix, got.sizes, got.store, effective_env(got.base_env, rack.launch.env))
+
+
+def prefix_shown(got: PrefixFiles, rack: Rack) -> list[Shown]:
+    env = effective_env(got.base_env, rack.launch.env)
+    return [Shown("prefix", got.shown + "\n".join(f"{k}={env.get(k, '(unset)')}"
+                                                 for k in ("HSA_TOOLS_LIB", "LD_LIBRARY_PATH", "HOTSWAP")))]
+
+
+def prefix_applies(rack: Rack) -> str:
+    if rack.silicon != "A0" and not rack.platform.prefix.path:
+        return "B0 silicon and no platform.prefix.path: the translation layer is inert on B0 (runbook Appendix B)"
+    return ""
+
+
+declare(Check("PLAT-PREFIX", "node", probe=container_probe.prefix, judge=prefix_item, shows=prefix_shown,
+              applies=prefix_applies))
+

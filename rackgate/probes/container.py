@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from ..errors import CouldNotObserve, ToolMissing, UnrecognisedOutput
 from ..transport import Host, Result
+from . import docker
+from .target import On
 
 _MISSING = "__rackgate_missing__"
 # The last line of a Python traceback: "AttributeError: module 'x' has no attribute 'y'"
@@ -206,3 +208,106 @@ def which(host: Host, tool: str) -> str | None:
 def node_path(host: Host, path: str) -> str:
     """A path a command printed, as a container path."""
     return host.node_path(path)
+
+
+def tools(on: On) -> dict[str, str | None]:
+    """PLAT-TOOLS' probe: `command -v` of each of platform.container_tools in the container (None: not found)."""
+    ch = on.container()
+    return {t: which(ch, t) for t in on.rack.platform.container_tools}
+
+
+def atom_root(on: On) -> str:
+    """The patched ATOM tree: the rack file's atom_path, else the tree python imports (as the
+    runbook derives ATOM_ROOT)."""
+    if on.rack.atom_path:
+        return on.rack.atom_path.rstrip("/")
+    ch = on.container()
+    got, _ = python(ch, "import atom, os; print(os.path.dirname(os.path.dirname(atom.__file__)))",
+                    on.rack.platform.container_python)
+    if got.error or not got.value:
+        raise CouldNotObserve(f"{on.node}: no atom_path in the rack file and `import atom` fails: {got.summary()}")
+    return node_path(ch, got.value)
+
+
+@dataclass(frozen=True)
+class PatchFiles:
+    """PLAT-PATCH-SIZE's facts: the sizes of the patched files (None: missing) and the grep count."""
+    want: dict[str, int]        # container path -> the size the patch gives it
+    got: dict[str, int | None]
+    grep_path: str
+    count: int | None           # None: the file is missing
+    shown: str
+
+
+def patch_files(on: On) -> PatchFiles:
+    p = on.rack.platform
+    root = atom_root(on)
+    want = {f"{root}/{rel}": size for rel, size in p.patch_files.items()}
+    grep_path = f"{root}/{p.patch_grep_file}"
+    got, count, raw = sizes_and_count(on.container(), list(want), p.patch_grep_pattern, grep_path)
+    return PatchFiles(want, got, grep_path, count, raw + f"grep -c {p.patch_grep_pattern} {grep_path}: {count}")
+
+
+@dataclass(frozen=True)
+class PatchVar:
+    """PLAT-PATCH-ENVS' facts: `envs.<var>` printed without the variable and with it set to 1."""
+    var: str
+    off: PyResult
+    on: PyResult
+    shown: str
+
+
+def patch_var(on: On) -> PatchVar:
+    p = on.rack.platform
+    var = p.patch_env_var
+    (off, set_), shown = python_variants(on.container(), f"from atom.utils import envs; print(envs.{var})",
+                                         [({}, (var,)), ({var: "1"}, ())], p.container_python)
+    return PatchVar(var, off, set_, shown)
+
+
+@dataclass(frozen=True)
+class Imported:
+    """PLAT-ATOM-PATH's facts: the file `import atom` loads (a container path; None: it fails)."""
+    file: str | None
+    got: PyResult
+    shown: str
+
+
+def imported_atom(on: On) -> Imported:
+    if not on.rack.atom_path:
+        raise CouldNotObserve(f"{on.node}: the rack file sets no atom_path: cannot tell which tree was patched")
+    ch = on.container()
+    got, shown = python(ch, "import atom; print(atom.__file__)", on.rack.platform.container_python)
+    if got.value and not got.error and not got.value.startswith("/"):
+        raise UnrecognisedOutput(f"node {on.node}: `import atom; print(atom.__file__)` printed no path: "
+                                 f"{got.value[:120]!r}")
+    return Imported(node_path(ch, got.value) if got.value and not got.error else None, got, shown)
+
+
+@dataclass(frozen=True)
+class PrefixFiles:
+    """PLAT-PREFIX's facts: the hook's and translator's sizes, the translation store's entries
+    (None: missing), and the environment a launch starts from (the container's Config.Env, or the
+    node's own when container = "")."""
+    root: str
+    sizes: dict[str, int | None]
+    store: int | None
+    base_env: dict[str, str]
+    shown: str
+
+
+def prefix(on: On) -> PrefixFiles:
+    cfg = on.rack.platform.prefix
+    root = cfg.root()
+    ch = on.container()
+    got, raw = sizes(ch, [f"{root}/{cfg.hook}", f"{root}/{cfg.translator}"])
+    store = count_entries(ch, f"{root}/{cfg.store}")
+    if on.rack.container:
+        info, _ = docker.inspect(on.host, on.rack.container)
+        if info is None:
+            raise CouldNotObserve(f"{on.node}: no container {on.rack.container} to read the environment of")
+        base = info.env_dict()
+    else:  # container = "": the engine starts from the node's own environment
+        base = environment(ch)
+    return PrefixFiles(root, got, store, base, raw + f"{root}/{cfg.store}: {store} entries\n")
+

@@ -21,6 +21,7 @@ from ..catalogue import Pattern
 from ..catalogue import row as catalogue_row
 from ..errors import UnrecognisedOutput
 from ..transport import Host
+from .target import On
 
 _LINE = re.compile(r"^\[\s*(\d+\.\d+)\]\s?(.*)$")
 # "amdgpu 0000:05:00.0: ..." -> driver, PCI address
@@ -119,3 +120,16 @@ def excerpt(hits: list[Hit], limit: int = 8) -> str:
     shown = [h.line.raw for h in hits[:limit]]
     more = f" (+{len(hits) - limit} more)" if len(hits) > limit else ""
     return " | ".join(shown) + more
+
+
+@dataclass(frozen=True)
+class Scan:
+    """This boot's kernel log read whole, and the lines matching a row's signatures."""
+    lines: int
+    hits: list[Hit]
+
+
+def plat_dmesg(on: On) -> Scan:
+    """PLAT-DMESG's probe: this boot's lines matching its signatures (less platform.dmesg_ignore)."""
+    lines = read_dmesg(on.host)
+    return Scan(len(lines), match(lines, PLAT_DMESG, on.rack.platform.dmesg_ignore))

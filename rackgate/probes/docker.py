@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import jsonl
 from ..errors import CouldNotObserve, ToolMissing, UnrecognisedOutput
 from ..transport import Host, Result
+from . import procs, tcp
+from .target import On
 
 PS = ["docker", "ps", "-a", "--no-trunc", "--size=false", "--format", "{{json .}}"]
 ACTIVE_STATES = ("created", "running", "paused", "restarting")
@@ -226,3 +229,33 @@ def inspect(host: Host, name: str) -> tuple[Inspect | None, str]:
         return parse_inspect(res.stdout), res.stdout
     except DockerOutputError as e:
         raise CouldNotObserve(f"{host.name}: {e}") from None
+
+
+def ours(on: On) -> tuple[Inspect | None, str]:
+    """PLAT-CONTAINER's probe: `docker inspect` of the rack file's container (None: no such container)."""
+    return inspect(on.host, on.rack.container)
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """PLAT-FREE's facts: every container, the recent create events, and who holds /dev/kfd
+    (pid -> (its process, its container id)), read at `now` (this machine's clock)."""
+    rows: list[PsRow]
+    ps_raw: str
+    events: list[Event]
+    events_raw: str
+    kfd_users: dict[int, tuple[procs.Proc | None, str | None]]
+    now: float
+    listening: list[tcp.Listener] = field(default_factory=list)  # the node's listening TCP sockets
+
+
+def occupancy(on: On) -> Occupancy:
+    host, since = on.host, on.rack.platform.free_events_since
+    rows, ps_raw = ps_all(host)
+    events, ev_raw = recent_creates(host, since)
+    kfd = procs.kfd_pids(host)
+    table = procs.processes(host) if kfd else {}
+    cids = procs.containers_of(host, kfd) if kfd else {}
+    return Occupancy(rows, ps_raw, events, ev_raw, {pid: (table.get(pid), cids.get(pid)) for pid in kfd}, time.time(),
+                     tcp.listeners(host))
+

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from ..errors import CouldNotObserve, UnrecognisedOutput
 from ..transport import Host
 from . import amdsmi, drm
+from .target import On
 
 AMD_VENDOR = "0x1002"
 # amd-smi's words when the library finds no GPU device (amdsmi_cli: "Unable to detect any GPU
@@ -158,3 +159,21 @@ def _read_sysfs(host: Host) -> GpuFacts:
                      for g, d in per.items() for a, v in d.items() if a != "uevent")
     found = [g if g.bdf else replace(g, bdf=cards[g.index].bdf) for g in parse_sysfs(per)]  # the device link's name
     return GpuFacts(found, "sysfs", text)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """PLAT-GPUS's facts: what amd-smi (or sysfs) says about the GPUs, and the node's DRM cards
+    (None, with why, when they could not be read: a finding about the GPUs still counts first)."""
+    gpus: GpuFacts
+    cards: drm.GpuMap | None
+    unseen: CouldNotObserve | None
+
+
+def seen(on: On) -> Seen:
+    got = read(on.host)
+    try:
+        return Seen(got, drm.discover(on.host), None)
+    except CouldNotObserve as e:
+        return Seen(got, None, e)
+

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from ..errors import CouldNotObserve, UnrecognisedOutput
 from ..transport import Host
+from .modules import amdgpu_params
+from .target import On
 
 _STEPS = re.compile(r"Perf steps:\s*(\d+)\s+passed,\s*(\d+)\s+failed")
 _RESULT = re.compile(r"Result:\s*\[\s*([A-Za-z_]+)\s*\]")
@@ -119,3 +121,15 @@ def tuning(host: Host, report_glob: str, tail_lines: int = 64) -> TuningFacts:
         raise UnrecognisedOutput(f"node {host.name}: {newest.path} does not read as a perf_setup report "
                                  f"(no steps, result or mode line): {tail.came_back()}")
     return TuningFacts(b, newest, rep, tail.stdout)
+
+
+@dataclass(frozen=True)
+class Tuned:
+    """PLAT-TUNED's facts: the boot and the newest report, and the loaded mode-D parameters."""
+    tuning: TuningFacts
+    params: dict[str, str | None]
+
+
+def tuned(on: On) -> Tuned:
+    p = on.rack.platform
+    return Tuned(tuning(on.host, p.perf_report_glob), amdgpu_params(on.host, tuple(p.perf_mode_d_params)))

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from ..errors import CouldNotObserve, UnrecognisedOutput
 from ..transport import Host
+from .target import On
 
 
 @dataclass(frozen=True)
@@ -37,3 +38,8 @@ def segments(host: Host, globs: list[str]) -> list[Segment]:
     if not segs:
         raise UnrecognisedOutput(f"node {host.name}: stat printed no size for {len(paths)} segment(s) found")
     return segs
+
+
+def stale(on: On) -> list[Segment]:
+    """PLAT-SHM's probe: the segments matching the rack file's platform.shm_globs."""
+    return segments(on.host, on.rack.platform.shm_globs)

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
     import pytest
@@ -83,3 +83,20 @@ def checks_by_row(items: list[Check]) -> dict[str, list[str]]:
             if it["function"] not in fns:
                 fns.append(it["function"])
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def matrix_cases(timeout: float = 120) -> list[dict[str, Any]]:
+    """The fault matrix with its derived cases (rackgate/faultmatrix.py), asked of the sim in a
+    subprocess as the checks are (the product never imports the sim)."""
+    cmd = [sys.executable, "-m", "rackgate.faultmatrix"]
+    try:
+        proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise InventoryError(f"listing the fault matrix took over {timeout:g}s") from None
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-15:]
+        raise InventoryError("listing the fault matrix failed (rc %d):\n%s" % (proc.returncode, "\n".join(tail)))
+    cases: list[dict[str, Any]] = json.loads(proc.stdout)
+    return cases
+

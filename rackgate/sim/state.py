@@ -147,6 +147,9 @@ class Node(JsonState):
     listen: list | None = None  # [[addr, port]] TCP listeners (rackgate/sim/areas/survey.py)
     reach: Reach | None = None
     drm_layout: str = "plain"  # "bmc-card0": a BMC video card holds card0 (rackgate/sim/drm.py)
+    # node path -> content of the files a fault declares with their healthy value (Fault.files;
+    # rendered by rackgate/sim/areas/files.py), e.g. {"/proc/sys/kernel/numa_balancing": "0\n"}
+    files: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

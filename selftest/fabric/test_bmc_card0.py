@@ -11,7 +11,7 @@ from rackgate.survey.model import FAIL, PASS
 
 from ..harness import run_suite
 
-SYSFS_CHECKS = ("-m", "fabric or platform", "-k", "test_links or test_unpopulated or test_gpus or test_driver")
+SYSFS_CHECKS = ("-m", "fabric or platform", "-k", "test_links or test_unpopulated or test_plat_gpus or test_driver")
 
 
 def _rack(tmp_path, *faults: str):
@@ -30,10 +30,10 @@ def test_a_bmc_card0_tray_passes_every_sysfs_check_when_healthy(tmp_path):
     r = run_suite(tmp_path, f"--rack={rack}", f"--baseline={SHIPPED_RACK.parent / 'sim-baseline.json'}",
                   *SYSFS_CHECKS)
     assert r.outcomes, r.stdout[-2000:] + r.stderr[-2000:]
-    assert r.not_passed <= {k for k in r.outcomes if "test_prefix" in k}, {k: r.outcomes[k].message[:300]
+    assert r.not_passed <= {k for k in r.outcomes if "test_plat_prefix" in k}, {k: r.outcomes[k].message[:300]
                                                                            for k in r.not_passed}
     assert "tests/fabric/test_links.py::test_accel_state[node2-card3]" in r.ids("passed")  # ids stay GPU-numbered
-    assert "tests/platform/test_gpus.py::test_gpu_count_and_hbm[node2]" in r.ids("passed")
+    assert "tests/test_declared.py::test_plat_gpus[node2]" in r.ids("passed")
 
 
 def test_a_stuck_link_on_card4_fails_on_gpu3_of_that_node(tmp_path):
@@ -45,7 +45,7 @@ def test_a_stuck_link_on_card4_fails_on_gpu3_of_that_node(tmp_path):
     assert r.ids("failed") == {state, accel}, {k: r.outcomes[k].message[:300] for k in r.not_passed}
     assert "FAB-STATE [node2/gpu3 (card4, 0000:75:00.0)]" in r.outcomes[state].message
     assert "unconfigured" in r.outcomes[state].message
-    assert not r.ids("error") - {k for k in r.outcomes if "test_prefix" in k}
+    assert not r.ids("error") - {k for k in r.outcomes if "test_plat_prefix" in k}
 
 
 def _survey(tmp_path, fault: str) -> dict:

@@ -110,7 +110,7 @@ def _docker_down_in_dockers_words(run) -> None:
     for k, o in docker_items.items():
         assert o.status == "error", (k, o.status, o.message)
         assert "Cannot connect to the Docker daemon at unix:///var/run/docker.sock" in o.message, (k, o.message)
-    assert any(k.startswith("tests/platform/test_free.py") or "free" in k.lower() for k in docker_items), docker_items
+    assert any(k.startswith("tests/test_declared.py") or "free" in k.lower() for k in docker_items), docker_items
 
 
 def _root_reads_quote_sudo_others_judged(run) -> None:

@@ -184,7 +184,9 @@ def render(rack_dir: Path, name: str, node) -> None:
     host["dev/shm"] = (None, None)
     for seg in plat.shm:
         host[f"dev/shm/{seg['name']}"] = (seg["size"], seg.get("mtime"))
-    _sync(root, host, ["opt/amd-apps", "proc", "sys/class/kfd", "dev/shm"])
+    # the node files faults declare (rackgate/sim/areas/files.py) are not this area's: kept
+    _sync(root, host, ["opt/amd-apps", "proc", "sys/class/kfd", "dev/shm"],
+          keep=tuple(root / p.lstrip("/") for p in node.files))
 
     cont: dict[str, tuple] = {}
     atom_root = (st.get("atom_path") or "/app/ATOM").strip("/")

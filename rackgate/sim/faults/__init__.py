@@ -35,6 +35,20 @@ class RankFault:
 
 
 @dataclass(frozen=True)
+class NodeFile:
+    """A node file the sim shows because a fault changes it: its real path, its content on a
+    healthy node and under the fault, each as the real system prints it (rendered on every node
+    by rackgate/sim/areas/files.py; nothing else has to know the file)."""
+    path: str
+    healthy: str
+    faulted: str
+
+    def __post_init__(self) -> None:
+        if not self.path.startswith("/") or "/../" in self.path + "/" or self.path.endswith("/"):
+            raise FaultError(f"sim node file {self.path!r}: give the real absolute path of a file")
+
+
+@dataclass(frozen=True)
 class Fault:
     name: str
     row: str
@@ -49,6 +63,7 @@ class Fault:
     bench: tuple = ()  # edits to the benchmark command
     env: Mapping[str, str | None] = field(default_factory=dict)  # launch environment (None removes)
     overrides: Mapping[str, Any] = field(default_factory=dict)  # rack-file settings, by dotted key
+    files: tuple[NodeFile, ...] = ()  # node files: healthy on every node, faulted on the target node
 
 
 FAULTS: dict[str, Fault] = {}
@@ -104,7 +119,22 @@ def _edit(overrides: dict, key: str, base: str, edits: tuple) -> None:
         raise FaultError(f"{key}: {e}") from None
 
 
+def node_files() -> dict[str, str]:
+    """Every node file a fault declares, with its healthy content (areas/files.py puts them on every node)."""
+    out: dict[str, str] = {}
+    for f in all_faults().values():
+        for nf in f.files:
+            if out.setdefault(nf.path, nf.healthy) != nf.healthy:
+                raise FaultError(f"sim fault {f.name}: {nf.path} is declared healthy as {nf.healthy!r} "
+                                 f"and as {out[nf.path]!r} by another fault")
+    return out
+
+
 def _apply_data(f: Fault, state: Rack, node: str) -> None:
+    if f.files:
+        if f.target not in ("node", "gpu"):
+            raise FaultError(f"sim fault {f.name}: node files need a node target, not {f.target!r}")
+        state.nodes[node].files.update({nf.path: nf.faulted for nf in f.files})
     server = state.server
     server.set(**f.server)
     server.faults += [b for b in f.behaviours if b not in server.faults]

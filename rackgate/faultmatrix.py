@@ -1,0 +1,66 @@
+"""The fault matrix with its derived cases: the cases of rackgate/catalogue/matrix/*.toml, plus a
+default case for every sim fault that has none there and whose row is a declared check
+(rackgate/gates/declare.py): the fault at its default place fails the declared check's item
+there (a per-node check's item on the target node; a per-GPU check's on the target GPU) and
+nothing else, run as `-m <the row's first marker>` over the check's own items
+(tests/test_declared.py::test_<row>, so cases of different rows can share a suite run). A fault
+with consequences elsewhere, or one that must pass, keeps an explicit case.
+
+    python -m rackgate.faultmatrix          # every case (explicit and derived) as JSON
+
+The sim's faults come through rackgate/simrack.py (the product's one way into the sim).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Protocol
+
+from . import simrack
+from .catalogue import matrix, row
+from .gates.declare import ITEMS_MODULE, Check, declared
+
+
+class Fault(Protocol):
+    """What a derived case reads of a sim fault (rackgate/sim/faults)."""
+    name: str
+    row: str
+    target: str
+    default: str
+
+DERIVED = "derived"  # the `source` of a derived case
+
+
+def derived_case(f: Fault, c: Check[Any]) -> dict[str, Any] | None:
+    """The default case of fault f on its row's declared check c (None when there is no single
+    item to name: a node-wide fault on a per-GPU check, a rack-wide fault)."""
+    if f.target not in ("node", "gpu") or not f.default:
+        return None
+    node, _, gpu = f.default.partition(":")
+    if c.per == "gpu" and not (f.target == "gpu" and gpu.isdigit()):
+        return None
+    return {"fault": f.name, "row": f.row, "select": row(f.row).markers[0], "paths": [f"{ITEMS_MODULE}::{c.test_name}"],
+            "fail": [c.item_id(node, int(gpu) if c.per == "gpu" else None)], "source": DERIVED}
+
+
+def derived(explicit: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    cased = {c["fault"].partition("@")[0] for c in explicit}
+    checks = declared()
+    out = []
+    for f in sorted(simrack.all_faults().values(), key=lambda f: (f.row, f.name)):
+        if f.name not in cased and f.row in checks:
+            case = derived_case(f, checks[f.row])
+            if case is not None:
+                out.append(case)
+    return out
+
+
+def cases() -> list[dict[str, Any]]:
+    """Every case: the explicit ones, then the derived ones."""
+    explicit = matrix()
+    return explicit + derived(explicit)
+
+
+if __name__ == "__main__":
+    json.dump(cases(), sys.stdout, indent=1)
+    sys.stdout.write("\n")

@@ -1,0 +1,193 @@
+"""docs/DEVELOPING.md's "Adding a check", followed literally in a throw-away copy of the checkout:
+a PLAT check of a kernel setting the sim does not show yet (kernel.numa_balancing, judged 0), its
+fault, and nothing else by hand. It counts the hand-edited files (git status), runs the check on
+the healthy sim (PASSED on every node) and under its fault (FAILED on the faulted node only,
+with the row's diagnosis), proves the fault-matrix case derived for it, and throws the copy away.
+The real checkout is only read."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .harness import REPO, SUITE_PLUGINS, parse_junit, user_env
+
+ROW_ID = "PLAT-DRYRUN-NUMA"
+ITEM = "tests/test_declared.py::test_plat_dryrun_numa"
+FAULT = "dryrun-numa-balancing-on"
+TARGET = "node2"
+STEP_TIMEOUT_S = 600  # each subprocess below is bounded; none is timed
+
+# Step 1, the row (rackgate/catalogue/plat.toml).
+ROW = '''
+[[row]]
+id = "PLAT-DRYRUN-NUMA"
+title = "automatic NUMA balancing off"
+markers = ["platform"]
+scope = "per node"
+observe = "/proc/sys/kernel/numa_balancing"
+healthy = "0"
+signatures = ["kernel.numa_balancing = 1"]
+meaning = "the kernel migrates the engine's pages between NUMA nodes while it serves: latency spikes"
+action = "sysctl -w kernel.numa_balancing=0 (and in /etc/sysctl.d/ for the next boot)"
+action_class = "re-run"
+anchor = "launch"
+passes_on = "/proc/sys/kernel/numa_balancing read as a number: 0"
+'''
+
+# Step 2, the probe (a new file: rackgate/probes/<thing>.py).
+PROBE = '''"""Kernel settings under /proc/sys, as the kernel prints them (one number and a newline)."""
+from __future__ import annotations
+
+from ..errors import CouldNotObserve, UnrecognisedOutput
+from .target import On
+
+NUMA_BALANCING = "/proc/sys/kernel/numa_balancing"
+
+
+def numa_balancing(on: On) -> int:
+    text = on.host.read(NUMA_BALANCING)
+    if text is None:
+        raise CouldNotObserve(f"{on.node}: {NUMA_BALANCING} does not exist")
+    if not text.strip().isdecimal():
+        raise UnrecognisedOutput(f"node {on.node}: {NUMA_BALANCING} is not a number: {text[:80]!r}")
+    return int(text)
+'''
+
+# Step 3, the judge and the declaration (rackgate/gates/plat.py): the import, then the code.
+JUDGE_IMPORT = "from ..probes import sysctl\n"
+JUDGE = '''
+
+# --- PLAT-DRYRUN-NUMA -------------------------------------------------------------------------
+def numa_balancing(value: int, rack: Rack, where: str) -> list[str]:
+    return [] if value == 0 else [f"kernel.numa_balancing = {value} (want 0)"]
+
+
+def numa_balancing_shown(value: int, rack: Rack) -> list[Shown]:
+    return [Shown(sysctl.NUMA_BALANCING, f"{value}")]
+
+
+declare(Check("PLAT-DRYRUN-NUMA", "node", probe=sysctl.numa_balancing, judge=numa_balancing,
+              shows=numa_balancing_shown))
+'''
+
+# Step 4, the sim fault (rackgate/sim/faults/plat.py), the file's real path and its healthy value with it.
+FAULT_IMPORT = "from . import Fault, NodeFile, declare\n"
+FAULT_DECL = '''
+
+declare(Fault("dryrun-numa-balancing-on", "PLAT-DRYRUN-NUMA", "automatic NUMA balancing left on (the distro default)",
+              target="node", default="node2",
+              files=(NodeFile("/proc/sys/kernel/numa_balancing", healthy="0\\n", faulted="1\\n"),)))
+'''
+
+HAND_EDITED = {"rackgate/catalogue/plat.toml", "rackgate/probes/sysctl.py", "rackgate/gates/plat.py",
+               "rackgate/sim/faults/plat.py"}
+REGENERATED = {"docs/catalogue.md"}
+
+
+def _insert_import(path: Path, line: str) -> None:
+    """Add an import line after the module's last relative import (where a person would put it)."""
+    lines = path.read_text().splitlines(keepends=True)
+    last = max(i for i, text in enumerate(lines) if re.match(r"from \.\S* import ", text))
+    lines.insert(last + 1, line)
+    path.write_text("".join(lines))
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=STEP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{' '.join(cmd[:6])} ... did not finish within {STEP_TIMEOUT_S}s")
+
+
+def _copy_checkout(dst: Path) -> None:
+    """The checkout's files as they are now (tracked and new, not ignored), committed in a fresh
+    repository of their own, so git status there shows exactly what the recipe changes."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                            capture_output=True, text=True, check=True, timeout=60).stdout
+    for rel in filter(None, listed.split("\0")):
+        src = REPO / rel
+        if src.is_file():
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst / rel)
+    git = ["git", "-c", "user.name=dry run", "-c", "user.email=dry-run@localhost", "-c", "commit.gpgsign=false"]
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "the checkout before the recipe"]):
+        subprocess.run(git + cmd, cwd=dst, check=True, capture_output=True, timeout=120)
+
+
+def _changed(copy: Path) -> set[str]:
+    out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=copy, capture_output=True,
+                         text=True, check=True, timeout=60).stdout
+    return {line[3:] for line in out.splitlines() if line.strip()}
+
+
+def _suite(copy: Path, env: dict[str, str], out: Path, *args: str) -> dict:
+    junit = out / "junit.xml"
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *SUITE_PLUGINS, "-q", "-p", "no:xdist",
+           f"--junitxml={junit}", f"--alluredir={out / 'allure'}", f"--verdict-file={out / 'verdict.json'}",
+           f"--baseline={out / 'no-baseline.json'}", *args]
+    proc = _run(cmd, copy, env)
+    assert junit.exists(), proc.stdout[-3000:] + proc.stderr[-2000:]
+    return {"outcomes": parse_junit(junit), "stdout": proc.stdout}
+
+
+def test_adding_a_check_touches_four_files_and_works(tmp_path):
+    copy = tmp_path / "checkout"
+    _copy_checkout(copy)
+    env = {**user_env(), "PYTHONPATH": str(copy), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+    # the recipe, step by step
+    with (copy / "rackgate/catalogue/plat.toml").open("a") as f:
+        f.write(ROW)
+    (copy / "rackgate/probes/sysctl.py").write_text(PROBE)
+    gate = copy / "rackgate/gates/plat.py"
+    _insert_import(gate, JUDGE_IMPORT)
+    gate.write_text(gate.read_text() + JUDGE)
+    faults = copy / "rackgate/sim/faults/plat.py"
+    _insert_import(faults, FAULT_IMPORT)
+    faults.write_text(faults.read_text() + FAULT_DECL)
+    page = _run([sys.executable, "-m", "rackgate.report.catalogue_page"], copy, env)
+    assert page.returncode == 0, page.stdout + page.stderr
+
+    changed = _changed(copy)
+    assert changed == HAND_EDITED | REGENERATED, changed
+    assert len(changed - REGENERATED) <= 4
+    assert ROW_ID in (copy / "docs/catalogue.md").read_text()
+
+    # healthy: PASSED on every node
+    (tmp_path / "healthy").mkdir()
+    healthy = _suite(copy, env, tmp_path / "healthy", ITEM)
+    got = {k: o.status for k, o in healthy["outcomes"].items()}
+    assert got and set(got.values()) == {"passed"}, healthy["stdout"][-3000:]
+    assert len(got) == 4, got  # the sim rack's four nodes
+
+    # under its fault: FAILED on the faulted node only, with the row's diagnosis
+    (tmp_path / "faulted").mkdir()
+    faulted = _suite(copy, env, tmp_path / "faulted", ITEM, "--sim-fault", FAULT)
+    got = {k: o.status for k, o in faulted["outcomes"].items()}
+    assert {k for k, s in got.items() if s != "passed"} == {f"{ITEM}[{TARGET}]"}, faulted["stdout"][-3000:]
+    assert got[f"{ITEM}[{TARGET}]"] == "failed", faulted["stdout"][-3000:]
+    msg = faulted["outcomes"][f"{ITEM}[{TARGET}]"].message
+    assert ROW_ID in msg and "kernel.numa_balancing = 1 (want 0)" in msg, msg
+
+    # the fault-matrix case: derived, not written; the matrix's own self-test proves it
+    listed = _run([sys.executable, "-m", "rackgate.faultmatrix"], copy, env)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    case = next((c for c in json.loads(listed.stdout) if c["fault"] == FAULT), None)
+    assert case == {"fault": FAULT, "row": ROW_ID, "select": "platform", "paths": [ITEM],
+                    "fail": [f"{ITEM}[{TARGET}]"], "source": "derived"}, case
+    selftest_env = {k: v for k, v in env.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
+    matrix = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "selftest/test_fault_matrix.py",
+                   "-k", f"valid or every_sim_fault or (matrix and {FAULT})"], copy, selftest_env)
+    assert matrix.returncode == 0 and "3 passed" in matrix.stdout, matrix.stdout[-3000:] + matrix.stderr[-2000:]
+
+    # thrown away: the copy goes with tmp_path; the real checkout was never written
+    shutil.rmtree(copy)
+    assert not (REPO / "rackgate/probes/sysctl.py").exists()
+    assert ROW_ID not in (REPO / "rackgate/catalogue/plat.toml").read_text()
+
