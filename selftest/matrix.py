@@ -436,8 +436,8 @@ def validate(cases: list[dict], rows: dict, faults: dict) -> list[str]:
             problems.append(f"{where}: duplicate case id {case_id(c)!r} (give one an 'id')")
         seen.add(case_id(c))
         for tid in [*c.get("fail", []), *c.get("also_fail", [])]:
-            if not re.fullmatch(r"tests/[\w/]+\.py::\w+(\[[^\]]+\])?", tid):
-                problems.append(f"{where}: {tid!r} is not a test id (tests/<file>.py::<name>[<param>])")
+            if not re.fullmatch(r"rackgate/checks/[\w/]+\.py::\w+(\[[^\]]+\])?", tid):
+                problems.append(f"{where}: {tid!r} is not a test id (rackgate/checks/<file>.py::<name>[<param>])")
     return problems
 
 def _first_line(msg: str) -> str:

@@ -27,7 +27,7 @@ def pytest_configure(config):
 def test_a_bug_in_a_probe_or_a_judge_is_an_internal_error_not_a_failure(tmp_path):
     (tmp_path / "rg_plant.py").write_text(PLANT)
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH", "")]))}
-    run = run_suite(tmp_path, "-p", "rg_plant", "tests/platform/test_shm.py", "tests/platform/test_gpus.py",
+    run = run_suite(tmp_path, "-p", "rg_plant", "rackgate/checks/platform/test_shm.py", "rackgate/checks/platform/test_gpus.py",
                     "-p", "no:xdist", env=env)
     shm_ids = {k for k in run.outcomes if "test_no_stale_segments" in k}
     gpu_ids = {k for k in run.outcomes if "test_gpu_count_and_hbm" in k}
@@ -41,7 +41,7 @@ def test_a_bug_in_a_probe_or_a_judge_is_an_internal_error_not_a_failure(tmp_path
     for k in gpu_ids:
         msg = run.outcomes[k].message
         assert "ZeroDivisionError" in msg and "rackgate internal error" in msg, msg
-    assert "at tests/platform/test_gpus.py:" in run.outcomes[next(iter(gpu_ids))].message
+    assert "at rackgate/checks/platform/test_gpus.py:" in run.outcomes[next(iter(gpu_ids))].message
     assert "at rackgate/probes/shm.py:" in run.outcomes[next(iter(shm_ids))].message
     # the traceback is attached to the Allure result of each errored check
     results = [json.loads(p.read_text()) for p in (tmp_path / "allure").glob("*-result.json")]

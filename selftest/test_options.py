@@ -1,7 +1,7 @@
 """Options as pytest users type them (issue 12.5): `--rack FILE`, `--atom-url URL`, `--served-model
 NAME`, `--baseline FILE`, `--alluredir DIR`, each in the space and the `=` form, from a directory
 outside the project: the project's ini is in force (its markers select the gate, its testpaths
-collect only tests/), never a test path taken from an option's value."""
+collect only rackgate/checks/), never a test path taken from an option's value."""
 import subprocess
 import sys
 
@@ -37,8 +37,8 @@ def references():
 
 def values(tmp_path):
     model = tmp_path / "models" / "SmolLM2"
-    return {"--rack": str(REPO / "racks/sim.toml"), "--atom-url": "http://127.0.0.1:9",
-            "--served-model": str(model), "--baseline": str(REPO / "racks/sim-baseline.json"),
+    return {"--rack": str(REPO / "rackgate/sim/racks/sim.toml"), "--atom-url": "http://127.0.0.1:9",
+            "--served-model": str(model), "--baseline": str(REPO / "rackgate/sim/racks/sim-baseline.json"),
             "--alluredir": "allure"}
 
 
@@ -58,4 +58,4 @@ def test_option_forms_from_another_directory(option, form, outside, references):
     p, ids = collect(outside, *extra, *args)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     assert ids == reference, (ids[:5], p.stderr[-1000:])
-    assert all(i.startswith("tests/") for i in ids)  # the project's testpaths, never a value taken for a path
+    assert all(i.startswith("rackgate/checks/") for i in ids)  # the project's testpaths, never a value taken for a path

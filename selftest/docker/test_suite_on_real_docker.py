@@ -15,10 +15,10 @@ from .dockerd import Dockerd, usable
 WHY = usable()
 pytestmark = [pytest.mark.docker, pytest.mark.skipif(bool(WHY), reason=f"real dockerd: {WHY}")]
 IMAGE = "rg/atom:selftest"
-ITEMS = {"free": "tests/platform/test_free.py::test_rack_is_free[dk1]",
-         "container": "tests/platform/test_container.py::test_container_config[dk1]",
-         "commit": "tests/platform/test_atom_commit.py::test_atom_commit[dk1]",
-         "patch": "tests/platform/test_patch.py::test_patch_sizes[dk1]"}
+ITEMS = {"free": "rackgate/checks/platform/test_free.py::test_rack_is_free[dk1]",
+         "container": "rackgate/checks/platform/test_container.py::test_container_config[dk1]",
+         "commit": "rackgate/checks/platform/test_atom_commit.py::test_atom_commit[dk1]",
+         "patch": "rackgate/checks/platform/test_patch.py::test_patch_sizes[dk1]"}
 PATCH = {"atom/model_ops/mla_unfused_gather.py": 120, "atom/utils/envs.py": 80}
 GREP = ("atom/model_ops/attention_mla.py", "use_unfused_gather_kv_b_proj", 3)
 

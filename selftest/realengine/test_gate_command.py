@@ -35,8 +35,8 @@ from . import runners
 
 pytestmark = [pytest.mark.realengine, pytest.mark.xdist_group("realengine"), pytest.mark.timeout(1800)]
 
-SANITY = "tests/serving/test_server.py::test_sanity"
-QUICK = "tests/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
+SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
+QUICK = "rackgate/checks/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
 SERVER_BROKEN_ROWS = ("SRV-SANITY", "SRV-MODELS", "SRV-CONSISTENCY", "ACC-BUDGET")
 
 

@@ -2,7 +2,7 @@
 as many DRM cards bound to amdgpu (the cards the per-GPU sysfs checks read, rackgate.probes.drm)."""
 import pytest
 
-from fixtures.nodes import gpu_map
+from rackgate.fixtures.nodes import gpu_map
 from rackgate.gates import plat as judge
 from rackgate.probes import gpus
 from rackgate.report.verdict import CouldNotObserve, check
