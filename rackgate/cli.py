@@ -16,6 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+# pytest marks the plugin's package for assertion rewriting after this command imported it: its
+# warning says so about the package it runs in (the modules imported later are rewritten).
+QUIET = ("-W", "ignore:Module already imported so cannot be rewritten; rackgate:pytest.PytestAssertRewriteWarning")
+
 # rackgate's exit codes (README, docs/fleet.md): distinct, so a scheduler can tell them apart.
 ALL_PASSED, FINDING, USAGE, UNOBSERVED = 0, 1, 2, 3
 
@@ -91,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     verdict_path = _verdict_path(args, Path.cwd())
     if verdict_path is not None and verdict_path.exists():
         verdict_path.unlink()  # an old run's verdict must not stand for this one
-    rc = int(pytest.main(args))
+    rc = int(pytest.main([*QUIET, *args]))
     from .report import verdict_file
     try:
         verdict = verdict_file.read(verdict_path) if verdict_path is not None else None
