@@ -23,10 +23,13 @@ stays: the rootdir may then be the value's folder and the checkout's ini not fou
 defaults above stand in for it), and test ids are then relative to rackgate/checks
 (`platform/test_driver.py::...`) rather than to the checkout (`rackgate/checks/platform/...`). The
 `rackgate` command writes every option of OPTIONS that takes a value as `--opt=value` (paths made
-absolute) before pytest sees it, so its runs keep the rootdir of the directory they start in.
+absolute) before pytest sees it, so its runs keep the rootdir of the directory they start in; a plain
+pytest run whose rootdir moved that way gets a warning naming the option (taken_for_paths).
 """
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -100,6 +103,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             g.addoption(name, metavar=metavar, default=None, help=text)
 
 
+def taken_for_paths(invoked: Sequence[str], here: Path) -> list[str]:
+    """`--opt VALUE` of rackgate's options whose VALUE is a path here: what pytest's first parse,
+    which does not know rackgate's options, took for a test path when it settled the rootdir."""
+    return [f"{a} {v}" for a, v in itertools.pairwise(invoked) if a in value_options() and (here / v).exists()]
+
+
 def _in_checks(arg: str, here: Path) -> bool:
     path = (here / arg.split("::")[0]).resolve()
     return path == CHECKS or CHECKS in path.parents
@@ -133,6 +142,14 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
         paths = [str(CHECKS)]
     if paths and all(_in_checks(p, here) for p in paths):
         args[:0] = defaults(ns, early_config)
+    root = early_config.rootpath.resolve()
+    taken = taken_for_paths(early_config.invocation_params.args, here)
+    if taken and not (here.resolve() == root or root in here.resolve().parents):
+        early_config.issue_config_time_warning(pytest.PytestConfigWarning(
+            f"rackgate: pytest settled its rootdir ({root}) taking {', '.join(taken)} for a test path: the run "
+            "is the same (the value is the option's), but test ids are relative to rackgate/checks and pytest's "
+            "cache goes to that rootdir; write the option as --opt=VALUE (or run the rackgate command) to keep "
+            "the rootdir here"), stacklevel=2)
 
 
 def pytest_configure(config: pytest.Config) -> None:

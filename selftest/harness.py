@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from rackgate.pytest_plugin import value_options
 from rackgate.report import junit
 
 REPO = Path(__file__).resolve().parent.parent
@@ -45,10 +46,11 @@ parse_junit = junit.read
 
 
 def _joined(args) -> list[str]:
-    """`--rack X` -> `--rack=X`: a separate value outside the repo would become pytest's rootdir."""
+    """`--rack X` -> `--rack=X` (every rackgate option with a value): a separate value that is a
+    path outside the repo would become pytest's rootdir (rackgate/pytest_plugin.py's docstring)."""
     out, it = [], iter(args)
     for a in it:
-        out.append(f"{a}={next(it)}" if a in ("--rack", "--baseline") else a)
+        out.append(f"{a}={next(it)}" if a in value_options() else a)
     return out
 
 

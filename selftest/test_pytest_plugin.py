@@ -4,6 +4,7 @@ collected from the package only when no test path is given, reports/ relative to
 the run starts in."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -73,3 +74,20 @@ def test_a_test_path_given_is_all_that_runs(tmp_path):
     p = _pytest(tmp_path, "-q", "test_mine.py", "--verdict-file=")
     assert p.returncode == 0 and "1 passed" in p.stdout, p.stdout[-2000:] + p.stderr[-2000:]
     assert not (tmp_path / "reports").exists()
+
+
+def test_a_separate_value_that_moved_the_rootdir_is_named(tmp_path):
+    """`--rack /elsewhere/rack.toml` from the checkout: pytest's first parse takes the value for a
+    test path and settles the rootdir there; the run is the same, and a warning names the option.
+    `--rack=...` keeps the rootdir and says nothing."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(REPO / "rackgate/sim/racks/sim.toml", elsewhere / "rack.toml")
+    space = _pytest(REPO, "--co", "-q", "-m", "platform", "--rack", str(elsewhere / "rack.toml"), "--verdict-file=")
+    joined = _pytest(REPO, "--co", "-q", "-m", "platform", f"--rack={elsewhere / 'rack.toml'}", "--verdict-file=")
+    assert space.returncode == joined.returncode == 0, space.stdout[-2000:] + joined.stdout[-2000:]
+    assert f"taking --rack {elsewhere / 'rack.toml'} for a test path" in space.stdout, space.stdout[-2000:]
+    assert "for a test path" not in joined.stdout
+    ids = {i for i in joined.stdout.splitlines() if "::" in i}
+    assert ids and {f"rackgate/checks/{i}" for i in space.stdout.splitlines() if "::" in i} == ids
+    assert not pytest_plugin.taken_for_paths(["--rack", "no-such.toml", "-m", "x", "--record-baseline", "."], tmp_path)
