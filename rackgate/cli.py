@@ -95,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     verdict_path = _verdict_path(args, Path.cwd())
     if verdict_path is not None and verdict_path.exists():
         verdict_path.unlink()  # an old run's verdict must not stand for this one
-    rc = int(pytest.main([*QUIET, *args]))
+    from .pytest_plugin import Command
+    rc = int(pytest.main([*QUIET, *args], plugins=[Command()]))
     from .report import verdict_file
     try:
         verdict = verdict_file.read(verdict_path) if verdict_path is not None else None

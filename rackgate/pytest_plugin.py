@@ -5,9 +5,9 @@ plugin autoloading is off). It brings:
 - the suite's options (OPTIONS below) and its fixtures and hooks (the modules of rackgate.fixtures,
   `pytest_plugins`);
 - the checks, collected from the package: with no test path on the command line, and no `testpaths`
-  in force (pytest uses an ini's only when it runs in the ini's folder), the run collects
-  rackgate/checks wherever the package is installed (a checkout's pyproject.toml names the same
-  folder in `testpaths`);
+  in force (pytest uses an ini's only when it runs in the ini's folder) or a run of the `rackgate`
+  command (Command), the run collects rackgate/checks wherever the package is installed (a
+  checkout's pyproject.toml names the same folder in `testpaths`);
 - what the checkout's `[tool.pytest.ini_options]` holds, so that no ini is needed (a wheel run
   from any directory): the suite's markers, always; and for a run that collects only rackgate's
   checks, the suite's defaults (DEFAULTS: `-ra`, `--strict-markers`, `--junitxml=reports/junit.xml`,
@@ -87,6 +87,11 @@ FILTERWARNINGS = ("ignore::DeprecationWarning:allure_commons.*",)
 JUNIT, ALLURE, TIMEOUT_S = "reports/junit.xml", "reports/allure-results", 300
 
 
+class Command:
+    """Registered by the `rackgate` command (`pytest.main(args, plugins=[Command()])`): there, no
+    test path given means rackgate's checks, whatever `testpaths` an ini in force names."""
+
+
 def value_options() -> tuple[str, ...]:
     """rackgate's options that take a value (the rest are flags)."""
     return (*(name for name, (metavar, _) in OPTIONS.items() if metavar is not None), VERDICT_FILE)
@@ -137,7 +142,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     ns = parser.parse_known_args(args)
     paths = list(getattr(ns, "file_or_dir", None) or [])
     here = Path(early_config.invocation_params.dir)
-    if not paths and (not early_config.getini("testpaths") or here.resolve() != early_config.rootpath.resolve()):
+    by_command = any(isinstance(p, Command) for p in early_config.pluginmanager.get_plugins())
+    testpaths_in_force = bool(early_config.getini("testpaths")) and here.resolve() == early_config.rootpath.resolve()
+    if not paths and (by_command or not testpaths_in_force):
         args.append(str(CHECKS))
         paths = [str(CHECKS)]
     if paths and all(_in_checks(p, here) for p in paths):

@@ -91,3 +91,22 @@ def test_a_separate_value_that_moved_the_rootdir_is_named(tmp_path):
     ids = {i for i in joined.stdout.splitlines() if "::" in i}
     assert ids and {f"rackgate/checks/{i}" for i in space.stdout.splitlines() if "::" in i} == ids
     assert not pytest_plugin.taken_for_paths(["--rack", "no-such.toml", "-m", "x", "--record-baseline", "."], tmp_path)
+
+
+def test_the_command_runs_the_checks_where_an_ini_names_other_testpaths(tmp_path):
+    """In another project's folder (its own testpaths): plain pytest runs that project's tests,
+    the `rackgate` command rackgate's checks."""
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["mine"]\n')
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "test_own.py").write_text("def test_own():\n    pass\n")
+    env = {**user_env(), "PYTHONPATH": str(REPO)}
+    env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+    args = ["--co", "-q", "-p", "no:cacheprovider", "-m", "platform or not platform", "--verdict-file="]
+    own = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=300, stdin=subprocess.DEVNULL)
+    ours = subprocess.run([sys.executable, "-m", "rackgate.cli", *args], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert [i for i in own.stdout.splitlines() if "::" in i] == ["mine/test_own.py::test_own"], own.stdout[-2000:]
+    ids = [i for i in ours.stdout.splitlines() if "::" in i]
+    assert ours.returncode == 0 and ids and all("test_own" not in i for i in ids), ours.stdout[-2000:] + ours.stderr[-2000:]
+    assert any(i.endswith("test_driver.py::test_driver_loaded[node1]") for i in ids), ids[:5]
