@@ -138,7 +138,8 @@ def defaults(ns: object, config: pytest.Config) -> list[str]:
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
     """No test path given (by the full parse: rackgate's values are its options') and no testpaths
-    in the ini: collect rackgate/checks. A run of rackgate's checks only: the suite's defaults."""
+    in force, or a run of the rackgate command: collect rackgate/checks. A run of rackgate's checks
+    only: the suite's defaults. A separate value that moved the rootdir: a warning naming it."""
     ns = parser.parse_known_args(args)
     paths = list(getattr(ns, "file_or_dir", None) or [])
     here = Path(early_config.invocation_params.dir)
