@@ -1,21 +1,24 @@
 """`rackgate [pytest options]`: the suite from any directory; `rackgate SUBCOMMAND ...`: a tool.
 
-Runs pytest in the project directory with path options made absolute and written as
-`--opt=value` (pytest would otherwise take a separate value for a test path and lose the
-suite's configuration).
+Runs pytest in this process, in the current directory, with the package's checks
+(rackgate/pytest_plugin.py collects them when no test path is given) and every rackgate option that
+takes a value written `--opt=value`, path values made absolute (pytest's first look at the command
+line would otherwise take a separate value for a test path and settle its rootdir from it).
+reports/ (junit.xml, allure-results, verdict.json) is relative to the current directory.
 
 Subcommands: add a function `(argv: list[str]) -> int` to SUBCOMMANDS (name -> (function, one-line
 help)); `rackgate NAME args...` calls it, and `rackgate help` lists them.
 """
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-PATH_OPTIONS = ("--rack", "--baseline", "--junitxml", "--alluredir", "--verdict-file")
+# pytest marks the plugin's package for assertion rewriting after this command imported it: its
+# warning says so about the package it runs in (the modules imported later are rewritten).
+QUIET = ("-W", "ignore:Module already imported so cannot be rewritten; rackgate:pytest.PytestAssertRewriteWarning")
 
 # rackgate's exit codes (README, docs/fleet.md): distinct, so a scheduler can tell them apart.
 ALL_PASSED, FINDING, USAGE, UNOBSERVED = 0, 1, 2, 3
@@ -35,16 +38,22 @@ def exit_code(pytest_rc: int, verdict: Mapping[str, Any] | None) -> int:
 
 
 def normalize(argv: list[str], cwd: Path) -> list[str]:
+    """Every rackgate option that takes a value (and --junitxml, --alluredir) as `--opt=value`,
+    path values made absolute against cwd; SystemExit naming an option given no value."""
+    from .pytest_plugin import PATH_OPTIONS, value_options
+    joined = (*value_options(), *PATH_OPTIONS)
     out, it = [], iter(argv)
     for a in it:
         name, eq, value = a.partition("=")
-        if name in PATH_OPTIONS:
+        if name in joined:
             if not eq:
-                following = next(it, None)
-                if following is None:
+                given = next(it, None)
+                if given is None:
                     raise SystemExit(f"rackgate: {name} needs a value")
-                value = following
-            a = f"{name}={(cwd / value).resolve()}"
+                value = given
+            if name in PATH_OPTIONS and value:
+                value = str((cwd / value).resolve())
+            a = f"{name}={value}"
         out.append(a)
     return out
 
@@ -78,34 +87,30 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         return int(SUBCOMMANDS[argv[0]][0](argv[1:]))
     import pytest
-
-    import rackgate
-    project = Path(rackgate.__file__).resolve().parent.parent
-    if not (project / "conftest.py").exists():
-        print(f"rackgate: the suite's tests are not next to the package ({project}); "
-              "install it from a checkout with pip install -e .", file=sys.stderr)
-        return 2
     try:
         args = normalize(argv, Path.cwd())
     except SystemExit as e:
         print(e, file=sys.stderr)
         return USAGE
-    os.chdir(project)
-    verdict_path = _verdict_path(args, project)
-    if verdict_path.exists():
+    verdict_path = _verdict_path(args, Path.cwd())
+    if verdict_path is not None and verdict_path.exists():
         verdict_path.unlink()  # an old run's verdict must not stand for this one
-    rc = int(pytest.main(args))
+    from .pytest_plugin import Command
+    rc = int(pytest.main([*QUIET, *args], plugins=[Command()]))
     from .report import verdict_file
     try:
-        verdict = verdict_file.read(verdict_path)
+        verdict = verdict_file.read(verdict_path) if verdict_path is not None else None
     except ValueError:
         verdict = None
     return exit_code(rc, verdict)
 
 
-def _verdict_path(args: list[str], project: Path) -> Path:
-    value = next((a.partition("=")[2] for a in args if a.startswith("--verdict-file=")), "reports/verdict.json")
-    return project / value if value else project / "reports" / "verdict.json"
+def _verdict_path(args: list[str], cwd: Path) -> Path | None:
+    """The run's verdict file (rackgate/fixtures/verdict_file.py): --verdict-file, else
+    reports/verdict.json, from the directory the run starts in; None for `--verdict-file=` (none)."""
+    value = next((a.partition("=")[2] for a in reversed(args) if a.startswith("--verdict-file=")),
+                 "reports/verdict.json")
+    return cwd / value if value else None
 
 
 if __name__ == "__main__":

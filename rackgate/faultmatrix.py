@@ -3,7 +3,7 @@ default case for every sim fault that has none there and whose row is a declared
 (rackgate/gates/declare.py): the fault at its default place fails the declared check's item
 there (a per-node check's item on the target node; a per-GPU check's on the target GPU) and
 nothing else, run as `-m <the row's first marker>` over the check's own items
-(tests/test_declared.py::test_<row>, so cases of different rows can share a suite run). A fault
+(rackgate/checks/test_declared.py::test_<row>, so cases of different rows can share a suite run). A fault
 with consequences elsewhere, or one that must pass, keeps an explicit case.
 
     python -m rackgate.faultmatrix          # every case (explicit and derived) as JSON

@@ -1,117 +1,167 @@
-"""rackgate's command-line options, registered as an installed pytest plugin (entry point
-pytest11) so that pytest knows them before it looks for conftest files.
+"""rackgate as a pytest plugin: registered by entry point (pytest11, name `rackgate`), so every
+pytest in an environment where rackgate is installed has it (`pytest -p rackgate` names it when
+plugin autoloading is off). It brings:
 
-Options as pytest users type them: pytest settles its rootdir and ini file before any plugin is
-loaded, from a first parse that does not know plugin options -- so the value of `--served-model
-/path/to/model` or `--alluredir /tmp/allure` (space form) is taken for a test path, the rootdir
-moves away from the project and pyproject.toml (markers, timeouts, testpaths) is silently lost;
-run from another directory, the ini is not found at all. When that happens to a run that uses
-rackgate's options, the plugin starts the same run again, once, from the project directory, with
-every option written `--opt=value` and every path made absolute (what the `rackgate` command
-does); if the project's ini is still not in force, it stops with a message naming the cause.
+- the suite's options (OPTIONS below) and its fixtures and hooks (the modules of rackgate.fixtures,
+  `pytest_plugins`);
+- the checks, collected from the package: with no test path on the command line, and no `testpaths`
+  in force (pytest uses an ini's only when it runs in the ini's folder) or a run of the `rackgate`
+  command (Command), the run collects rackgate/checks wherever the package is installed (a
+  checkout's pyproject.toml names the same folder in `testpaths`);
+- what the checkout's `[tool.pytest.ini_options]` holds, so that no ini is needed (a wheel run
+  from any directory): the suite's markers, always; and for a run that collects only rackgate's
+  checks, the suite's defaults (DEFAULTS: `-ra`, `--strict-markers`, `--junitxml=reports/junit.xml`,
+  `--alluredir=reports/allure-results`, `--timeout=300`), each only where neither the command line
+  nor the ini gave a value. Relative paths are from the directory the run started in.
+
+Option forms. pytest settles its rootdir and ini from a first parse of the command line that does
+not know plugin options: there the value of `--rack FILE` (space form) is taken for a test path.
+The full parse (this plugin's options known) gives the value back to its option, and this plugin
+decides "no test path given" from that parse (`Parser.parse_known_args`), so `--rack FILE` and
+`--rack=FILE` select and configure the same run, from any directory. What the first parse settled
+stays: the rootdir may then be the value's folder and the checkout's ini not found (the markers and
+defaults above stand in for it), and test ids are then relative to rackgate/checks
+(`platform/test_driver.py::...`) rather than to the checkout (`rackgate/checks/platform/...`). The
+`rackgate` command writes every option of OPTIONS that takes a value as `--opt=value` (paths made
+absolute) before pytest sees it, so its runs keep the rootdir of the directory they start in; a plain
+pytest run whose rootdir moved that way gets a warning naming the option (taken_for_paths).
 """
 from __future__ import annotations
 
 import itertools
-import os
-import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import pytest
+import pytest
 
-RACKGATE_OPTIONS = ("--rack", "--atom-url", "--served-model", "--baseline", "--record-baseline", "--sim-fault",
-                    "--gsm8k-dir", "--tokenizer")
-REEXEC_ENV = "RACKGATE_REEXEC"
+CHECKS = Path(__file__).resolve().parent / "checks"
+
+# The suite's fixtures and hooks, one module per concern.
+pytest_plugins = [
+    "rackgate.fixtures.rack",
+    "rackgate.fixtures.nodes",
+    "rackgate.fixtures.server",
+    "rackgate.fixtures.xdist_server",
+    "rackgate.fixtures.labels",
+    "rackgate.fixtures.baseline",
+    "rackgate.fixtures.regression",
+    "rackgate.fixtures.report",
+    "rackgate.fixtures.fabric",
+    "rackgate.fixtures.rackmap",
+    "rackgate.fixtures.ubench_plan",
+    "rackgate.fixtures.verdict_file",
+    "rackgate.fixtures.gate_results",
+]
+
+# rackgate's options: name -> (metavar: None for a flag, help). `--verdict-file` is
+# rackgate/fixtures/verdict_file.py's (it owns the verdict file).
+OPTIONS: dict[str, tuple[str | None, str]] = {
+    "--rack": ("FILE", "rack file (TOML); default: the simulated rack (rackgate/sim/racks/sim.toml)"),
+    "--sim-fault": ("NAME[@NODE[:GPU]]", "simulated rack only: inject a named fault (repeatable)"),
+    "--sim-faults-list": (None, "list the simulated rack's faults and exit"),
+    "--atom-url": ("URL", "attach to a running server instead of launching one (never stopped by the suite)"),
+    "--served-model": ("NAME", "with --atom-url: the model name the server serves (default: the rack file's)"),
+    "--gsm8k-dir": ("DIR", "GSM8K data (lm-eval's gsm8k JSONL: test.jsonl, train.jsonl) for the accuracy checks "
+                           "(default: the rack file's accuracy.gsm8k_dir, else lm-eval's dataset)"),
+    "--tokenizer": ("PATH", "the served model's tokenizer.json (or its folder) on this machine, for "
+                            "SRV-STREAM-CONSISTENCY's token count (default: the rack file's serving.tokenizer)"),
+    "--record-baseline": (None, "store the facts this run observes as the baseline"),
+    "--baseline": ("FILE", "baseline file (default: the rack file's)"),
+}
+VERDICT_FILE = "--verdict-file"
+# The options whose value is a path on this machine (the rackgate command makes them absolute).
+PATH_OPTIONS = ("--rack", "--baseline", "--gsm8k-dir", "--tokenizer", VERDICT_FILE, "--junitxml", "--alluredir")
+
+MARKERS = (
+    "platform: one node, before anything else (PLAT rows)",
+    "fabric: the fabric between nodes (FAB rows)",
+    "serving: the ATOM server and benchmark clients (SRV, BENCH rows)",
+    "accuracy: accuracy gates (ACC rows)",
+    "gate: run before any benchmark: brings the server up once, or attaches to one",
+    "regression: compare with a recorded baseline after an image change",
+    "slow: long runs (the full lm-eval GSM8K)",
+    "row(id): the catalogue row a check implements",
+    "survey: which trays of the rack can be used now (rackgate survey); only with -m survey",
+)
+FILTERWARNINGS = ("ignore::DeprecationWarning:allure_commons.*",)
+JUNIT, ALLURE, TIMEOUT_S = "reports/junit.xml", "reports/allure-results", 300
+
+
+class Command:
+    """Registered by the `rackgate` command (`pytest.main(args, plugins=[Command()])`): there, no
+    test path given means rackgate's checks, whatever `testpaths` an ini in force names."""
+
+
+def value_options() -> tuple[str, ...]:
+    """rackgate's options that take a value (the rest are flags)."""
+    return (*(name for name, (metavar, _) in OPTIONS.items() if metavar is not None), VERDICT_FILE)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("rackgate", "rackgate: hardware acceptance for AI inference racks")
-    g.addoption("--rack", metavar="FILE", default=None,
-                help="rack file (TOML); default: the simulated rack (racks/sim.toml)")
-    g.addoption("--sim-fault", metavar="NAME[@NODE[:GPU]]", action="append", default=[],
-                help="simulated rack only: inject a named fault (repeatable)")
-    g.addoption("--sim-faults-list", action="store_true", help="list the simulated rack's faults and exit")
-    g.addoption("--atom-url", metavar="URL", default=None,
-                help="attach to a running server instead of launching one (never stopped by the suite)")
-    g.addoption("--served-model", metavar="NAME", default=None,
-                help="with --atom-url: the model name the server serves (default: the rack file's)")
-    g.addoption("--gsm8k-dir", metavar="DIR", default=None,
-                help="GSM8K data (lm-eval's gsm8k JSONL: test.jsonl, train.jsonl) for the accuracy checks "
-                     "(default: the rack file's accuracy.gsm8k_dir, else lm-eval's dataset)")
-    g.addoption("--tokenizer", metavar="PATH", default=None,
-                help="the served model's tokenizer.json (or its folder) on this machine, for SRV-STREAM-CONSISTENCY's "
-                     "token count (default: the rack file's serving.tokenizer)")
-    g.addoption("--record-baseline", action="store_true", help="store the facts this run observes as the baseline")
-    g.addoption("--baseline", metavar="FILE", default=None, help="baseline file (default: the rack file's)")
-
-
-def _project() -> Path:
-    return Path(__file__).resolve().parent.parent
-
-
-def _uses_rackgate(args: list[str]) -> bool:
-    return any(a.partition("=")[0] in RACKGATE_OPTIONS for a in args)
-
-
-def _takes_value(parser: pytest.Parser, name: str) -> bool:
-    # pytest 9 / 8 (the installed pytest's types know only one of them)
-    ap = getattr(parser, "optparser", None) or parser._getparser()  # type: ignore[attr-defined]
-    action = ap._option_string_actions.get(name)  # argparse's own table
-    return action is not None and action.nargs != 0
-
-
-PATH_OPTIONS = ("--rack", "--baseline", "--junitxml", "--alluredir", "--gsm8k-dir", "--tokenizer", "--basetemp", "--rootdir",
-                "--confcutdir", "-c", "--config-file")
-
-
-def rewrite(args: list[str], parser: pytest.Parser, cwd: Path) -> list[str]:
-    """Every long option that takes a value written `--opt=value`; path options' values and test
-    paths made absolute against cwd (the run moves to the project directory)."""
-    out, i = [], 0
-    while i < len(args):
-        a = args[i]
-        name, eq, value = a.partition("=")
-        if a.startswith("-") and not eq and _takes_value(parser, a) and i + 1 < len(args):
-            name, value, eq, i = a, args[i + 1], "=", i + 1
-        if eq and name.startswith("-"):
-            if name in PATH_OPTIONS and value:
-                value = str((cwd / value).resolve())
-            out += [f"{name}={value}"] if name.startswith("--") else [name, value]
-        elif not a.startswith("-") and (cwd / a.split("::")[0]).exists():
-            out.append(a if a.startswith("/") else str(cwd / a))
+    for name, (metavar, text) in OPTIONS.items():
+        if metavar is None:
+            g.addoption(name, action="store_true", help=text)
+        elif name == "--sim-fault":
+            g.addoption(name, metavar=metavar, action="append", default=[], help=text)
         else:
-            out.append(a)
-        i += 1
+            g.addoption(name, metavar=metavar, default=None, help=text)
+
+
+def taken_for_paths(invoked: Sequence[str], here: Path) -> list[str]:
+    """`--opt VALUE` of rackgate's options whose VALUE is a path here: what pytest's first parse,
+    which does not know rackgate's options, took for a test path when it settled the rootdir."""
+    return [f"{a} {v}" for a, v in itertools.pairwise(invoked) if a in value_options() and (here / v).exists()]
+
+
+def _in_checks(arg: str, here: Path) -> bool:
+    path = (here / arg.split("::")[0]).resolve()
+    return path == CHECKS or CHECKS in path.parents
+
+
+def defaults(ns: object, config: pytest.Config) -> list[str]:
+    """The suite's defaults that neither the command line nor the ini gave (ns: the parsed options)."""
+    out = []
+    if getattr(ns, "reportchars", None) in (None, "fE"):   # pytest's own default: not given
+        out.append("-ra")
+    if not getattr(ns, "strict_markers", True):
+        out.append("--strict-markers")
+    if getattr(ns, "xmlpath", "") is None:
+        out.append(f"--junitxml={JUNIT}")
+    if getattr(ns, "allure_report_dir", "") is None:
+        out.append(f"--alluredir={ALLURE}")
+    if getattr(ns, "timeout", "") is None and not config.getini("timeout"):
+        out.append(f"--timeout={TIMEOUT_S}")
     return out
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
-    """The project's ini lost (see the module's docstring): run again from the project, once."""
-    import pytest
-    project = _project()
-    inipath = early_config.inipath
-    here = Path(early_config.invocation_params.dir).resolve()
-    if inipath is not None and inipath.parent == project and here == project:
-        return
-    invoked = list(early_config.invocation_params.args)
-    if not _uses_rackgate(invoked) or not (project / "pyproject.toml").exists():
-        return
-    cwd = Path(early_config.invocation_params.dir)
-    taken = [v for a, v in itertools.pairwise(invoked)
-             if a.startswith("--") and "=" not in a and _takes_value(parser, a) and (cwd / v).exists()]
-    cause = (f"pytest took {', '.join(map(repr, taken))} for a test path (an option's value written with a space)"
-             if taken else f"pytest ran in {cwd}, outside the project")
-    if os.environ.get(REEXEC_ENV):
-        raise pytest.UsageError(f"rackgate's configuration ({project}/pyproject.toml) is not in force: {cause}; "
-                                f"rootdir {early_config.rootpath}; write the option as --opt=value, or run "
-                                "the 'rackgate' command")
-    new = rewrite(invoked, parser, cwd)
-    capman = early_config.pluginmanager.getplugin("capturemanager")
-    if capman is not None:
-        capman.stop_global_capturing()
-    print(f"rackgate: {cause}; running again from {project} as: pytest {' '.join(new)}", file=sys.stderr,
-          flush=True)
-    os.chdir(project)
-    os.execve(sys.executable, [sys.executable, "-m", "pytest", *new], {**os.environ, REEXEC_ENV: "1"})
+    """No test path given (by the full parse: rackgate's values are its options') and no testpaths
+    in force, or a run of the rackgate command: collect rackgate/checks. A run of rackgate's checks
+    only: the suite's defaults. A separate value that moved the rootdir: a warning naming it."""
+    ns = parser.parse_known_args(args)
+    paths = list(getattr(ns, "file_or_dir", None) or [])
+    here = Path(early_config.invocation_params.dir)
+    by_command = any(isinstance(p, Command) for p in early_config.pluginmanager.get_plugins())
+    testpaths_in_force = bool(early_config.getini("testpaths")) and here.resolve() == early_config.rootpath.resolve()
+    if not paths and (by_command or not testpaths_in_force):
+        args.append(str(CHECKS))
+        paths = [str(CHECKS)]
+    if paths and all(_in_checks(p, here) for p in paths):
+        args[:0] = defaults(ns, early_config)
+    root = early_config.rootpath.resolve()
+    taken = taken_for_paths(early_config.invocation_params.args, here)
+    if taken and not (here.resolve() == root or root in here.resolve().parents):
+        early_config.issue_config_time_warning(pytest.PytestConfigWarning(
+            f"rackgate: pytest settled its rootdir ({root}) taking {', '.join(taken)} for a test path: the run "
+            "is the same (the value is the option's), but test ids are relative to rackgate/checks and pytest's "
+            "cache goes to that rootdir; write the option as --opt=VALUE (or run the rackgate command) to keep "
+            "the rootdir here"), stacklevel=2)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)
+    for line in FILTERWARNINGS:
+        config.addinivalue_line("filterwarnings", line)

@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from rackgate.pytest_plugin import value_options
 from rackgate.report import junit
 
 REPO = Path(__file__).resolve().parent.parent
@@ -45,10 +46,11 @@ parse_junit = junit.read
 
 
 def _joined(args) -> list[str]:
-    """`--rack X` -> `--rack=X`: a separate value outside the repo would become pytest's rootdir."""
+    """`--rack X` -> `--rack=X` (every rackgate option with a value): a separate value that is a
+    path outside the repo would become pytest's rootdir (rackgate/pytest_plugin.py's docstring)."""
     out, it = [], iter(args)
     for a in it:
-        out.append(f"{a}={next(it)}" if a in ("--rack", "--baseline") else a)
+        out.append(f"{a}={next(it)}" if a in value_options() else a)
     return out
 
 
@@ -72,10 +74,10 @@ def run_suite(tmp_path: Path, *args: str, timeout: float = 300, env: dict | None
     junit = tmp_path / "junit.xml"
     if "--baseline" not in args and not any(a.startswith("--baseline=") for a in args):
         # Hermetic: a baseline a developer recorded in reports/ must not turn into comparisons here.
-        # The shipped sim rack's own baseline (racks/sim-baseline.json: its healthy boot's link
+        # The shipped sim rack's own baseline (rackgate/sim/racks/sim-baseline.json: its healthy boot's link
         # training, tracked) is part of the sim, as a real rack's recorded healthy boot is.
         sim = "--rack" not in args and not any(a.startswith("--rack=") for a in args)
-        args = (*args, f"--baseline={REPO / 'racks/sim-baseline.json' if sim else tmp_path / 'no-baseline.json'}")
+        args = (*args, f"--baseline={REPO / 'rackgate/sim/racks/sim-baseline.json' if sim else tmp_path / 'no-baseline.json'}")
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *SUITE_PLUGINS, "-q",
            f"--junitxml={junit}", f"--alluredir={tmp_path / 'allure'}", f"--verdict-file={tmp_path / 'verdict.json'}",
            *_joined(args)]

@@ -158,7 +158,7 @@ def fault_touches(specs: list[str]) -> dict[str, frozenset[tuple]]:
 
 def _overlap(p: str, q: str) -> bool:
     """Whether two paths share tests: a folder, a file, or one test function of a file
-    (file::name, as the declared checks' cases narrow tests/test_declared.py)."""
+    (file::name, as the declared checks' cases narrow rackgate/checks/test_declared.py)."""
     p, q = p.rstrip("/"), q.rstrip("/")
     return p == q or any(a.startswith(b + sep) for a, b in ((p, q), (q, p)) for sep in ("/", "::"))
 
@@ -438,8 +438,8 @@ def validate(cases: list[dict], rows: dict, faults: dict) -> list[str]:
             problems.append(f"{where}: duplicate case id {case_id(c)!r} (give one an 'id')")
         seen.add(case_id(c))
         for tid in [*c.get("fail", []), *c.get("also_fail", [])]:
-            if not re.fullmatch(r"tests/[\w/]+\.py::\w+(\[[^\]]+\])?", tid):
-                problems.append(f"{where}: {tid!r} is not a test id (tests/<file>.py::<name>[<param>])")
+            if not re.fullmatch(r"rackgate/checks/[\w/]+\.py::\w+(\[[^\]]+\])?", tid):
+                problems.append(f"{where}: {tid!r} is not a test id (rackgate/checks/<file>.py::<name>[<param>])")
     return problems
 
 def _first_line(msg: str) -> str:

@@ -7,8 +7,8 @@ from rackgate.sim.model import write_tokenizer
 from .harness import REPO, run_suite
 from .simserver import sim_server
 
-SANITY = "tests/serving/test_server.py::test_sanity"
-LINT = "tests/serving/test_boot.py::test_launch_lint"
+SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
+LINT = "rackgate/checks/serving/test_boot.py::test_launch_lint"
 
 
 def test_gate_against_a_bang_server_fails_sanity(tmp_path, gsm8k_dir):
@@ -18,7 +18,7 @@ def test_gate_against_a_bang_server_fails_sanity(tmp_path, gsm8k_dir):
         assert proc.poll() is None, "the suite stopped a server it did not start"
     # the quick GSM8K gate (accuracy) scores a '!' server at 0 too: that is its own verdict
     assert SANITY in run.ids("failed"), run.stdout[-3000:]
-    assert run.ids("failed") <= {SANITY, "tests/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"}, run.stdout[-3000:]
+    assert run.ids("failed") <= {SANITY, "rackgate/checks/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"}, run.stdout[-3000:]
     msg = run.outcomes[SANITY].message
     r = row("SRV-SANITY")
     assert r.meaning in msg and r.action in msg and "every character is '!'" in msg
@@ -42,7 +42,7 @@ def test_gate_against_a_healthy_server_passes(tmp_path, gsm8k_dir):
 def test_wrong_served_model_is_said_plainly(tmp_path):
     with sim_server() as (proc, url):
         run = run_suite(tmp_path, "-m", "gate", "--atom-url", url, "--served-model", "/models/Kimi-K3")
-    models = "tests/serving/test_server.py::test_models_lists_served_name"
+    models = "rackgate/checks/serving/test_server.py::test_models_lists_served_name"
     assert run.outcomes[models].status == "failed"
     assert "not the configured served name '/models/Kimi-K3'" in run.outcomes[models].message
 
@@ -61,7 +61,7 @@ def test_attach_without_a_rack_file_is_its_own_profile(tmp_path):
     assert "rackgate-sim-gsm8k" not in run.stdout + run.stderr
     # lm-eval's dataset comes from the hub (or this machine's hub cache): a pass needs the sim to
     # answer real questions, which it does from its shared copy only
-    quick = run.outcomes["tests/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"]
+    quick = run.outcomes["rackgate/checks/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"]
     assert quick.status != "passed" or (SHARED_GSM8K / "test.jsonl").is_file(), quick
 
 
@@ -70,7 +70,7 @@ def test_lint_of_a_server_the_head_does_not_run_is_could_not_observe(tmp_path):
     A head where no process serves the port (the server runs elsewhere) is nothing read: ERROR
     saying where it looked, never a SKIP (the rack file does not say the check does not apply)."""
     with sim_server() as (_proc, url):
-        run = run_suite(tmp_path, "--rack", str(REPO / "racks/sim.toml"), "-k", "test_launch_lint",
+        run = run_suite(tmp_path, "--rack", str(REPO / "rackgate/sim/racks/sim.toml"), "-k", "test_launch_lint",
                         "--atom-url", url, "--served-model", "moonshotai/Kimi-K3")
     lint = run.outcomes[LINT]
     assert lint.status == "error", (lint, run.stdout[-2000:])

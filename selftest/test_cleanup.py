@@ -86,7 +86,7 @@ def test_nothing_left_after_ctrl_c(tmp_path):
     # A stuck link keeps FAB-STATE waiting too: the fabric layer's processes are up as well.
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "rg_hold_plugin", "-q", "-o", "addopts=",
-         "tests/serving", "tests/fabric", "--sim-fault", "stuck-link"],
+         "rackgate/checks/serving", "rackgate/checks/fabric", "--sim-fault", "stuck-link"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
         preexec_fn=_as_from_a_shell)
     try:

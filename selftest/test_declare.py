@@ -45,10 +45,10 @@ def test_the_derived_case_names_the_declared_item_at_the_fault_s_default_place()
     gpu_fault = Fault("g", "PLAT-SHM", "h", target="gpu", default="node2:1")
     case = derived_case(node_fault, _check("node"))
     assert case == {"fault": "f", "row": "PLAT-SHM", "select": "platform",
-                    "paths": ["tests/test_declared.py::test_plat_shm"],
-                    "fail": ["tests/test_declared.py::test_plat_shm[node3]"], "source": "derived"}
-    assert derived_case(gpu_fault, _check("node"))["fail"] == ["tests/test_declared.py::test_plat_shm[node2]"]
-    assert derived_case(gpu_fault, _check("gpu"))["fail"] == ["tests/test_declared.py::test_plat_shm[node2-card1]"]
+                    "paths": ["rackgate/checks/test_declared.py::test_plat_shm"],
+                    "fail": ["rackgate/checks/test_declared.py::test_plat_shm[node3]"], "source": "derived"}
+    assert derived_case(gpu_fault, _check("node"))["fail"] == ["rackgate/checks/test_declared.py::test_plat_shm[node2]"]
+    assert derived_case(gpu_fault, _check("gpu"))["fail"] == ["rackgate/checks/test_declared.py::test_plat_shm[node2-card1]"]
     # which GPUs a node-wide fault fails, or what a rack-wide one does, is an explicit case
     assert derived_case(node_fault, _check("gpu")) is None
     assert derived_case(Fault("r", "PLAT-SHM", "h"), _check("node")) is None
@@ -109,9 +109,9 @@ def test_a_per_gpu_declaration_makes_one_item_per_gpu_named_by_node_and_card(tmp
     from .harness import run_suite
     (tmp_path / "rg_per_gpu.py").write_text(PER_GPU_PLANT)
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH", "")]))}
-    run = run_suite(tmp_path, "-p", "rg_per_gpu", "tests/test_declared.py::test_plat_shm", "-p", "no:xdist",
+    run = run_suite(tmp_path, "-p", "rg_per_gpu", "rackgate/checks/test_declared.py::test_plat_shm", "-p", "no:xdist",
                     env=env)
-    items = {f"tests/test_declared.py::test_plat_shm[node{n}-card{g}]" for n in range(1, 5) for g in range(4)}
-    one = "tests/test_declared.py::test_plat_shm[node2-card3]"
+    items = {f"rackgate/checks/test_declared.py::test_plat_shm[node{n}-card{g}]" for n in range(1, 5) for g in range(4)}
+    one = "rackgate/checks/test_declared.py::test_plat_shm[node2-card3]"
     assert run.ids("passed") == items - {one} and run.ids("failed") == {one}, run.stdout[-3000:] + run.stderr[-2000:]
     assert "PLAT-SHM [node2/gpu3 (card3, " in run.outcomes[one].message, run.outcomes[one].message

@@ -29,8 +29,8 @@ def _case(name, row, paths, fail=(), select="platform", **kw):
     return {"fault": name, "row": row, "select": select, "paths": list(paths), "fail": list(fail), **kw}
 
 
-A = _case("fa", "PLAT-A", ["tests/platform/test_a.py"], ["tests/platform/test_a.py::test_a[node1]"])
-B = _case("fb", "PLAT-B", ["tests/platform/test_b.py"], ["tests/platform/test_b.py::test_b[node2]"])
+A = _case("fa", "PLAT-A", ["rackgate/checks/platform/test_a.py"], ["rackgate/checks/platform/test_a.py::test_a[node1]"])
+B = _case("fb", "PLAT-B", ["rackgate/checks/platform/test_b.py"], ["rackgate/checks/platform/test_b.py::test_b[node2]"])
 TOUCH = {"fa": frozenset({("nodes", "node1", "modules")}), "fb": frozenset({("nodes", "node2", "plat")})}
 
 
@@ -45,24 +45,24 @@ def _run(outcomes: dict, rc=None):
     return SuiteRun(rc, "", "", oc)
 
 
-HEALTHY_AB = {"tests/platform/test_a.py::test_a[node1]": ("failed", _msg("PLAT-A")),
-              "tests/platform/test_a.py::test_a[node2]": ("passed", ""),
-              "tests/platform/test_b.py::test_b[node2]": ("failed", _msg("PLAT-B")),
-              "tests/platform/test_b.py::test_b[node1]": ("passed", "")}
+HEALTHY_AB = {"rackgate/checks/platform/test_a.py::test_a[node1]": ("failed", _msg("PLAT-A")),
+              "rackgate/checks/platform/test_a.py::test_a[node2]": ("passed", ""),
+              "rackgate/checks/platform/test_b.py::test_b[node2]": ("failed", _msg("PLAT-B")),
+              "rackgate/checks/platform/test_b.py::test_b[node1]": ("passed", "")}
 
 
 # --- plan ----------------------------------------------------------------------------------
 
 def test_compatible_cases_share_one_run():
     assert mx.plan([A, B], TOUCH, ROWS) == [[A, B]]
-    assert mx.group_args([A, B]) == ["tests/platform/test_a.py", "tests/platform/test_b.py", "-m", "platform",
+    assert mx.group_args([A, B]) == ["rackgate/checks/platform/test_a.py", "rackgate/checks/platform/test_b.py", "-m", "platform",
                                      "--sim-fault", "fa", "--sim-fault", "fb"]
 
 
 @pytest.mark.parametrize("other, why", [
     ({**B, "row": "PLAT-A"}, "same row"),
-    ({**B, "paths": ["tests/platform/test_a.py"]}, "shared test files"),
-    ({**B, "paths": ["tests/platform"]}, "shared test files"),          # a folder holding A's file
+    ({**B, "paths": ["rackgate/checks/platform/test_a.py"]}, "shared test files"),
+    ({**B, "paths": ["rackgate/checks/platform"]}, "shared test files"),          # a folder holding A's file
     ({**B, "fault": "fc"}, "the faults touch the same sim state"),
     ({**B, "row": "SRV-X"}, "one row needs the other"),
     ({**B, "row": "PLAT-R"}, "one row needs the other"),      # reads A's result: A's fault changes it
@@ -74,11 +74,11 @@ def test_cases_that_could_interact_never_share(other, why):
     assert mx.plan([A, other], touch, ROWS) == [[A], [other]]
 
 
-ITEMS = [{"nodeid": "tests/platform/test_a.py::test_a[node1]", "row": "PLAT-A", "markers": ["platform"]},
-         {"nodeid": "tests/platform/test_b.py::test_b[node2]", "row": "PLAT-B", "markers": ["platform"]},
-         {"nodeid": "tests/serving/test_s.py::test_s", "row": "SRV-X", "markers": ["gate", "serving"]},
-         {"nodeid": "tests/serving/test_s.py::test_t", "row": "PLAT-C", "markers": ["serving"]}]
-S = _case("fs", "PLAT-C", ["tests/serving/test_s.py"], ["tests/serving/test_s.py::test_t"], select="serving and not gate")
+ITEMS = [{"nodeid": "rackgate/checks/platform/test_a.py::test_a[node1]", "row": "PLAT-A", "markers": ["platform"]},
+         {"nodeid": "rackgate/checks/platform/test_b.py::test_b[node2]", "row": "PLAT-B", "markers": ["platform"]},
+         {"nodeid": "rackgate/checks/serving/test_s.py::test_s", "row": "SRV-X", "markers": ["gate", "serving"]},
+         {"nodeid": "rackgate/checks/serving/test_s.py::test_t", "row": "PLAT-C", "markers": ["serving"]}]
+S = _case("fs", "PLAT-C", ["rackgate/checks/serving/test_s.py"], ["rackgate/checks/serving/test_s.py::test_t"], select="serving and not gate")
 
 
 def test_different_selections_share_only_where_the_markers_say_each_part_is_unchanged():
@@ -89,7 +89,7 @@ def test_different_selections_share_only_where_the_markers_say_each_part_is_unch
     gate = {**S, "select": "gate"}       # or-ed with 'serving and not gate', it would add test_s
     touch = {**TOUCH, "fs": frozenset({("server", "faults")})}
     assert "selects other tests" in mx.selection_problem([S, gate], ITEMS)
-    assert mx.plan([S, {**gate, "row": "PLAT-B", "paths": ["tests/serving/test_x.py"]}], touch, ROWS, items=ITEMS)[0] == [S]
+    assert mx.plan([S, {**gate, "row": "PLAT-B", "paths": ["rackgate/checks/serving/test_x.py"]}], touch, ROWS, items=ITEMS)[0] == [S]
     assert "selects other tests" in mx.selection_problem([A, {**B, "select": "survey"}], ITEMS)  # nothing collected
 
 
@@ -107,11 +107,11 @@ def test_a_case_that_stops_the_server_never_shares_with_checks_on_it():
     """A fault failing SRV-BOOT (or SRV-MODELS, SRV-ALIVE) makes every check on the server "not
     run", whether or not its row names it in `needs`."""
     rows_ = {**ROWS, "SRV-BOOT": _row("SRV-BOOT", area="serving")}
-    boot = _case("fboot", "SRV-BOOT", ["tests/serving/test_boot.py"], ["tests/serving/test_boot.py::test_boot"])
-    items = [*ITEMS, {"nodeid": "tests/serving/test_boot.py::test_boot", "row": "SRV-BOOT", "markers": ["serving"]}]
+    boot = _case("fboot", "SRV-BOOT", ["rackgate/checks/serving/test_boot.py"], ["rackgate/checks/serving/test_boot.py::test_boot"])
+    items = [*ITEMS, {"nodeid": "rackgate/checks/serving/test_boot.py::test_boot", "row": "SRV-BOOT", "markers": ["serving"]}]
     assert "runs on the server, which fboot stops" in mx.needs_problem(boot, S, rows_, items)
     assert mx.needs_problem(boot, A, rows_, items) == ""        # a platform check does not use it
-    also = {**boot, "row": "PLAT-B", "fail": [], "also_fail": ["tests/serving/test_boot.py::test_boot"]}
+    also = {**boot, "row": "PLAT-B", "fail": [], "also_fail": ["rackgate/checks/serving/test_boot.py::test_boot"]}
     assert "stops" in mx.needs_problem(also, S, rows_, items)   # a consequence counts too
 
 
@@ -160,12 +160,12 @@ def test_a_clean_shared_run_passes_every_case():
     by_case, whole = mx.judge_group([A, B], _run(HEALTHY_AB), ROWS)
     assert by_case == {"fa": [], "fb": []} and whole == []
     own = mx.own_part(_run(HEALTHY_AB), B)
-    assert set(own.outcomes) == {"tests/platform/test_b.py::test_b[node2]", "tests/platform/test_b.py::test_b[node1]"}
+    assert set(own.outcomes) == {"rackgate/checks/platform/test_b.py::test_b[node2]", "rackgate/checks/platform/test_b.py::test_b[node1]"}
     assert own.rc == 1
 
 
 def test_an_expected_failure_that_passed_is_a_mismatch():
-    out = {**HEALTHY_AB, "tests/platform/test_b.py::test_b[node2]": ("passed", "")}
+    out = {**HEALTHY_AB, "rackgate/checks/platform/test_b.py::test_b[node2]": ("passed", "")}
     by_case, whole = mx.judge_group([A, B], _run(out), ROWS)
     assert by_case["fa"] == [] and any("expected to fail" in p for p in by_case["fb"])
     assert mx.own_part(_run(out), B).rc == 0
@@ -174,20 +174,20 @@ def test_an_expected_failure_that_passed_is_a_mismatch():
 def test_a_failure_carrying_another_cases_row_is_a_mismatch():
     """Masking: A's fault fails the test B expects to fail. Even when B's own diagnosis is there
     too, a message that is A's verdict in B's tests means the faults interacted."""
-    out = {**HEALTHY_AB, "tests/platform/test_b.py::test_b[node2]": ("failed", _msg("PLAT-A") + "\n" + _msg("PLAT-B"))}
+    out = {**HEALTHY_AB, "rackgate/checks/platform/test_b.py::test_b[node2]": ("failed", _msg("PLAT-A") + "\n" + _msg("PLAT-B"))}
     by_case, _ = mx.judge_group([A, B], _run(out), ROWS)
     assert any("carries PLAT-A, the row of fa" in p for p in by_case["fb"])
 
 
 def test_not_run_because_of_another_case_is_a_mismatch():
-    out = {**HEALTHY_AB, "tests/platform/test_b.py::test_b[node1]":
+    out = {**HEALTHY_AB, "rackgate/checks/platform/test_b.py::test_b[node1]":
            ("error", "could not observe (NotRun): not run: PLAT-A failed (see it)")}
     by_case, _ = mx.judge_group([A, B], _run(out), ROWS)
     assert any("not run because PLAT-A (fa) failed" in p for p in by_case["fb"])
 
 
 def test_a_failure_outside_every_case_or_a_broken_run_is_a_mismatch():
-    out = {**HEALTHY_AB, "tests/platform/test_c.py::test_c": ("failed", _msg("PLAT-C"))}
+    out = {**HEALTHY_AB, "rackgate/checks/platform/test_c.py::test_c": ("failed", _msg("PLAT-C"))}
     assert mx.judge_group([A, B], _run(out), ROWS)[1]
     assert mx.judge_group([A, B], _run(HEALTHY_AB, rc=2), ROWS)[1]
     by_case, whole = mx.judge_group([A, B], _run({}, rc=4), ROWS)
@@ -229,7 +229,7 @@ def test_a_clean_shared_run_is_the_verdict_and_nothing_is_rerun():
 
 
 def test_any_mismatch_reruns_every_case_alone_and_the_solo_run_decides():
-    out = {**HEALTHY_AB, "tests/platform/test_b.py::test_b[node1]": ("failed", _msg("PLAT-A"))}
+    out = {**HEALTHY_AB, "rackgate/checks/platform/test_b.py::test_b[node1]": ("failed", _msg("PLAT-A"))}
     r, fake = _runs(out)
     try:
         va, vb = r.verdict("fa"), r.verdict("fb")
@@ -249,7 +249,7 @@ def test_a_real_fault_still_fails_after_the_rerun():
                 run.outcomes = {t: Outcome("passed", "") for t in run.outcomes}
                 run.rc = 0
             return run
-    out = {**HEALTHY_AB, "tests/platform/test_b.py::test_b[node2]": ("failed", _msg("PLAT-A") + _msg("PLAT-B"))}
+    out = {**HEALTHY_AB, "rackgate/checks/platform/test_b.py::test_b[node2]": ("failed", _msg("PLAT-A") + _msg("PLAT-B"))}
     fake = Broken(out)
     r = mx.Runs([A, B], jobs=1, rows=ROWS, touches=TOUCH, items=ITEMS, runner=fake, group_runner=fake.group)
     try:
@@ -262,8 +262,8 @@ def test_a_real_fault_still_fails_after_the_rerun():
 def test_the_pool_starts_the_costliest_runs_first():
     """The healthy run, then runs that boot a server (a recorded baseline counts twice), then the
     cheap platform runs, whatever order the tests asked in: the cheap ones fill the pool's end."""
-    srv = {**_case("fs", "SRV-Y", ["tests/serving/test_s.py"], []), "select": "serving"}
-    reg = {**_case("fr", "SRV-X", ["tests/serving/test_s.py"], []), "select": "serving", "baseline": ["-m", "x"]}
+    srv = {**_case("fs", "SRV-Y", ["rackgate/checks/serving/test_s.py"], []), "select": "serving"}
+    reg = {**_case("fr", "SRV-X", ["rackgate/checks/serving/test_s.py"], []), "select": "serving", "baseline": ["-m", "x"]}
     plat = {**A, "select": "platform"}
     fake = FakeRunner(HEALTHY_AB)
     r = mx.Runs([plat, srv, reg], jobs=1, solo=True, rows=ROWS, touches={}, runner=fake)
@@ -279,7 +279,7 @@ def test_the_pool_starts_the_costliest_runs_first():
 def test_a_shared_run_that_differed_queues_its_solo_runs_before_any_test_asks():
     """The re-runs start when the shared run ends, not when the group's test comes up (a matrix
     test late in the order would otherwise leave its re-runs for the session's last minutes)."""
-    out = {**HEALTHY_AB, "tests/platform/test_b.py::test_b[node1]": ("failed", _msg("PLAT-A"))}
+    out = {**HEALTHY_AB, "rackgate/checks/platform/test_b.py::test_b[node1]": ("failed", _msg("PLAT-A"))}
     fake = FakeRunner(out)
     r = mx.Runs([A, B], jobs=1, rows=ROWS, touches=TOUCH, items=ITEMS, runner=fake, group_runner=fake.group)
     try:
@@ -292,14 +292,14 @@ def test_a_shared_run_that_differed_queues_its_solo_runs_before_any_test_asks():
 
 
 def test_cases_of_one_file_s_functions_share_runs():
-    """The declared checks' cases narrow tests/test_declared.py to their own function: two rows'
+    """The declared checks' cases narrow rackgate/checks/test_declared.py to their own function: two rows'
     cases do not share tests (so they may share a run), a whole-file path shares with both."""
-    shm, tuned = "tests/test_declared.py::test_plat_shm", "tests/test_declared.py::test_plat_tuned"
+    shm, tuned = "rackgate/checks/test_declared.py::test_plat_shm", "rackgate/checks/test_declared.py::test_plat_tuned"
     assert not mx._overlap(shm, tuned)
-    assert mx._overlap("tests/test_declared.py", shm) and mx._overlap(shm, shm)
+    assert mx._overlap("rackgate/checks/test_declared.py", shm) and mx._overlap(shm, shm)
     assert mx._in_paths(f"{shm}[node2]", [shm]) and not mx._in_paths(f"{tuned}[node2]", [shm])
-    assert mx._in_paths(f"{tuned}[node2]", ["tests/test_declared.py"])
+    assert mx._in_paths(f"{tuned}[node2]", ["rackgate/checks/test_declared.py"])
     a = _case("fa", "PLAT-A", [shm], [f"{shm}[node1]"])
     b = _case("fb", "PLAT-B", [tuned], [f"{tuned}[node2]"])
     assert not mx.compatible(a, b, TOUCH, ROWS)
-    assert mx.compatible(a, {**b, "paths": ["tests/test_declared.py"]}, TOUCH, ROWS) == "shared test files"
+    assert mx.compatible(a, {**b, "paths": ["rackgate/checks/test_declared.py"]}, TOUCH, ROWS) == "shared test files"

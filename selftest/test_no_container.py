@@ -3,12 +3,12 @@ the server is launched, watched and asked on the node (never `docker exec ''`), 
 about a container say they do not apply."""
 from .harness import REPO, run_suite
 
-SLICE = ["tests/serving/test_server.py::test_models_lists_served_name",
-         "tests/serving/test_server.py::test_sanity", "tests/test_declared.py::test_plat_container"]
+SLICE = ["rackgate/checks/serving/test_server.py::test_models_lists_served_name",
+         "rackgate/checks/serving/test_server.py::test_sanity", "rackgate/checks/test_declared.py::test_plat_container"]
 
 
 def test_engine_on_the_node_is_a_rack_file_choice(tmp_path):
-    base = (REPO / "racks" / "sim.toml").read_text()
+    base = (REPO / "rackgate" / "sim" / "racks" / "sim.toml").read_text()
     assert '\ncontainer = "atom"\n' in base
     rack = tmp_path / "no-container.toml"
     rack.write_text(base.replace('\ncontainer = "atom"\n', '\ncontainer = ""\n'))

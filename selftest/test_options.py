@@ -1,7 +1,9 @@
 """Options as pytest users type them (issue 12.5): `--rack FILE`, `--atom-url URL`, `--served-model
 NAME`, `--baseline FILE`, `--alluredir DIR`, each in the space and the `=` form, from a directory
-outside the project: the project's ini is in force (its markers select the gate, its testpaths
-collect only tests/), never a test path taken from an option's value."""
+outside the project: the same checks as from the project, collected from the package
+(rackgate/checks) with the plugin's markers selecting the gate, never a test path taken from an
+option's value. From outside, ids are relative to the package's checks folder (the plugin's
+docstring says why), so they are compared as such."""
 import subprocess
 import sys
 
@@ -9,10 +11,15 @@ import pytest
 
 from .harness import REPO, SUITE_PLUGINS, user_env
 
+CHECKS = "rackgate/checks/"
+
+
+def checks_relative(ids: list[str]) -> list[str]:
+    return [i.removeprefix(CHECKS) for i in ids]
+
 
 def collect(cwd, *args):
     env = {**user_env(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": str(REPO)}
-    env.pop("RACKGATE_REEXEC", None)
     p = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *SUITE_PLUGINS, "--co", "-q",
                         "-m", "gate", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
     ids = [x for x in p.stdout.splitlines() if "::" in x]
@@ -37,8 +44,8 @@ def references():
 
 def values(tmp_path):
     model = tmp_path / "models" / "SmolLM2"
-    return {"--rack": str(REPO / "racks/sim.toml"), "--atom-url": "http://127.0.0.1:9",
-            "--served-model": str(model), "--baseline": str(REPO / "racks/sim-baseline.json"),
+    return {"--rack": str(REPO / "rackgate/sim/racks/sim.toml"), "--atom-url": "http://127.0.0.1:9",
+            "--served-model": str(model), "--baseline": str(REPO / "rackgate/sim/racks/sim-baseline.json"),
             "--alluredir": "allure"}
 
 
@@ -57,5 +64,7 @@ def test_option_forms_from_another_directory(option, form, outside, references):
     args = [option, v[option]] if form == "space" else [f"{option}={v[option]}"]
     p, ids = collect(outside, *extra, *args)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    assert ids == reference, (ids[:5], p.stderr[-1000:])
-    assert all(i.startswith("tests/") for i in ids)  # the project's testpaths, never a value taken for a path
+    assert all(i.startswith(CHECKS) for i in reference)   # from the project: its testpaths
+    assert checks_relative(ids) == checks_relative(reference), (ids[:5], p.stderr[-1000:])
+    # every id a check of the package's, never a value taken for a path
+    assert all((REPO / CHECKS / i.split("::")[0]).is_file() for i in checks_relative(ids)), ids[:5]

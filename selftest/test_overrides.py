@@ -7,8 +7,8 @@ from rackgate import config as rackfile
 from .harness import run_suite
 from .simserver import sim_server
 
-MODELS = "tests/serving/test_server.py::test_models_lists_served_name"
-LINT = "tests/serving/test_boot.py::test_launch_lint"
+MODELS = "rackgate/checks/serving/test_server.py::test_models_lists_served_name"
+LINT = "rackgate/checks/serving/test_boot.py::test_launch_lint"
 
 
 def test_attach_served_model_overrides_the_rack_file_everywhere(tmp_path):

@@ -54,6 +54,6 @@ def test_fault_list_names_every_fault():
 
 
 def test_shipped_racks_load():
-    assert config.load(REPO / "racks" / "sim.toml").sim is not None
+    assert config.load(REPO / "rackgate" / "sim" / "racks" / "sim.toml").sim is not None
     real = config.load(REPO / "racks" / "example-gfx1250.toml")
     assert real.gpu_count == 16 and real.launch.env["ATOM_USE_TRITON_MLA"] == "1"

@@ -18,7 +18,7 @@ import pytest
 from .harness import REPO, SUITE_PLUGINS, parse_junit, user_env
 
 ROW_ID = "PLAT-DRYRUN-NUMA"
-ITEM = "tests/test_declared.py::test_plat_dryrun_numa"
+ITEM = "rackgate/checks/test_declared.py::test_plat_dryrun_numa"
 FAULT = "dryrun-numa-balancing-on"
 TARGET = "node2"
 STEP_TIMEOUT_S = 600  # each subprocess below is bounded; none is timed

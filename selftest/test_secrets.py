@@ -29,7 +29,7 @@ def test_every_name_the_readme_lists_is_a_secret():
 
 
 def test_no_secret_leaves_a_run(tmp_path):
-    base = (REPO / "racks" / "sim.toml").read_text()
+    base = (REPO / "rackgate" / "sim" / "racks" / "sim.toml").read_text()
     rack = tmp_path / "secret.toml"
     # The token is also the served model name's suffix nowhere; it lives in the launch env and the
     # api key, which the suite sends and passes to the launch, and must never print.

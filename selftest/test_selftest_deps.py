@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .harness import REPO
 
-FIRST_PARTY = {"rackgate", "fixtures", "selftest", "tests", "conftest"}
+FIRST_PARTY = {"rackgate", "selftest"}
 # Imported by self-test code that runs in another Python, or installed by setup.sh on its own:
 # module -> (where the import may be, what installs it there).
 ELSEWHERE = {

@@ -64,7 +64,7 @@ def test_refused_key_is_a_transport_error(server, tmp_path):
 def _ssh_rack(tmp_path, server) -> str:
     rack = tmp_path / "ssh-sim.toml"
     opts = ", ".join(f'"{o}"' for o in server.options)
-    base = open(os.path.join(os.path.dirname(__file__), "..", "racks", "sim.toml")).read()
+    base = open(os.path.join(os.path.dirname(__file__), "..", "rackgate", "sim", "racks", "sim.toml")).read()
     rack.write_text(base.replace("[sim]\n", f'[sim]\ntransport = "ssh"\nssh_target = "{server.target}"\n')
                     + textwrap.dedent(f"""
                         [ssh]
@@ -77,9 +77,9 @@ def _ssh_rack(tmp_path, server) -> str:
 # A slice through every layer over ssh: sysfs reads, fan-out, and the server launched with
 # `docker exec` on each node, watched and stopped by PID. (The whole suite over ssh is the same
 # code at ~1 s per ssh round trip on this 2-core machine: too slow for CI.)
-SLICE = ["tests/fabric/test_links.py::test_accel_state", "tests/fabric/test_links.py::test_pod_ids_identical",
-         "tests/serving/test_server.py::test_models_lists_served_name",
-         "tests/serving/test_server.py::test_sanity"]
+SLICE = ["rackgate/checks/fabric/test_links.py::test_accel_state", "rackgate/checks/fabric/test_links.py::test_pod_ids_identical",
+         "rackgate/checks/serving/test_server.py::test_models_lists_served_name",
+         "rackgate/checks/serving/test_server.py::test_sanity"]
 
 
 def test_suite_slice_over_ssh_passes_on_health(server, tmp_path):
@@ -88,6 +88,6 @@ def test_suite_slice_over_ssh_passes_on_health(server, tmp_path):
 
 
 def test_fault_over_ssh_fails_the_same_item(server, tmp_path):
-    run = run_suite(tmp_path, "--rack", _ssh_rack(tmp_path, server), "tests/fabric/test_links.py::test_accel_state",
+    run = run_suite(tmp_path, "--rack", _ssh_rack(tmp_path, server), "rackgate/checks/fabric/test_links.py::test_accel_state",
                     "--sim-fault", "stuck-link@node3:2", timeout=600)
-    assert run.ids("failed") == {"tests/fabric/test_links.py::test_accel_state[node3-card2]"}, run.stdout[-3000:]
+    assert run.ids("failed") == {"rackgate/checks/fabric/test_links.py::test_accel_state[node3-card2]"}, run.stdout[-3000:]

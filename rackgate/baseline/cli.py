@@ -23,7 +23,7 @@ from . import BaselineError, load
 from . import compare as cmp
 
 ITEM = "test_facts_within_tolerance"
-CLASSNAME = "tests.regression.test_regression"
+CLASSNAME = "rackgate.checks.regression.test_regression"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -86,7 +86,7 @@ def write_allure(results: str | Path, groups: dict[str, list[cmp.Move]], head: s
         if png:
             attach(atts, f"{name}: baseline vs this run", png, "image/png", "png")
         failed = any(not m.ok for m in ms)
-        full = f"tests/regression/test_regression.py::{ITEM}[{name}]"
+        full = f"rackgate/checks/regression/test_regression.py::{ITEM}[{name}]"
         result = {"uuid": str(uuid.uuid4()), "historyId": hashlib.md5(full.encode()).hexdigest(),
                   "name": f"{ITEM}[{name}]", "fullName": full, "status": "failed" if failed else "passed",
                   "statusDetails": {"message": _message(name, ms, head, old_desc)} if failed else {},

@@ -76,7 +76,7 @@ class Row(_Data):
     # at once with rackgate.errors.NotRun instead of spending minutes.
     order: int = DEFAULT_ORDER
     needs: tuple[str, ...] = ()
-    # Rows whose result this row reads (fixtures/gate_results.py): they run before it, and their
+    # Rows whose result this row reads (rackgate/fixtures/gate_results.py): they run before it, and their
     # verdict does not stop it (a quick gate that FAILED still measured an accuracy); a result
     # they did not produce is this row's could-not-observe, naming why.
     reads: tuple[str, ...] = ()

@@ -1,7 +1,7 @@
 """The ATOM server: how it is launched, and what the SRV and BENCH rows expect of it.
 
 Every number here is an expectation with the runbook's validated value as its default; the
-simulated rack (racks/sim.toml) scales the times to seconds.
+simulated rack (rackgate/sim/racks/sim.toml) scales the times to seconds.
 """
 from pydantic import Field
 

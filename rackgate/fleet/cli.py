@@ -136,7 +136,7 @@ def _failed_only(o: argparse.Namespace, results: Path) -> int:
 
 
 def _is_test_path(a: str) -> bool:
-    return not a.startswith("-") and (a.startswith("tests/") or "::" in a or a.endswith(".py"))
+    return not a.startswith("-") and (a.startswith("rackgate/checks/") or "::" in a or a.endswith(".py"))
 
 
 def _drain(o: argparse.Namespace, fleet: gather.Fleet) -> int:

@@ -45,8 +45,10 @@ def slurm_nodes() -> set[str]:
 
 
 def script(plan: Path, index: str) -> str:
-    project = Path(__file__).resolve().parents[2]
-    return (f"#!/bin/bash\ncd {project}\n"
+    """The batch script of one task: in the directory `rackgate fleet` ran in (as a local run's
+    processes are), where relative test paths and reports/ mean what they meant there."""
+    here = Path.cwd()
+    return (f"#!/bin/bash\ncd {here}\n"
             f"exec {sys.executable} -m rackgate.fleet.task {plan} {index}\n")
 
 

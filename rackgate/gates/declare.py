@@ -1,6 +1,6 @@
 """A check, declared once: its catalogue row, what one item covers, its probe, its judge and the
 evidence it attaches. Declarations sit next to their judges (`rackgate/gates/<area>.py`, a
-`declare(Check(...))` after the judge); one generic pytest module (tests/test_declared.py) makes
+`declare(Check(...))` after the judge); one generic pytest module (rackgate/checks/test_declared.py) makes
 the items, the fault matrix derives a fault's default case from them (rackgate/faultmatrix.py) and
 docs/catalogue.md names each row's probe and judge.
 
@@ -32,7 +32,7 @@ from ..probes.target import On
 F = TypeVar("F")
 Per = Literal["node", "gpu"]
 # The one pytest module that makes the declared checks' items (the fault matrix names its ids).
-ITEMS_MODULE = "tests/test_declared.py"
+ITEMS_MODULE = "rackgate/checks/test_declared.py"
 
 
 class DeclarationError(ValueError):
@@ -72,7 +72,7 @@ class Check(Generic[F]):
         return "test_" + self.row.lower().replace("-", "_")
 
     def item_id(self, node: str, gpu: int | None = None) -> str:
-        """The item's test id at a node (or one GPU of it): tests/test_declared.py::test_plat_shm[node2]."""
+        """The item's test id at a node (or one GPU of it): rackgate/checks/test_declared.py::test_plat_shm[node2]."""
         param = node if self.per == "node" else f"{node}-card{gpu if gpu is not None else 0}"
         return f"{ITEMS_MODULE}::{self.test_name}[{param}]"
 

@@ -3,7 +3,7 @@
     python -m rackgate.report.catalogue_page            # write docs/catalogue.md
     python -m rackgate.report.catalogue_page --check    # exit 1 when the page is out of date
 
-Rows come from rackgate/catalogue/*.toml, checks from collecting tests/ (the @pytest.mark.row of
+Rows come from rackgate/catalogue/*.toml, checks from collecting rackgate/checks/ (the @pytest.mark.row of
 each test), faults from the fault matrix, statuses from the last run's JUnit XML
 (reports/junit.xml by default). --check compares everything but the status column and the
 line that says where the statuses came from.

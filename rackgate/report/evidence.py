@@ -1,6 +1,6 @@
 """Evidence text for the report: the log lines around a signature, aligned tables.
 
-Pure functions; fixtures/labels.py's `evidence` fixture attaches what they return.
+Pure functions; rackgate/fixtures/labels.py's `evidence` fixture attaches what they return.
 """
 from __future__ import annotations
 

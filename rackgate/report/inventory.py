@@ -55,7 +55,7 @@ class InventoryError(RuntimeError):
 
 @functools.lru_cache(maxsize=4)
 def collect(args: tuple[str, ...] = (), timeout: float = 120) -> list[Check]:
-    """Every check of the suite (tests/), collected on the simulated rack (once per process and
+    """Every check of the suite (rackgate/checks/), collected on the simulated rack (once per process and
     arguments: the coverage and catalogue-page self-tests share one collection)."""
     with tempfile.TemporaryDirectory(prefix="rackgate-inv-") as d:
         out = Path(d) / "inventory.json"

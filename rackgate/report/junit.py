@@ -13,7 +13,7 @@ class Verdict:
 
 
 def test_id(classname: str, name: str) -> str:
-    """pytest's node id from a testcase's classname ("tests.fabric.test_links") and name."""
+    """pytest's node id from a testcase's classname ("rackgate.checks.fabric.test_links") and name."""
     return f"{classname.replace('.', '/')}.py::{name}"
 
 

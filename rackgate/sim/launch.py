@@ -13,7 +13,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-SHIPPED_RACK = Path(__file__).resolve().parent.parent.parent / "racks" / "sim.toml"
+# The simulated rack shipped in the package (package data): the rack when no --rack is given.
+SHIPPED_RACK = Path(__file__).resolve().parent / "racks" / "sim.toml"
 
 # The runbook's launch command, with the sim's module in place of atom.entrypoints.openai_server.
 SIM_LAUNCH = (

@@ -12,11 +12,15 @@ from ..config.model import Launch, Node
 from ..transport import Host, LocalRunner, Spawned, ports
 from . import faults as sim_faults
 from . import state as sim_state
+from .faults import Fault, FaultError, all_faults
+from .faults import get as get_fault
 from .launch import SHIPPED_RACK, SIM_BENCH, SIM_BENCH_RESULT, SIM_LAUNCH
 from .model import write_tokenizer as model_write_tokenizer
 from .render import node_env, node_root, render_node
 
-__all__ = ["SHIPPED_RACK", "SIM_BENCH", "SIM_BENCH_RESULT", "SIM_LAUNCH", "SimRack", "build", "free_port"]
+# What the suite's rack fixture uses (rackgate/fixtures/rack.py imports only this module, lazily).
+__all__ = ["SHIPPED_RACK", "SIM_BENCH", "SIM_BENCH_RESULT", "SIM_LAUNCH", "Fault", "FaultError", "SimRack", "all_faults", "build",
+           "free_port", "get_fault"]
 
 def free_port(host: str = "127.0.0.1") -> int:
     return ports.free_port(host)

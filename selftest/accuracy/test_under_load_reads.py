@@ -3,8 +3,8 @@ the quick gate's threshold still has an accuracy to agree with, while degenerate
 (SRV-SANITY's finding, named)."""
 from ..harness import run_suite
 
-QUICK = "tests/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
-UNDER_LOAD = "tests/accuracy/test_under_load.py::test_accuracy_under_load"
+QUICK = "rackgate/checks/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
+UNDER_LOAD = "rackgate/checks/accuracy/test_under_load.py::test_accuracy_under_load"
 
 
 def test_a_failed_quick_gate_still_gets_its_accuracy_compared_under_load(tmp_path):

@@ -35,7 +35,7 @@ def test_no_check_passes_on_a_blank_rack(blank_run):
 
 
 def test_platform_and_fabric_blame_nothing_on_a_blank_rack(blank_run):
-    ours = {k: o for k, o in blank_run.outcomes.items() if k.startswith(("tests/platform/", "tests/fabric/"))}
+    ours = {k: o for k, o in blank_run.outcomes.items() if k.startswith(("rackgate/checks/platform/", "rackgate/checks/fabric/"))}
     assert len(ours) > 40
     wrong = {k: f"{o.status}: {o.message[:200]}" for k, o in ours.items() if o.status in ("passed", "failed")}
     assert wrong == {}

@@ -12,7 +12,7 @@ from .dockerd import Dockerd, local_node, usable
 WHY = usable()
 pytestmark = [pytest.mark.docker, pytest.mark.skipif(bool(WHY), reason=f"real dockerd: {WHY}")]
 IMAGE = "rg/atom:selftest"
-ITEM = "tests/fabric/test_collectives.py::test_collective[dk1]"
+ITEM = "rackgate/checks/fabric/test_collectives.py::test_collective[dk1]"
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.skipif(bool(WHY), reason=f"real do
 IMAGE = "rg/atom:selftest"
 MODEL = "moonshotai/Kimi-K3"
 REPO = str(Path(__file__).resolve().parents[2])
-BOOT = "tests/serving/test_boot.py::test_boot"
+BOOT = "rackgate/checks/serving/test_boot.py::test_boot"
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ def _rack(tmp_path, *faults: str):
     text = SHIPPED_RACK.read_text()
     text = re.sub(r"(?m)^faults = \[\].*$", f"faults = {list(faults)!r}\nbmc_card0 = [\"node2\"]".replace("'", '"'),
                   text, count=1)
-    text = re.sub(r'(?m)^baseline = "racks/', f'baseline = "{SHIPPED_RACK.parent}/', text, count=1)
+    text = re.sub(r'(?m)^baseline = "', f'baseline = "{SHIPPED_RACK.parent}/', text, count=1)
     p = tmp_path / "bmc.toml"
     p.write_text(text)
     return p
@@ -32,16 +32,16 @@ def test_a_bmc_card0_tray_passes_every_sysfs_check_when_healthy(tmp_path):
     assert r.outcomes, r.stdout[-2000:] + r.stderr[-2000:]
     assert r.not_passed <= {k for k in r.outcomes if "test_plat_prefix" in k}, {k: r.outcomes[k].message[:300]
                                                                            for k in r.not_passed}
-    assert "tests/fabric/test_links.py::test_accel_state[node2-card3]" in r.ids("passed")  # ids stay GPU-numbered
-    assert "tests/test_declared.py::test_plat_gpus[node2]" in r.ids("passed")
+    assert "rackgate/checks/fabric/test_links.py::test_accel_state[node2-card3]" in r.ids("passed")  # ids stay GPU-numbered
+    assert "rackgate/checks/test_declared.py::test_plat_gpus[node2]" in r.ids("passed")
 
 
 def test_a_stuck_link_on_card4_fails_on_gpu3_of_that_node(tmp_path):
     rack = _rack(tmp_path, "stuck-link@node2:3")
     r = run_suite(tmp_path, f"--rack={rack}", f"--baseline={SHIPPED_RACK.parent / 'sim-baseline.json'}",
                   *SYSFS_CHECKS)
-    state = "tests/fabric/test_links.py::test_accel_state[node2-card3]"
-    accel = "tests/fabric/test_links.py::test_accel_id[node2-card3]"
+    state = "rackgate/checks/fabric/test_links.py::test_accel_state[node2-card3]"
+    accel = "rackgate/checks/fabric/test_links.py::test_accel_id[node2-card3]"
     assert r.ids("failed") == {state, accel}, {k: r.outcomes[k].message[:300] for k in r.not_passed}
     assert "FAB-STATE [node2/gpu3 (card4, 0000:75:00.0)]" in r.outcomes[state].message
     assert "unconfigured" in r.outcomes[state].message

@@ -39,7 +39,7 @@ def test_no_bandwidth_from_incomplete_lines(text):
 def test_command_asks_for_the_rack_files_size():
     from rackgate import config
     from rackgate.fabric.collective import command
-    rack = config.load("racks/sim.toml")
+    rack = config.load("rackgate/sim/racks/sim.toml")
     cmd = command(rack, 0, "127.0.0.1")  # argv
     assert cmd[cmd.index("--bw-bytes") + 1] == str(rack.fabric.collective_bw_bytes)
     assert cmd[cmd.index("--bw-iters") + 1] == str(rack.fabric.collective_bw_iters)

@@ -73,12 +73,12 @@ def test_training_without_baseline_says_so(tmp_path):
 
 
 def test_shipped_sim_baseline_is_what_recording_gives(tmp_path):
-    """racks/sim-baseline.json is the healthy sim's own recording; re-record and compare."""
+    """rackgate/sim/racks/sim-baseline.json is the healthy sim's own recording; re-record and compare."""
     out = tmp_path / "b.json"
     run = run_suite(tmp_path, "-m", "fabric", "-k", "test_link_training", "--record-baseline",
                     "--baseline", str(out), timeout=300)
     assert run.rc == 0 and out.exists(), run.stdout[-2000:]
     fresh = {(f["name"], f["where"]): f["value"] for f in json.loads(out.read_text())["facts"]}
     shipped = {(f["name"], f["where"]): f["value"]
-               for f in json.loads((REPO / "racks/sim-baseline.json").read_text())["facts"]}
+               for f in json.loads((REPO / "rackgate/sim/racks/sim-baseline.json").read_text())["facts"]}
     assert fresh == shipped

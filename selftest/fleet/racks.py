@@ -5,12 +5,13 @@ from ..harness import REPO
 
 FAULTS = {"sim-a": [], "sim-b": ["params-default@node2"], "sim-c": ["gpu-wedged@node3"]}
 FINDINGS = {"sim-a": set(), "sim-b": {("PLAT-PARAMS", "node2")}, "sim-c": {("PLAT-WEDGED", "node3")}}
-SELECT = ["-m", "platform", "tests/platform/test_driver.py", "tests/platform/test_kernel.py", "-p", "no:cacheprovider"]
+SELECT = ["-m", "platform", "rackgate/checks/platform/test_driver.py", "rackgate/checks/platform/test_kernel.py",
+          "-p", "no:cacheprovider"]
 
 
 def write(d: Path, names=tuple(FAULTS)) -> list[str]:
-    text = (REPO / "racks" / "sim.toml").read_text().replace(
-        'baseline = "racks/sim-baseline.json"', f'baseline = "{REPO / "racks/sim-baseline.json"}"', 1)
+    text = (REPO / "rackgate" / "sim" / "racks" / "sim.toml").read_text().replace(
+        'baseline = "sim-baseline.json"', f'baseline = "{REPO / "rackgate/sim/racks/sim-baseline.json"}"', 1)
     out = []
     for name in names:
         f = d / f"{name}.toml"

@@ -73,14 +73,14 @@ def test_each_fault_fails_exactly_its_row_on_its_node(tmp_path, foreign):
     run = _run(tmp_path, foreign.start(), "four faults")
     failed = _failed(run)
     assert set(failed) == {
-        "tests/fabric/test_links.py::test_accel_state[fn2-card1]",
-        "tests/fabric/test_links.py::test_accel_id[fn1-card2]",
-        "tests/fabric/test_links.py::test_pod_ids_identical",
-        "tests/platform/test_driver.py::test_amdgpu_params[fn2]",
+        "rackgate/checks/fabric/test_links.py::test_accel_state[fn2-card1]",
+        "rackgate/checks/fabric/test_links.py::test_accel_id[fn1-card2]",
+        "rackgate/checks/fabric/test_links.py::test_pod_ids_identical",
+        "rackgate/checks/platform/test_driver.py::test_amdgpu_params[fn2]",
     }, failed
-    assert "fn3/gpu3 (card4, 0000:14:00.0)" in failed["tests/fabric/test_links.py::test_pod_ids_identical"]  # BMC card0
-    assert "noretry" in failed["tests/platform/test_driver.py::test_amdgpu_params[fn2]"]
-    assert UNSET in failed["tests/fabric/test_links.py::test_accel_id[fn1-card2]"]
+    assert "fn3/gpu3 (card4, 0000:14:00.0)" in failed["rackgate/checks/fabric/test_links.py::test_pod_ids_identical"]  # BMC card0
+    assert "noretry" in failed["rackgate/checks/platform/test_driver.py::test_amdgpu_params[fn2]"]
+    assert UNSET in failed["rackgate/checks/fabric/test_links.py::test_accel_id[fn1-card2]"]
 
 
 def test_one_host_down_errors_only_its_items(tmp_path, foreign):
@@ -94,8 +94,8 @@ def test_one_host_down_errors_only_its_items(tmp_path, foreign):
     # the reachable nodes were judged: their own items are not ERRORs about fn3
     for k, o in run.outcomes.items():
         if k not in down:
-            assert "fn3" not in o.message or k == "tests/fabric/test_links.py::test_pod_ids_identical", (k, o.message)
-    pod = run.outcomes["tests/fabric/test_links.py::test_pod_ids_identical"]
+            assert "fn3" not in o.message or k == "rackgate/checks/fabric/test_links.py::test_pod_ids_identical", (k, o.message)
+    pod = run.outcomes["rackgate/checks/fabric/test_links.py::test_pod_ids_identical"]
     assert pod.status == "error" and "judged fn1, fn2" in pod.message and "node fn3" in pod.message
 
 
@@ -110,7 +110,7 @@ def _docker_down_in_dockers_words(run) -> None:
     for k, o in docker_items.items():
         assert o.status == "error", (k, o.status, o.message)
         assert "Cannot connect to the Docker daemon at unix:///var/run/docker.sock" in o.message, (k, o.message)
-    assert any(k.startswith("tests/test_declared.py") or "free" in k.lower() for k in docker_items), docker_items
+    assert any(k.startswith("rackgate/checks/test_declared.py") or "free" in k.lower() for k in docker_items), docker_items
 
 
 def _root_reads_quote_sudo_others_judged(run) -> None:

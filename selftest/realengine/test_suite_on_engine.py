@@ -28,10 +28,10 @@ from . import runners
 
 pytestmark = [pytest.mark.realengine, pytest.mark.xdist_group("realengine"), pytest.mark.timeout(1800)]
 
-SANITY = "tests/serving/test_server.py::test_sanity"
-MODELS = "tests/serving/test_server.py::test_models_lists_served_name"
-BUDGET = "tests/accuracy/test_budget.py::test_reasoning_budget"
-BENCH_RESULT = "tests/serving/test_bench.py::test_benchmark_measured_something"
+SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
+MODELS = "rackgate/checks/serving/test_server.py::test_models_lists_served_name"
+BUDGET = "rackgate/checks/accuracy/test_budget.py::test_reasoning_budget"
+BENCH_RESULT = "rackgate/checks/serving/test_bench.py::test_benchmark_measured_something"
 SUITE_TIMEOUT = 1500  # seconds: a suite run against a 2-core CPU engine, aiperf included
 
 
@@ -56,7 +56,7 @@ def test_healthy_engine_passes_sanity_models_and_budget(healthy, tmp_path):
                                                               BUDGET: "passed"}, run.stdout[-3000:]
 
 
-STREAM = "tests/serving/test_stream.py::test_stream_matches_plain"
+STREAM = "rackgate/checks/serving/test_stream.py::test_stream_matches_plain"
 
 
 def test_healthy_engine_passes_stream_consistency(healthy, models, tmp_path):
@@ -167,8 +167,8 @@ def test_quick_gate_verdicts_equal_lm_eval_per_question(gsm8k_dir, healthy, engi
 
 
 # --- ACC-UNDER-LOAD and the output-length facts ----------------------------------------------
-QUICK = "tests/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
-UNDER_LOAD = "tests/accuracy/test_under_load.py::test_accuracy_under_load"
+QUICK = "rackgate/checks/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
+UNDER_LOAD = "rackgate/checks/accuracy/test_under_load.py::test_accuracy_under_load"
 # Affordable on 2 CPU cores: the sequential test's smallest question limit, 2 questions in flight,
 # the row's smallest question count, one short filler stream (gpus_per_node = 1: one DP rank).
 UNDER_LOAD_ACCURACY = {"api": "completions", "num_concurrent": 2, "quick_max_questions": 10,

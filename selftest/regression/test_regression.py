@@ -12,7 +12,7 @@ from rackgate.baseline import compare as cmp
 
 from ..harness import run_suite
 
-COMPARE = "tests/regression/test_regression.py::test_facts_within_tolerance"
+COMPARE = "rackgate/checks/regression/test_regression.py::test_facts_within_tolerance"
 
 # Every fact kind the healthy sim can record cheaply (GSM8K, ~2 min of lm-eval start-up per run,
 # is covered by the lower-accuracy matrix case).
@@ -78,12 +78,12 @@ def test_facts_are_values_and_the_file_is_atomic(tmp_path):
     f = bl.Facts()
     with pytest.raises(TypeError):
         f.record("x", {"a": 1})
-    f.source = "tests/x.py::t"
+    f.source = "rackgate/checks/x.py::t"
     f.record("x", 1.5, where="n1", unit="s")
     p, _ = bl.write(tmp_path / "b.json", f.all(), {"rack": "r", "image": "i"})
     assert not list(tmp_path.glob(".*tmp"))
     got = bl.load(p)
-    assert got.get("x", "n1").source == "tests/x.py::t" and got.provenance["time"]
+    assert got.get("x", "n1").source == "rackgate/checks/x.py::t" and got.provenance["time"]
     body = json.loads(p.read_text())
     body["facts"][0]["added_later"] = 1  # a newer baseline's extra field must not break an older reader
     p.write_text(json.dumps(body))
@@ -99,7 +99,7 @@ def test_record_under_xdist_merges_every_worker(recorded):
     assert base.provenance["rack"] == "sim-4x4" and base.provenance["image"] and base.provenance["time"]
     counts = [f for f in base.facts.values() if f.name == "platform.gpu.count"]
     assert sorted(f.where for f in counts) == ["node1", "node2", "node3", "node4"], base.facts.keys()
-    assert all(f.source.startswith("tests/test_declared.py::test_plat_gpus[") for f in counts)
+    assert all(f.source.startswith("rackgate/checks/test_declared.py::test_plat_gpus[") for f in counts)
     said = re.search(r"recorded (\d+) facts as the baseline", run.stdout)
     assert said and int(said.group(1)) == len(base.facts), run.stdout[-2000:]
 
@@ -124,7 +124,7 @@ def test_regression_run_shows_old_new_and_names_the_fact(recorded, tmp_path):
     assert msg.lstrip().startswith("REG-FACTS [platform.gpu.hbm_gib]") and "2 of 17 platform.gpu.hbm_gib figures" in msg, msg
     assert f"{hbm[0]['where']}" in msg and "288 -> 432" in msg and "node1/gpu9" in msg and "missing" in msg
     # the producers ran again without being named: -m regression selected them from the baseline
-    assert sum(1 for k in out if k.startswith("tests/test_declared.py::test_plat_gpus[")) == 4
+    assert sum(1 for k in out if k.startswith("rackgate/checks/test_declared.py::test_plat_gpus[")) == 4
     assert "rackgate regression: baseline" in run.stdout and "288 -> 432 GiB" in run.stdout
 
 
@@ -205,7 +205,7 @@ def test_compare_two_recorded_runs(tmp_path):
     assert "159.4 -> 140 GB" in run.stdout and "REGRESSED" in run.stdout and "1 of 4 facts" in run.stdout
     assert "- -> 9 ms" in run.stdout and "new" in run.stdout  # one side only: listed, not dropped
     got = junit.read(tmp_path / "j.xml")
-    item = "tests/regression/test_regression.py::test_facts_within_tolerance"
+    item = "rackgate/checks/regression/test_regression.py::test_facts_within_tolerance"
     assert {k: v.status for k, v in got.items()} == {f"{item}[serving.kv.available_gb]": "failed",
                                                      f"{item}[serving.engine.kwarg]": "passed",
                                                      f"{item}[bench.tpot_ms]": "passed"}
@@ -222,10 +222,10 @@ def test_compare_two_recorded_runs(tmp_path):
 
 def test_the_sim_never_writes_its_shipped_baseline():
     """Recording on the sim goes to reports/ unless another path is given, also when the path
-    given is the shipped (tracked) racks/sim-baseline.json."""
+    given is the shipped (tracked) sim-baseline.json."""
     from types import SimpleNamespace as NS
 
-    from fixtures.baseline import _path
+    from rackgate.fixtures.baseline import _path
     sim, real = NS(sim=object(), baseline="racks/sim-baseline.json"), NS(sim=None, baseline="racks/b.json")
 
     def cfg(given):

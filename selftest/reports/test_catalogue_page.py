@@ -19,10 +19,10 @@ def test_status_column_sums_up_a_check():
     assert page.status_of(["t.py::f[a]"], v) == "passed 1/1"
     assert page.status_of(["t.py::g"], v) == "skipped"
     assert page.status_of(["t.py::h"], v) == "not run"
-    items = [{"nodeid": "tests/a.py::t[x]", "function": "tests/a.py::t", "row": "PLAT-DRIVER", "markers": []}]
+    items = [{"nodeid": "rackgate/checks/a.py::t[x]", "function": "rackgate/checks/a.py::t", "row": "PLAT-DRIVER", "markers": []}]
     text = page.render(items, [{"fault": "driver-not-loaded", "row": "PLAT-DRIVER", "select": "platform"}],
-                       {"tests/a.py::t[x]": Verdict("failed", "")}, "`junit.xml`")
+                       {"rackgate/checks/a.py::t[x]": Verdict("failed", "")}, "`junit.xml`")
     line = next(l for l in text.splitlines() if l.startswith("| [PLAT-DRIVER]"))
-    assert "`tests/a.py::t`" in line and "`driver-not-loaded`" in line and line.endswith("| FAILED 1/1 |")
+    assert "`rackgate/checks/a.py::t`" in line and "`driver-not-loaded`" in line and line.endswith("| FAILED 1/1 |")
     assert page.strip_status(text) == page.strip_status(page.render(items, [{"fault": "driver-not-loaded",
                                                                               "row": "PLAT-DRIVER", "select": "platform"}], None))

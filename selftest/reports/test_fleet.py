@@ -17,12 +17,12 @@ def merged(tmp_path_factory):
         pytest.fail("Allure 3 or Chromium is missing: run `bash scripts/report_tools.sh` (scripts/selftest.sh does)")
     d = tmp_path_factory.mktemp("fleet")
     rack_b = d / "rack-b.toml"
-    text = (REPO / "racks" / "sim.toml").read_text()
+    text = (REPO / "rackgate" / "sim" / "racks" / "sim.toml").read_text()
     rack_b.write_text(text.replace('name = "sim-4x4"', 'name = "sim-4x4-b"', 1)
-                      .replace('baseline = "racks/sim-baseline.json"', f'baseline = "{REPO / "racks/sim-baseline.json"}"', 1))
-    a = run_suite(d / "a", "--sim-fault", "params-default", "tests/platform/test_driver.py::test_amdgpu_params")
+                      .replace('baseline = "sim-baseline.json"', f'baseline = "{REPO / "rackgate/sim/racks/sim-baseline.json"}"', 1))
+    a = run_suite(d / "a", "--sim-fault", "params-default", "rackgate/checks/platform/test_driver.py::test_amdgpu_params")
     b = run_suite(d / "b", "--rack", str(rack_b), "-m", "fabric", "-k", "test_accel_state",
-                  "--sim-fault", "stuck-link", "tests/fabric/test_links.py")
+                  "--sim-fault", "stuck-link", "rackgate/checks/fabric/test_links.py")
     for run in (a, b):
         assert run.rc == 1 and run.outcomes, run.stdout[-2000:] + run.stderr[-2000:]
     counts = fleet.merge(d / "merged", [d / "a" / "allure", d / "b" / "allure"])

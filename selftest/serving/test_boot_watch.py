@@ -22,7 +22,7 @@ def launched(tmp_path):
 
     def go(*faults):
         sim = build(config.load(SHIPPED_RACK), list(faults), workdir=str(tmp_path / f"sim{len(made)}"))
-        r = overrides.apply(sim.rack)  # as fixtures/rack.py does: ATOM_LOG_MORE under rank_labels
+        r = overrides.apply(sim.rack)  # as rackgate/fixtures/rack.py does: ATOM_LOG_MORE under rank_labels
         t0 = time.time()
         srv = server.launch(r, {n.name: host_for(n, r) for n in r.nodes})
         made.append((sim, srv))

@@ -5,7 +5,7 @@ import re
 
 from ..harness import REPO, run_suite
 
-CHECK = "tests/serving/test_under_load.py::test_no_dp_sync_deadlock"
+CHECK = "rackgate/checks/serving/test_under_load.py::test_no_dp_sync_deadlock"
 
 
 def _one(run):
@@ -15,7 +15,7 @@ def _one(run):
 
 
 def test_a_slow_answer_is_not_a_deadlock(tmp_path):
-    base = (REPO / "racks" / "sim.toml").read_text()
+    base = (REPO / "rackgate" / "sim" / "racks" / "sim.toml").read_text()
     rack = tmp_path / "slow.toml"
     # A window no request can meet: the healthy sim is merely "slow" here; no rank logs a timeout.
     rack.write_text(re.sub(r"(?m)^deadlock_window_s = .*$", "deadlock_window_s = 0.01", base))

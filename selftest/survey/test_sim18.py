@@ -73,17 +73,17 @@ def test_only_valid_sets_and_every_exclusion_explained(surveyed):
 
 
 def test_pytest_m_survey_reports_each_tray_and_check(tmp_path):
-    got = run_suite(tmp_path, "--rack", str(RACK18), "-m", "survey", "tests/survey", timeout=240)
+    got = run_suite(tmp_path, "--rack", str(RACK18), "-m", "survey", "rackgate/checks/survey", timeout=240)
     o = got.outcomes
-    assert o["tests/survey/test_survey.py::test_tray[node2-free]"].status == "failed"
-    assert "PLAT-FREE [node2]" in o["tests/survey/test_survey.py::test_tray[node2-free]"].message
-    assert o["tests/survey/test_survey.py::test_tray[node5-tuned]"].status == "failed"
-    assert o["tests/survey/test_survey.py::test_tray[node11-links]"].status == "failed"
+    assert o["rackgate/checks/survey/test_survey.py::test_tray[node2-free]"].status == "failed"
+    assert "PLAT-FREE [node2]" in o["rackgate/checks/survey/test_survey.py::test_tray[node2-free]"].message
+    assert o["rackgate/checks/survey/test_survey.py::test_tray[node5-tuned]"].status == "failed"
+    assert o["rackgate/checks/survey/test_survey.py::test_tray[node11-links]"].status == "failed"
     for t in ("test_reachable[node7]", "test_tray[node7-free]", "test_tray[node7-tuned]", "test_tray[node7-links]"):
-        assert o[f"tests/survey/test_survey.py::{t}"].status == "error"   # could not observe, no verdict
-    assert o["tests/survey/test_survey.py::test_tray[node7-free]"].message.count("could not observe") >= 1
-    assert o["tests/survey/test_survey.py::test_node_set"].status == "passed"
-    assert o["tests/survey/test_survey.py::test_tray[node1-free]"].status == "passed"
+        assert o[f"rackgate/checks/survey/test_survey.py::{t}"].status == "error"   # could not observe, no verdict
+    assert o["rackgate/checks/survey/test_survey.py::test_tray[node7-free]"].message.count("could not observe") >= 1
+    assert o["rackgate/checks/survey/test_survey.py::test_node_set"].status == "passed"
+    assert o["rackgate/checks/survey/test_survey.py::test_tray[node1-free]"].status == "passed"
     assert len(o) == 18 * 6 + 1
 
 

@@ -83,7 +83,7 @@ def _survey_api(rack18: config.Rack, specs: list[str], workdir: Path) -> list[Tr
 def _suite(rack_file: Path, specs: list[str], items: list[str], workdir: Path) -> SuiteRun:
     args = [a for s in specs for a in ("--sim-fault", s)]
     return run_suite(workdir, "--rack", str(rack_file), "-m", "survey or platform or fabric",
-                     "tests/survey/test_survey.py::test_tray", *items, *args, timeout=500)
+                     "rackgate/checks/survey/test_survey.py::test_tray", *items, *args, timeout=500)
 
 
 def _item_verdicts(suite: SuiteRun, items: dict[str, list[str]], nodes: list[str]) -> Verdicts:

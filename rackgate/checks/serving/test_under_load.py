@@ -1,13 +1,13 @@
 """SRV-LONGCTX and SRV-DEADLOCK: the server under the loads that broke it on the real rack. They run
-after the other serving checks (fixtures/server.py orders them): a failure here can leave the
+after the other serving checks (rackgate/fixtures/server.py orders them): a failure here can leave the
 server dead or stuck. The load itself is rackgate.atom.load; SRV-DEADLOCK decides on the log
 (`_sync_dp_state failed` and the rank that did not log it), never on latency."""
 import pytest
 
-from fixtures.server import read_logs
 from rackgate.atom import load, logfacts
 from rackgate.atom.logs import rank_table
 from rackgate.errors import CouldNotObserve
+from rackgate.fixtures.server import read_logs
 from rackgate.gates import lint, sanity, serverlogs
 from rackgate.report.verdict import check, fail
 

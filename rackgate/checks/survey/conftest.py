@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from fixtures.rack import get_rack
+from rackgate.fixtures.rack import get_rack
 from rackgate.survey import pick, run
 
 

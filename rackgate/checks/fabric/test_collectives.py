@@ -1,7 +1,7 @@
 """FAB-COLLECTIVE, FAB-TRANSPORT: a minimal torch.distributed all_reduce inside the container,
 world sizes 1, 2, 4 on each node, then across all nodes; and the transport NCCL chose for it.
 The probe is shipped with the suite (rackgate/probes/collective_probe.py), runs on every node at
-once (fixtures/fabric.py: collective_runs) and bounds every world itself."""
+once (rackgate/fixtures/fabric.py: collective_runs) and bounds every world itself."""
 import pytest
 
 from rackgate.errors import NotRun

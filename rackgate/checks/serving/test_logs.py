@@ -2,9 +2,9 @@
 each node; the logs are never copied here)."""
 import pytest
 
-from fixtures.server import not_booted, read_logs
 from rackgate.atom import logfacts
 from rackgate.atom.logs import rank_table
+from rackgate.fixtures.server import not_booted, read_logs
 from rackgate.gates import serverlogs
 from rackgate.report.verdict import CouldNotObserve, check
 

@@ -1,13 +1,13 @@
 """FAB-P2P, FAB-BW, FAB-LEFTOVER, FAB-DMESG: ubench07 over triangles of node pairs.
 
-The rounds run once per session (fixtures/fabric.py: ubench_runs); each pair's checks judge
+The rounds run once per session (rackgate/fixtures/fabric.py: ubench_runs); each pair's checks judge
 their own pair. The exporter/listener side is started first and waited for; every wait is
 bounded; the suite ends only the processes it started.
 """
 import pytest
 
-from fixtures.nodes import discovered_cards
 from rackgate.fabric import pairs
+from rackgate.fixtures.nodes import discovered_cards
 from rackgate.gates import fabric as judge
 from rackgate.probes import accel
 from rackgate.report.verdict import CouldNotObserve, check

@@ -5,7 +5,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from fixtures.server import dead_ranks
+from rackgate.fixtures.server import dead_ranks
 from rackgate.gates import bench as gate
 from rackgate.probes import bench as probe
 from rackgate.probes import bench_run as bench_run_probe

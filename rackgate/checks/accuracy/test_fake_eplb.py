@@ -1,8 +1,8 @@
 """ACC-FAKE-EPLB: the server under an accuracy run was not launched with --fake-eplb."""
 import pytest
 
-from fixtures.server import read_logs
 from rackgate.atom import logfacts
+from rackgate.fixtures.server import read_logs
 from rackgate.gates import void
 from rackgate.report.verdict import CouldNotObserve, check
 

@@ -4,10 +4,10 @@ import time
 
 import pytest
 
-from fixtures.server import name_source
 from rackgate.atom import fanout
 from rackgate.atom.client import ServerError, first_choice, refusal
 from rackgate.atom.logs import rank_table
+from rackgate.fixtures.server import name_source
 from rackgate.gates import consistency, sanity
 from rackgate.probes import traces
 from rackgate.report.verdict import CouldNotObserve, check, fail
