@@ -24,11 +24,28 @@ from .watch import READY_LINE, BootVerdict, BootWatcher
 # (whatever runs it: a node, a container): the exit code, on a line of its own (watch.EXIT_LINE).
 WRAPPER = 'sh -c "$1"; rc=$?; echo "rackgate: the launch command exited with code $rc"; exit $rc'
 
-__all__ = ["READY_LINE", "AtomServer", "BootFailed", "attach", "launch"]
+__all__ = ["READY_LINE", "AtomServer", "BootFailed", "attach", "launch", "launch_command"]
 
 
 class BootFailed(CouldNotObserve):
     """The server could not be launched at all; str() says where and why."""
+
+
+# --- what runs where (the rack file alone: no server needed) -----------------------------------
+def launch_fields(rack: Rack, node: Node, index: int) -> dict[str, str | int]:
+    return {"node": node.name, "node_index": index, "dp_local": rack.gpus_per_node,
+            "dp_start": index * rack.gpus_per_node, "dp_size": rack.gpu_count,
+            "head_ip": rack.head.data_ip, "data_ip": node.data_ip, "port": rack.launch.port,
+            "served_model": rack.server.served_model}
+
+
+def launch_command(rack: Rack, node: Node, index: int) -> str:
+    """The rack file's launch command for `node` (the index-th of the rack's nodes), filled in."""
+    try:
+        return rack.launch.command.format(**launch_fields(rack, node, index))
+    except (KeyError, IndexError, ValueError) as e:
+        raise BootFailed(f"launch.command: cannot fill in its placeholders ({e}); known: "
+                         f"{', '.join('{' + k + '}' for k in launch_fields(rack, node, index))}") from None
 
 
 @dataclass
@@ -49,19 +66,8 @@ class AtomServer:
         return self.client.base_url
 
     # --- what runs where ------------------------------------------------------------------
-    def fields_for(self, node: Node, index: int) -> dict[str, str | int]:
-        rack = self.rack
-        return {"node": node.name, "node_index": index, "dp_local": rack.gpus_per_node,
-                "dp_start": index * rack.gpus_per_node, "dp_size": rack.gpu_count,
-                "head_ip": rack.head.data_ip, "data_ip": node.data_ip, "port": rack.launch.port,
-                "served_model": rack.server.served_model}
-
     def command_for(self, node: Node, index: int) -> str:
-        try:
-            return self.rack.launch.command.format(**self.fields_for(node, index))
-        except (KeyError, IndexError, ValueError) as e:
-            raise BootFailed(f"launch.command: cannot fill in its placeholders ({e}); known: "
-                             f"{', '.join('{' + k + '}' for k in self.fields_for(node, index))}") from None
+        return launch_command(self.rack, node, index)
 
     def log_path(self, node_name: str) -> str:
         return self.rack.launch.log_path.format(node=node_name)

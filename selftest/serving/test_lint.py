@@ -3,14 +3,14 @@ its reason, and only that rule fires."""
 import pytest
 
 from rackgate import config
-from rackgate.atom.server import AtomServer
+from rackgate.atom.server import launch_command
 from rackgate.gates import lint
 from rackgate.sim.rack import SHIPPED_RACK
 
 from ..harness import REPO
 
 RACK = config.load(REPO / "racks" / "example-gfx1250.toml")
-CMD = AtomServer(RACK, None).command_for(RACK.nodes[0], 0)
+CMD = launch_command(RACK, RACK.nodes[0], 0)
 ENV = dict(RACK.launch.env)
 FACTS = lint.Facts(hbm_gib=432, data_plane_nic="enp1s0f1", accuracy_run=True, unfused_gather_patch=True)
 
@@ -25,7 +25,7 @@ def test_the_sim_launch_is_clean():
     try:
         r = sim.rack
         facts = lint.Facts(hbm_gib=r.platform.hbm_gib, data_plane_nic="enp1s0f1", profile_dir=r.serving.profile_dir)
-        assert lint.lint(AtomServer(r, None).command_for(r.nodes[0], 0), dict(r.launch.env), facts) == []
+        assert lint.lint(launch_command(r, r.nodes[0], 0), dict(r.launch.env), facts) == []
     finally:
         sim.stop()
 

@@ -1,20 +1,21 @@
 """SRV-LAUNCH-LINT, SRV-BOOT, SRV-RENDEZVOUS: the launch before it runs, and the boot as it runs."""
 import pytest
 
-from rackgate.atom.server import AtomServer
+from rackgate.atom.server import launch_command
+from rackgate.errors import CouldNotObserve
 from rackgate.gates import lint
 from rackgate.probes import procs
-from rackgate.report.verdict import CouldNotObserve, check, fail
+from rackgate.report.verdict import check, fail
 
 
 def _launch_command(rack) -> str:
-    return AtomServer(rack, None).command_for(rack.head, [n.name for n in rack.nodes].index(rack.head.name))
+    return launch_command(rack, rack.head, [n.name for n in rack.nodes].index(rack.head.name))
 
 
 NOT_LAUNCHED = "the suite did not launch this server"
 
 
-def _running_command(rack, request) -> tuple[str, dict, str]:
+def _running_command(rack, request) -> tuple[str, dict[str, str], str]:
     """Attached: (command line, environment, where) of the process serving --atom-url, read from
     the head node's process table. SKIPPED only without a rack file (no nodes: nothing to read);
     could not observe when the head or ps cannot be read, or no process on the head serves the port."""
@@ -35,7 +36,7 @@ def _running_command(rack, request) -> tuple[str, dict, str]:
                               "--model (ps -ww -eo pid=,args=): its command line could not be read; set [launch] "
                               "head to the node that runs it")
     pid, args = found
-    env = procs.environ(head, pid)
+    env = procs.environ(head, int(pid))  # ps's pid: digits (procs.parse_serving)
     return args, env, f"{rack.head.name} pid {pid}"
 
 
