@@ -12,7 +12,7 @@ from rackgate.transport import container_for, fanout
 
 
 @pytest.fixture(scope="module")
-def atom_commits(rack, hosts) -> dict:
+def atom_commits(rack, hosts) -> dict[str, tuple[str, str] | Exception]:
     """{node: (commit, evidence) or the CouldNotObserve that says why not} for the nodes that answer."""
     if not rack.atom_path:
         return {}

@@ -10,6 +10,7 @@ import pytest
 
 from rackgate.fixtures.rack import get_rack
 from rackgate.survey import pick, run
+from rackgate.survey.model import TrayReport
 
 
 def pytest_collection_modifyitems(config, items):
@@ -29,10 +30,10 @@ def pytest_generate_tests(metafunc):
 
 
 _LOCK = threading.Lock()
-_DONE: dict = {}
+_DONE: dict[str, dict[str, TrayReport]] = {}  # "reports": {node: its tray's report}, once surveyed
 
 
-def survey_of(config):
+def survey_of(config: pytest.Config) -> dict[str, TrayReport]:
     """The whole rack surveyed once per session (every tray in parallel)."""
     with _LOCK:
         if "reports" not in _DONE:
