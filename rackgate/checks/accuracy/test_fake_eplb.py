@@ -2,12 +2,13 @@
 import pytest
 
 from rackgate.atom import logfacts
+from rackgate.errors import CouldNotObserve
 from rackgate.fixtures.server import read_logs
 from rackgate.gates import void
-from rackgate.report.verdict import CouldNotObserve, check
+from rackgate.report.verdict import check
 
 
-def _engine_kwargs(request, evidence) -> dict[str, dict]:
+def _engine_kwargs(request, evidence) -> dict[str, dict[object, object]]:
     """node -> its last `Engine kwargs:` dict; empty when the logs cannot be read (attached)."""
     try:
         logs = request.getfixturevalue("server_logs")

@@ -4,10 +4,11 @@ from pathlib import Path
 
 import pytest
 
+from rackgate.errors import CouldNotObserve
 from rackgate.gates import accuracy
 from rackgate.gsm8k import lmeval, setup
 from rackgate.gsm8k.data import DataError
-from rackgate.report.verdict import CouldNotObserve, check, fail
+from rackgate.report.verdict import check, fail
 
 
 @pytest.mark.timeout(14400)  # bounded by accuracy.full_timeout_s

@@ -3,10 +3,11 @@ import pytest
 
 from rackgate.atom import fanout
 from rackgate.atom.logs import rank_table
+from rackgate.errors import CouldNotObserve
 from rackgate.gsm8k import lengths, quick, setup
 from rackgate.gsm8k.data import DataError
 from rackgate.gsm8k.task import TaskError
-from rackgate.report.verdict import CouldNotObserve, check, fail
+from rackgate.report.verdict import check, fail
 
 
 @pytest.mark.timeout(7200)  # bounded by accuracy.quick_timeout_s and the per-request timeout

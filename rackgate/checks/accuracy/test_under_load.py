@@ -4,12 +4,12 @@ import pytest
 
 from rackgate.atom import load
 from rackgate.atom.logs import rank_table
-from rackgate.errors import NotRun
+from rackgate.errors import CouldNotObserve, NotRun
 from rackgate.gsm8k import quick, setup, under_load
 from rackgate.gsm8k.data import DataError
 from rackgate.gsm8k.scoring import Outcome
 from rackgate.gsm8k.task import TaskError
-from rackgate.report.verdict import CouldNotObserve, check
+from rackgate.report.verdict import check
 
 
 @pytest.mark.timeout(7200)  # bounded by accuracy.request_timeout_s per request

@@ -4,9 +4,9 @@ The probe is shipped with the suite (rackgate/probes/collective_probe.py), runs 
 once (rackgate/fixtures/fabric.py: collective_runs) and bounds every world itself."""
 import pytest
 
-from rackgate.errors import NotRun
+from rackgate.errors import CouldNotObserve, NotRun
 from rackgate.gates import fabric as judge
-from rackgate.report.verdict import CouldNotObserve, check
+from rackgate.report.verdict import check
 
 
 def _node(collective_runs, name, evidence=None):

@@ -2,10 +2,11 @@
 rack-wide, and all nodes in one fabric domain."""
 import pytest
 
+from rackgate.errors import CouldNotObserve
 from rackgate.gates import fabric as judge
 from rackgate.probes import ualink
 from rackgate.probes.accel import expected_accel_id
-from rackgate.report.verdict import CouldNotObserve, check
+from rackgate.report.verdict import check
 from rackgate.transport import fanout
 
 
@@ -24,12 +25,11 @@ def test_accel_state(gpu, rack, evidence):
 def test_accel_id(gpu, rack, rack_links, fabric_info, evidence, facts):
     links = rack_links.get()
     link = judge.readable(gpu.where, links[gpu.node.name][gpu.index], ("accel_id_raw",))
+    smi_error: CouldNotObserve | None = None
     try:
         _, smi = fabric_info.get(gpu.node.name)
     except CouldNotObserve as e:  # amd-smi unreadable: the driver's value may still show the fault
         smi, smi_error = [], e
-    else:
-        smi_error = None
     smi_gpu = next((g for g in smi if g.gpu == gpu.index), None)
     expected = expected_accel_id(gpu.node.cfg.tray, gpu.index, rack.gpus_per_node)
     others = judge.same_accel_id(link, gpu.where, {l.where(n): l for n, ls in links.items() for l in ls})

@@ -6,11 +6,12 @@ bounded; the suite ends only the processes it started.
 """
 import pytest
 
+from rackgate.errors import CouldNotObserve
 from rackgate.fabric import pairs
 from rackgate.fixtures.nodes import discovered_cards
 from rackgate.gates import fabric as judge
 from rackgate.probes import accel
-from rackgate.report.verdict import CouldNotObserve, check
+from rackgate.report.verdict import check
 
 
 def _run(ubench_runs, tool, pair, evidence):

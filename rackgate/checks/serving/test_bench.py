@@ -5,11 +5,12 @@ from urllib.parse import urlparse
 
 import pytest
 
+from rackgate.errors import CouldNotObserve
 from rackgate.fixtures.server import dead_ranks
 from rackgate.gates import bench as gate
 from rackgate.probes import bench as probe
 from rackgate.probes import bench_run as bench_run_probe
-from rackgate.report.verdict import CouldNotObserve, check
+from rackgate.report.verdict import check
 
 
 def _command(rack, server) -> str:

@@ -3,10 +3,12 @@ each node; the logs are never copied here)."""
 import pytest
 
 from rackgate.atom import logfacts
+from rackgate.atom.logformat import Record
 from rackgate.atom.logs import rank_table
+from rackgate.errors import CouldNotObserve
 from rackgate.fixtures.server import not_booted, read_logs
 from rackgate.gates import serverlogs
-from rackgate.report.verdict import CouldNotObserve, check
+from rackgate.report.verdict import check
 
 KV_PATTERNS = ("Memory budget:", "experts=", "exceeds available KV budget")
 
@@ -21,7 +23,8 @@ def kv_records(server_logs):
 def test_kv_budget(dp_rank, rack, atom_server, server_logs, kv_records, facts, evidence):
     node = rank_table(rack)[dp_rank]
     log = server_logs[node]
-    mine, unattributed = [], []
+    mine: list[Record] = []
+    unattributed: list[Record] = []
     for rec in kv_records[node]:
         r = log.rank_of(rec)
         (mine if r == dp_rank else unattributed if r is None else []).append(rec)

@@ -7,10 +7,11 @@ import pytest
 from rackgate.atom import fanout
 from rackgate.atom.client import ServerError, first_choice, refusal
 from rackgate.atom.logs import rank_table
+from rackgate.errors import CouldNotObserve
 from rackgate.fixtures.server import name_source
 from rackgate.gates import consistency, sanity
 from rackgate.probes import traces
-from rackgate.report.verdict import CouldNotObserve, check, fail
+from rackgate.report.verdict import check, fail
 
 
 @pytest.mark.row("SRV-MODELS")

@@ -4,8 +4,9 @@ import pytest
 
 from rackgate.atom import tokens
 from rackgate.atom.client import first_choice
+from rackgate.errors import CouldNotObserve
 from rackgate.gates import stream
-from rackgate.report.verdict import CouldNotObserve, check
+from rackgate.report.verdict import check
 
 PATH = "/v1/completions"
 
