@@ -12,6 +12,7 @@ PASS, FAIL, UNOBSERVED = "pass", "fail", "could not observe"
 # (cell key, catalogue row, column title); the order of the table's columns.
 CHECKS: tuple[tuple[str, str, str], ...] = (
     ("reach", "", "reachable"),
+    ("gpus", "PLAT-GPUS", "GPUs"),
     ("free", "PLAT-FREE", "free"),
     ("tuned", "PLAT-TUNED", "tuned this boot"),
     ("params", "PLAT-PARAMS", "driver params"),

@@ -17,8 +17,10 @@ from ..config.model import Node
 from ..errors import CouldNotObserve
 from ..gates import fabric as fab_judge
 from ..gates import plat as plat_judge
+from ..gates.declare import declared
 from ..probes import docker, modules, perf_setup, procs, tcp, ualink
 from ..probes.accel import expected_accel_id
+from ..probes.target import On
 from ..transport import Host, TransportError
 from .model import FAIL, PASS, UNOBSERVED, Cell, TrayReport
 
@@ -100,6 +102,15 @@ def check_params(host: Host, rack: Rack) -> tuple[str, list[str]]:
     return " ".join(f"{k}={v}" for k, v in got.items()), plat_judge.params(got, want)
 
 
+def check_gpus(host: Host, node: Node, rack: Rack) -> tuple[str, list[str]]:
+    """PLAT-GPUS from its declaration (gates/plat.py): the probe and the judge its pytest item runs
+    (amd-smi's or the driver's GPUs, the DRM cards read whole: a count off is the finding)."""
+    check = declared()["PLAT-GPUS"]
+    got = check.probe(On(rack, host, node.name))
+    bad = check.judge(got, rack, node.name)
+    return f"{len(got.gpus.gpus)} GPUs ({got.gpus.source})", bad
+
+
 def read_links_waiting(host: Host, rack: Rack) -> ualink.Settled:
     """The node's links, read until none is still training or the rack file's
     fabric.state_wait_s has passed (probes/ualink.py wait_settled, as the FAB-STATE item)."""
@@ -118,6 +129,7 @@ def survey_tray(host: Host, node: Node, rack: Rack, now: float | None = None) ->
             raise TransportError(node.name, f"a trivial command failed (rc={res.rc}): {res.stderr.strip()[:200]}")
         rep.cells["reach"] = Cell(PASS, f"{host.runner.kind}")
         at = time.time() if now is None else now
+        rep.cells["gpus"] = _cell(lambda: check_gpus(host, node, rack))
         rep.cells["free"] = _cell(lambda: check_free(host, rack, at))
         rep.cells["tuned"] = _cell(lambda: check_tuned(host, rack))
         rep.cells["params"] = _cell(lambda: check_params(host, rack))

@@ -7,7 +7,7 @@ import re
 from rackgate import config
 from rackgate.sim.rack import SHIPPED_RACK, build
 from rackgate.survey import run
-from rackgate.survey.model import FAIL, PASS
+from rackgate.survey.model import FAIL, PASS, UNOBSERVED
 
 from ..harness import run_suite
 
@@ -65,10 +65,12 @@ def test_the_survey_reads_the_discovered_cards(tmp_path):
 
 
 def test_a_missing_amdgpu_card_fails_the_survey_tray_and_blames_no_gpu(tmp_path):
-    """Three amdgpu cards where the rack file says four (the listing read whole): the tray's links
-    cell FAILS with the count; which GPU is gone cannot be told, so no GPU is marked failed."""
+    """Three amdgpu cards where the rack file says four (the listing read whole): the tray's GPUs
+    cell (PLAT-GPUS, its declared probe and judge) FAILS with the count; its links cannot be told
+    apart (could not observe); which GPU is gone cannot be told, so no GPU is marked failed."""
     by = _survey(tmp_path, "gpu-missing@node2:3")
-    links = by["node2"].cells["links"]
-    assert links.status == FAIL and "3 DRM cards bound to amdgpu in /sys/class/drm, expected 4" in links.seen
-    assert "other DRM cards: card0 0000:02:00.0 driver=ast" in links.seen
+    gpus = by["node2"].cells["gpus"]
+    assert gpus.status == FAIL and "3 DRM cards bound to amdgpu in /sys/class/drm, expected 4" in gpus.seen
+    assert "other DRM cards: card0 0000:02:00.0 driver=ast" in gpus.seen
+    assert by["node2"].cells["links"].status == UNOBSERVED
     assert FAIL not in by["node2"].gpus.values()

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from rackgate import config
-from rackgate.catalogue import matrix
+from rackgate.faultmatrix import cases as matrix_cases
 from rackgate.gates import fabric as fab_judge
 from rackgate.report.inventory import checks_by_row, collect
 from rackgate.sim import faults as sim_faults
@@ -221,7 +221,7 @@ def test_the_faulted_tray_is_named(verdicts: list[Group]) -> None:
     """Each fault's tray, on its row: not PASS on both sides where the fault matrix says the fault
     fails something; PASS on both where the matrix says it fails nothing (a healthy variant)."""
     expects: dict[str, bool] = {}
-    for case in matrix():
+    for case in matrix_cases():  # the explicit cases and those derived from declared checks
         name = case["fault"].partition("@")[0]
         expects[name] = expects.get(name, False) or bool(case.get("fail") or case.get("also_fail"))
     problems = []
