@@ -90,7 +90,7 @@ def _suite(tmp_path, daemon):
     tmp_path.mkdir(exist_ok=True)
     rack = _rack(tmp_path / "rack.toml", daemon)
     run = run_suite(tmp_path, "-m", "platform", f"--rack={rack}", "-p", "no:randomly",
-                    "-k", "rack_is_free or container_config or atom_commit or patch_sizes", timeout=300)
+                    "-k", "test_plat_free or test_plat_container or atom_commit or test_plat_patch_size", timeout=300)
     assert set(ITEMS.values()) <= set(run.outcomes), run.stdout[-3000:] + run.stderr[-2000:]
     return {k: run.outcomes[v] for k, v in ITEMS.items()}
 

@@ -36,7 +36,8 @@ from . import runners
 pytestmark = [pytest.mark.realengine, pytest.mark.xdist_group("realengine"), pytest.mark.timeout(1800)]
 
 # ids relative to rackgate/checks: a separate option value that is a path outside the checkout (the
-# model folder, the GSM8K folder, the rack file) moves pytest's rootdir (rackgate/pytest_plugin.py)
+# model folder, the GSM8K folder, the rack file) moves pytest's rootdir (rackgate/pytest_plugin.py),
+# e.g. to the checkout's parent (ids then start with the checkout's own folder name): `checks_id`
 SANITY = "serving/test_server.py::test_sanity"
 QUICK = "accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
 SERVER_BROKEN_ROWS = ("SRV-SANITY", "SRV-MODELS", "SRV-CONSISTENCY", "ACC-BUDGET")
@@ -69,7 +70,13 @@ def run_gate(srv, tmp_path: Path, gsm8k_dir: Path, timeout: float = 1500, rack: 
     p = subprocess.run([sys.executable, "-m", *cmd], check=False, cwd=REPO, capture_output=True, text=True, timeout=timeout,
                        env={**os.environ, "PYTHONPATH": str(REPO)})
     assert srv.alive(), "the suite stopped a server it only attached to"
-    return p, {k.removeprefix("rackgate/checks/"): v for k, v in junit.read(tmp_path / "junit.xml").items()}
+    return p, {checks_id(k): v for k, v in junit.read(tmp_path / "junit.xml").items()}
+
+
+def checks_id(nodeid: str) -> str:
+    """A check's id relative to rackgate/checks, wherever pytest's rootdir landed."""
+    head, sep, tail = nodeid.rpartition("rackgate/checks/")
+    return tail if sep else nodeid
 
 
 def test_gate_names_the_bang_server_first(serve, tmp_path, gsm8k_dir):

@@ -79,12 +79,12 @@ def test_pytest_m_survey_reports_each_tray_and_check(tmp_path):
     assert "PLAT-FREE [node2]" in o["rackgate/checks/survey/test_survey.py::test_tray[node2-free]"].message
     assert o["rackgate/checks/survey/test_survey.py::test_tray[node5-tuned]"].status == "failed"
     assert o["rackgate/checks/survey/test_survey.py::test_tray[node11-links]"].status == "failed"
-    for t in ("test_reachable[node7]", "test_tray[node7-free]", "test_tray[node7-tuned]", "test_tray[node7-links]"):
+    for t in ("test_reachable[node7]", "test_tray[node7-gpus]", "test_tray[node7-free]", "test_tray[node7-tuned]", "test_tray[node7-links]"):
         assert o[f"rackgate/checks/survey/test_survey.py::{t}"].status == "error"   # could not observe, no verdict
     assert o["rackgate/checks/survey/test_survey.py::test_tray[node7-free]"].message.count("could not observe") >= 1
     assert o["rackgate/checks/survey/test_survey.py::test_node_set"].status == "passed"
     assert o["rackgate/checks/survey/test_survey.py::test_tray[node1-free]"].status == "passed"
-    assert len(o) == 18 * 6 + 1
+    assert len(o) == 18 * 7 + 1  # per tray: reachable + 6 cells (GPUs, free, tuned, params, links, accel)
 
 
 @pytest.mark.parametrize("args, said", [
