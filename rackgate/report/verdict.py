@@ -13,8 +13,6 @@ class CheckFailed(AssertionError):
         super().__init__(message(row_id, where, self.seen, means))
 
 
-# Re-exported for existing imports; the class lives in rackgate.errors (no layering inversion).
-from ..errors import CouldNotObserve  # noqa: E402,F401
 
 
 def message(row_id: str, where: str, seen: str, means: str = "") -> str:
