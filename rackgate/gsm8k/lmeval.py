@@ -20,6 +20,8 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +69,20 @@ class Plan:
         """The command as a user would type it (no secrets: the key is in the environment)."""
         import shlex
         return " ".join(shlex.quote(a) for a in self.argv)
+
+
+def new_run_dir(output_dir: str | Path, now: float | None = None) -> Path:
+    """A directory of this run's own under output_dir, named for when it started
+    (run-YYYYmmdd-HHMMSS-XXXXXXXX) and created here: two runs started in the same second (two racks
+    from one checkout, xdist, a CI worker running twice) never read each other's results."""
+    base = Path(output_dir)
+    stamp = time.strftime("run-%Y%m%d-%H%M%S", time.localtime(now))
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=stamp + "-", dir=base))
+    except OSError as e:
+        raise CouldNotObserve(f"accuracy.output_dir {base}: no run directory could be made there "
+                              f"({e.strerror or e})") from None
 
 
 def plan(cfg: AccuracyExpect, url: str, model: str, out_dir: Path, limit: int = 0, api_key: str | None = None,

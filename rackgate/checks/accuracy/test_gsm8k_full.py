@@ -1,7 +1,4 @@
 """ACC-GSM8K: the reportable number, from lm-evaluation-harness itself (the runbook's command)."""
-import time
-from pathlib import Path
-
 import pytest
 
 from rackgate.errors import CouldNotObserve
@@ -15,7 +12,7 @@ from rackgate.report.verdict import check, fail
 @pytest.mark.row("ACC-GSM8K")
 def test_gsm8k_lm_eval(server, rack, evidence, facts, pytestconfig):
     cfg = rack.accuracy
-    out = Path(cfg.output_dir) / time.strftime("run-%Y%m%d-%H%M%S")
+    out = lmeval.new_run_dir(cfg.output_dir)
     key = rack.server.api_key.get_secret_value() if rack.server.api_key else None
     try:
         plan = lmeval.plan(cfg, server.url, server.client.model, out, cfg.full_limit, key)

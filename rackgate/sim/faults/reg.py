@@ -48,9 +48,10 @@ declare(
           "answers are as right as before (ACC-QUICK passes), output tokens per answer drop against the baseline",
           behaviours=("shorter-answers",)),
     Fault("lower-accuracy", "REG-FACTS",
-          "the new image answers GSM8K less well: model accuracy 0.90 instead of 0.96; the 100-question "
-          "rehearsal scores 0.96 instead of 0.98, above its pass mark (ACC-GSM8K passes) but 0.02 below the "
-          "baseline", server={"accuracy": 0.90}),
+          "the new image answers GSM8K less well: model accuracy 0.89 instead of 0.96; the 100-question "
+          "rehearsal scores 0.94 instead of 0.98 (on the shared GSM8K and on the sim's generated set alike), "
+          "above its pass mark 0.9221 (ACC-GSM8K passes) but 0.04 below the baseline, beyond the regression "
+          "band (0.015) by more than one answer can move", server={"accuracy": 0.89}),
 )
 
 
