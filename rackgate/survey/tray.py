@@ -9,8 +9,9 @@ calls the judge and folds per-card outcomes into a cell. An unreachable tray get
 """
 from __future__ import annotations
 
+import dataclasses
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from ..config import Rack
 from ..config.model import Node
@@ -18,7 +19,7 @@ from ..errors import CouldNotObserve
 from ..gates import fabric as fab_judge
 from ..gates import plat as plat_judge
 from ..gates.declare import declared
-from ..probes import docker, modules, perf_setup, procs, tcp, ualink
+from ..probes import modules, perf_setup, ualink
 from ..probes.accel import expected_accel_id
 from ..probes.target import On
 from ..transport import Host, TransportError
@@ -72,28 +73,33 @@ def _folded(bad: list[str], unseen: list[str], ok_seen: str) -> Cell:
     return Cell(PASS, ok_seen)
 
 
-def check_free(host: Host, rack: Rack, now: float) -> tuple[str, list[str]]:
-    p = rack.platform
-    rows, _ = docker.ps_all(host)
-    events, _ = docker.recent_creates(host, p.free_events_since)
-    kfd = procs.kfd_pids(host)
-    table = procs.processes(host) if kfd else {}
-    cids = procs.containers_of(host, kfd) if kfd else {}
-    users = {pid: (table.get(pid), cids.get(pid)) for pid in kfd}
-    bad = plat_judge.free(rows, events, users, {rack.container, *p.own_containers}, now)
-    bad += plat_judge.ports_held(tcp.listeners(host), busy_ports(rack))
-    return (f"{len(rows)} container(s), all ours; no recent create; kfd users {len(kfd)}; "
-            f"ports {','.join(map(str, busy_ports(rack)))} not listening"), bad
+def declared_cell(row: str, host: Host, node: Node, rack: Rack, seen: Callable[[Any], str],
+                  **fixed: Any) -> tuple[str, list[str]]:
+    """A row's tray cell from its declaration (gates/declare.py): the probe and the judge its pytest
+    item runs, nothing wired by hand. `seen` says what a healthy tray showed; `fixed` replaces
+    facts the survey pins for the whole survey (PLAT-FREE's `now`, one clock for every tray)."""
+    check = declared()[row]
+    got = check.probe(On(rack, host, node.name))
+    if fixed:
+        got = dataclasses.replace(got, **fixed)
+    return seen(got), check.judge(got, rack, node.name)
 
 
-def check_tuned(host: Host, rack: Rack) -> tuple[str, list[str]]:
-    p = rack.platform
-    got = perf_setup.tuning(host, p.perf_report_glob)
-    params = modules.amdgpu_params(host, tuple(p.perf_mode_d_params))
-    bad = plat_judge.tuned(got, params, p.perf_mode_d_params, p.perf_report_slack_s, where=host.name)
-    rep = got.report
-    return (f"{rep.path if rep else '?'} newer than boot {got.boot.since}"
-            + (f", '{got.parsed.steps_line}'" if got.parsed and got.parsed.steps_line else "")), bad
+def check_free(host: Host, node: Node, rack: Rack, now: float) -> tuple[str, list[str]]:
+    """PLAT-FREE: no container but ours, no recent create, no foreign /dev/kfd user, no bring-up
+    port already listening."""
+    return declared_cell("PLAT-FREE", host, node, rack, lambda got: (
+        f"{len(got.rows)} container(s), all ours; no recent create; kfd users {len(got.kfd_users)}; "
+        f"ports {','.join(map(str, busy_ports(rack)))} not listening"), now=now)
+
+
+def check_tuned(host: Host, node: Node, rack: Rack) -> tuple[str, list[str]]:
+    """PLAT-TUNED: the perf report newer than the boot, mode D's parameters loaded."""
+    def seen(got: perf_setup.Tuned) -> str:
+        t = got.tuning
+        return (f"{t.report.path if t.report else '?'} newer than boot {t.boot.since}"
+                + (f", '{t.parsed.steps_line}'" if t.parsed and t.parsed.steps_line else ""))
+    return declared_cell("PLAT-TUNED", host, node, rack, seen)
 
 
 def check_params(host: Host, rack: Rack) -> tuple[str, list[str]]:
@@ -103,12 +109,9 @@ def check_params(host: Host, rack: Rack) -> tuple[str, list[str]]:
 
 
 def check_gpus(host: Host, node: Node, rack: Rack) -> tuple[str, list[str]]:
-    """PLAT-GPUS from its declaration (gates/plat.py): the probe and the judge its pytest item runs
-    (amd-smi's or the driver's GPUs, the DRM cards read whole: a count off is the finding)."""
-    check = declared()["PLAT-GPUS"]
-    got = check.probe(On(rack, host, node.name))
-    bad = check.judge(got, rack, node.name)
-    return f"{len(got.gpus.gpus)} GPUs ({got.gpus.source})", bad
+    """PLAT-GPUS: amd-smi's or the driver's GPUs, the DRM cards read whole (a count off is the finding)."""
+    return declared_cell("PLAT-GPUS", host, node, rack,
+                         lambda got: f"{len(got.gpus.gpus)} GPUs ({got.gpus.source})")
 
 
 def read_links_waiting(host: Host, rack: Rack) -> ualink.Settled:
@@ -130,8 +133,8 @@ def survey_tray(host: Host, node: Node, rack: Rack, now: float | None = None) ->
         rep.cells["reach"] = Cell(PASS, f"{host.runner.kind}")
         at = time.time() if now is None else now
         rep.cells["gpus"] = _cell(lambda: check_gpus(host, node, rack))
-        rep.cells["free"] = _cell(lambda: check_free(host, rack, at))
-        rep.cells["tuned"] = _cell(lambda: check_tuned(host, rack))
+        rep.cells["free"] = _cell(lambda: check_free(host, node, rack, at))
+        rep.cells["tuned"] = _cell(lambda: check_tuned(host, node, rack))
         rep.cells["params"] = _cell(lambda: check_params(host, rack))
         _links(host, node, rack, rep)
     except TransportError as e:

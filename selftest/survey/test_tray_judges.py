@@ -107,3 +107,23 @@ def test_driver_and_ifoe_judges() -> None:
     assert plat_judge.driver(bare) == ["no /dev/kfd"]
     assert plat_judge.ifoe(bare, "ifoe") == ["no ifoe line in lsmod (amdgpu is loaded: it came up without the "
                                               "UALink-over-Ethernet stack)"]
+
+
+def test_every_declared_row_s_cell_runs_its_declaration(sim2: SimRack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A survey cell whose row is declared (gates/declare.py) runs that declaration's probe and
+    judge, nothing wired beside it: change the declared judge and the cell follows, on the tray
+    the judge names, and on no other."""
+    import dataclasses
+
+    from rackgate.gates import declare
+    from rackgate.survey.model import CHECKS
+    rows = [(key, row) for key, row, _ in CHECKS if row in declare.declared()]
+    assert {row for _, row in rows} >= {"PLAT-GPUS", "PLAT-FREE", "PLAT-TUNED"}
+    for _, row in rows:
+        check = declare.declared()[row]
+        monkeypatch.setitem(declare._CHECKS, row, dataclasses.replace(
+            check, judge=lambda got, rack, where, row=row: [f"{row} says {where}"] if where == "node2" else []))
+    r1, r2 = run.survey(sim2.rack)
+    for key, row in rows:
+        assert r1.cells[key].status == PASS, (key, r1.cells[key])
+        assert r2.cells[key] == type(r2.cells[key])(FAIL, f"{row} says node2"), (key, r2.cells[key])
