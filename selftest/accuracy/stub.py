@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from http.server import ThreadingHTTPServer
 
-from ..httpjson import JsonHandler
+from rackgate.sim.httpjson import JsonHandler
 
 # question text -> (content, finish_reason); content None is a JSON null
 Script = Callable[[str], "tuple[str | None, str]"]

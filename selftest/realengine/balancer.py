@@ -23,7 +23,7 @@ import threading
 from http.server import ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-from ..httpjson import JsonHandler
+from rackgate.sim.httpjson import JsonHandler
 
 
 class Balancer:

@@ -12,8 +12,7 @@ import pytest
 from rackgate.atom import fanout
 from rackgate.atom.client import Client
 from rackgate.gates import sanity
-
-from ..httpjson import JsonHandler
+from rackgate.sim.httpjson import JsonHandler
 
 BOUND = 200000  # a '!' stream this server would send in full: far more than any check reads
 

@@ -7,8 +7,9 @@ import json
 import threading
 from http.server import ThreadingHTTPServer
 
+from rackgate.sim.httpjson import JsonHandler
+
 from ..harness import run_suite
-from ..httpjson import JsonHandler
 
 MODEL = "moonshotai/Kimi-K3"
 

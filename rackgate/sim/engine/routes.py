@@ -14,9 +14,9 @@ import re
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler
 
 from .. import model
+from ..httpjson import JsonHandler
 from ..state import ServerState
 from .ranks import hang, rank_call
 
@@ -27,20 +27,9 @@ STREAM_PIECE = re.compile(r"\s*\S+|\s+")  # pieces that join back to the text
 FINAL = re.compile(r"#### (-?\d+)")  # a GSM8K answer's final line
 
 
-class Api(BaseHTTPRequestHandler):
+class Api(JsonHandler):
     server_version = "uvicorn"
     sim: "SimServer"
-
-    def log_message(self, *a):  # access log off (--disable_uvicorn_access_log)
-        pass
-
-    def _send(self, code: int, body: dict) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def _stream(self, reply: dict) -> None:
         """`"stream": true`: the reply as OpenAI server-sent events, one chunk a piece of text

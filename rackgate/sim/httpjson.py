@@ -1,5 +1,5 @@
-"""The base of the self-tests' small HTTP servers (stubs, the real-engine balancer): quiet, and one
-way to answer JSON."""
+"""The sim's HTTP handlers' base (the sim server's API; the self-tests' stubs and balancer reuse
+it): no access log, and one way to answer JSON."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler
 
 
 class JsonHandler(BaseHTTPRequestHandler):
-    def log_message(self, *a):  # no access log on the test's terminal
+    def log_message(self, *a):  # no access log (the sim server: --disable_uvicorn_access_log)
         pass
 
     def _send(self, code: int, body: dict) -> None:
