@@ -41,3 +41,10 @@ def clean(line: str) -> str:
 def split_lines(text: str) -> list[str]:
     """clean_text, then lines."""
     return clean_text(text).split("\n")
+
+
+def ended_lines(text: str) -> list[str]:
+    """The lines of an output that were ended: a last line without its newline (the process was
+    killed mid-write, the output cut short) is dropped, since half a line is not what the tool
+    said (`via P2P/` cut from `via P2P/CUMEMMNNVL`)."""
+    return text.split("\n")[:-1]

@@ -2,8 +2,8 @@
 module runs whole on one worker (its module-scoped fixtures — one foreign rack, one recorded
 baseline, one fault-matrix pool — are made once), unless it names a group of its own (the
 real-engine modules share one, so their model servers are started once per run). The longest
-groups are handed out first (the fault matrix, then the real engine), so the other workers work
-through the rest beside them. Three workers on two cores: the workers mostly wait on the suite
+groups are handed out first (the fault matrix, the real engine, the tool-failure runs), so the
+other workers work through the rest beside them. Three workers on two cores: the workers mostly wait on the suite
 runs and servers they start."""
 import pytest
 
@@ -18,7 +18,7 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=_longest_first)  # stable: the order within a module is kept
 
 
-FIRST = ("selftest.test_fault_matrix", "selftest.realengine.")
+FIRST = ("selftest.test_fault_matrix", "selftest.realengine.", "selftest.test_tool_failures")
 
 
 def _longest_first(item) -> int:

@@ -50,6 +50,6 @@ def run_all(hosts: dict[str, Host], rack: Rack) -> dict[str, tuple[Result, colle
             raise getattr(hosts, "missing", {}).get(node.name) or TransportError(node.name, "not reachable")
         box = container_for(hosts[node.name], node, rack, dict(rack.fabric.collective_env))
         res = box.run(command(rack, i, node.data_ip), timeout=bound(rack), stdin=src)
-        return res, collective.parse(res.stdout + "\n" + res.stderr)
+        return res, collective.parse(res.stdout, res.stderr)
 
     return dict(zip([n.name for n in rack.nodes], fanout(list(enumerate(rack.nodes)), one)))

@@ -25,7 +25,7 @@ from ..config.model import Rack
 from ..errors import CouldNotObserve, ToolMissing
 from ..probes import dmesg, ubench
 from ..probes.pair_runs import LeftoverScan, Pair, PairRun, Side, pair_id
-from ..transport import Host, Spawned, TransportError, fanout
+from ..transport import Host, Spawned, SpawnUnknown, TransportError, fanout
 from ..transport.deadline import wait_for
 from .pairs import rounds
 
@@ -74,40 +74,64 @@ def _not_found_in(output: str, exe: str) -> bool:
                           output))
 
 
-def scan(host: Host, ours: set[int], when: str) -> LeftoverScan:
+def scan(host: Host, ours: set[int], when: str, unsure: list[list[str]] | None = None) -> LeftoverScan:
+    """The node's ubench07 processes now; `unsure`: what was started there with its reply lost."""
+    unsure = list(unsure or [])
     try:
         res = host.run(["ps", "-ww", "-eo", "pid,pgid,args"], timeout=30)
     except TransportError as e:
-        return LeftoverScan(host.name, when, [], ours, str(e))
+        return LeftoverScan(host.name, when, [], ours, str(e), unsure)
     if not res.ok:
-        return LeftoverScan(host.name, when, [], ours, f"ps failed: {res.stderr.strip()[:200]}")
+        return LeftoverScan(host.name, when, [], ours, f"ps failed: {res.stderr.strip()[:200]}", unsure)
     if "PID" not in (res.stdout.splitlines() or [""])[0]:  # ps always prints its header (and itself)
         return LeftoverScan(host.name, when, [], ours, f"`ps -eo pid,pgid,args` printed no process table: "
-                                                       f"{res.came_back()}")
-    return LeftoverScan(host.name, when, ubench.parse_ps(res.stdout), set(ours))
+                                                       f"{res.came_back()}", unsure)
+    return LeftoverScan(host.name, when, ubench.parse_ps(res.stdout), set(ours), unsure=unsure)
+
+
+@dataclass
+class Started:
+    """What the suite started on the nodes, shared by the p2p and the bw rounds (either may run
+    first; each one's scans must know the other's processes): the PIDs it learnt, the starts whose
+    reply was lost (node -> argv: the process may run under a PID never learnt), and its PIDs that
+    no signal could be sent to."""
+    pids: set[int] = field(default_factory=set)
+    unsure: dict[str, list[list[str]]] = field(default_factory=dict)
+    unended: set[int] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class Runner:
     """Runs one tool (p2p or bw) over the pairs, round by round."""
 
-    def __init__(self, tool: str, rack: Rack, hosts: dict[str, Host]):
+    def __init__(self, tool: str, rack: Rack, hosts: dict[str, Host], started: Started | None = None):
         self.tool, self.rack, self.hosts, self.cfg = tool, rack, hosts, rack.fabric
         self.result = Ubench07(tool)
-        self._ours: set[int] = set()
-        self._lock = threading.Lock()
+        self.started = started if started is not None else Started()
+        self._lock = self.started.lock
 
     # --- processes ----------------------------------------------------------------------------
     def _spawn(self, host: Host, cmd: list[str], log: str) -> Spawned:
-        proc = host.spawn(cmd, log)
+        try:
+            proc = host.spawn(cmd, log)
+        except SpawnUnknown as e:  # it may run, under a PID never learnt: the scans must not call it foreign
+            with self._lock:
+                self.started.unsure.setdefault(host.name, []).append(e.argv)
+            raise
         with self._lock:
-            self._ours.add(proc.pid)
+            self.started.pids.add(proc.pid)
         return proc
 
     def _end(self, proc: Spawned, side: Side) -> None:
         """Our own process, still sitting at its bound: end it by PID (its process group)."""
         if proc.alive():
             side.ended_by_suite = True
-            proc.stop(grace_s=2)
+            try:
+                proc.stop(grace_s=2)
+            except TransportError:
+                with self._lock:
+                    self.started.unended.add(proc.pid)
+                raise
             with self._lock:
                 self.result.ended.append(f"{side.node}: PID {proc.pid} ({side.role}: {side.command})")
         else:
@@ -115,10 +139,9 @@ class Runner:
             proc.stop(grace_s=0)  # forget it
 
     def _output(self, host: Host, log: str) -> str:
-        try:
-            return host.read(log) or ""
-        except TransportError as e:
-            return f"(could not read {log}: {e})"
+        """The tool's log so far. A log that cannot be read is could-not-observe for the pair
+        (raised): never text the judge would read as what the tool printed."""
+        return host.read(log) or ""
 
     # --- one pair -----------------------------------------------------------------------------
     def run_pair(self, pair: Pair) -> PairRun:
@@ -175,6 +198,8 @@ class Runner:
                     try:
                         proc.stop(grace_s=2)
                     except TransportError as e:
+                        with self._lock:
+                            self.started.unended.add(proc.pid)
                         run.error = run.error or f"could not end PID {proc.pid}: {e}"
         run.seconds = time.monotonic() - t0
         return run
@@ -209,7 +234,12 @@ class Runner:
         """Every node's leftover scan; a node that could not be scanned stops the round as a run
         that could not be read does (its exception, never an exception object among the scans)."""
         def one(n: str) -> LeftoverScan:
-            return scan(self.hosts[n], set(self._ours), when)
+            with self._lock:
+                ours, unsure, unended = set(self.started.pids), list(self.started.unsure.get(n, [])), set(
+                    self.started.unended)
+            got = scan(self.hosts[n], ours, when, unsure)
+            got.unended = unended
+            return got
         for got in fanout(nodes, one):
             if isinstance(got, Exception):
                 raise got
@@ -228,5 +258,6 @@ class Runner:
         return self.result
 
 
-def run_tool(tool: str, rack: Rack, hosts: dict[str, Host], pairs: list[Pair]) -> Ubench07:
-    return Runner(tool, rack, hosts).run(pairs)
+def run_tool(tool: str, rack: Rack, hosts: dict[str, Host], pairs: list[Pair],
+             started: Started | None = None) -> Ubench07:
+    return Runner(tool, rack, hosts, started).run(pairs)

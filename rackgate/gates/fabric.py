@@ -287,11 +287,28 @@ def leftovers(scans: list[LeftoverScan]) -> list[str]:
             out.append(f"{s.node}: PID {p.pid} `{p.args}` found {s.when}; not started by rackgate, so left "
                        f"running: end it by PID with `{p.kill_command}` (never `pkill -f ualoe`)")
         for p in s.found:
-            if p.pid in s.ours and s.when.startswith("after") and p.pid not in seen:
+            if p.pid in s.ours and s.when.startswith("after") and p.pid not in seen and p.pid not in s.unended:
                 seen.add(p.pid)
                 out.append(f"{s.node}: PID {p.pid} `{p.args}` (started by rackgate) still present {s.when} "
                            "after being ended (unkillable: device memory stays held)")
     return out
+
+
+def no_unsure_leftovers(scans: list[LeftoverScan]) -> None:
+    """Could not observe: a process of ours that no signal reached, or a ubench07 process that
+    matches what rackgate started on the node while the start's reply was lost (it may be the
+    suite's own, under a PID it never learnt): neither healthy nor a finding."""
+    for s in scans:
+        for p in s.found:
+            if p.pid in s.unended:
+                raise CouldNotObserve(f"{s.node}: PID {p.pid} `{p.args}` (started by rackgate) still runs {s.when}: "
+                                      "no signal could be sent to it (the pair's error says what kill answered); "
+                                      f"end it with `{p.kill_command}`")
+        for p in s.unsure_found:
+            raise CouldNotObserve(
+                f"{s.node}: PID {p.pid} `{p.args}` found {s.when} may be the one rackgate started there when "
+                "the reply to its start was lost: not ended by rackgate (it never kills a PID it did not "
+                f"learn); if no one else runs ubench07 on {s.node}, end it with `{p.kill_command}`")
 
 
 # --- FAB-DMESG ------------------------------------------------------------------------------

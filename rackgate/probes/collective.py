@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..lines import ended_lines
+
 PROBE_PATH = Path(__file__).with_name("collective_probe.py")
 
 _RANK = re.compile(r"^RGCOLL (?:scope=(\w+) )?ws=(\d+) rank=(\d+) (.*)$")
@@ -94,14 +96,15 @@ class ProbeOutput:
         return any(re.search(r"last completed (?:NCCL )?work: -1\b", w) for w in self.watchdog)
 
 
-def parse(text: str) -> ProbeOutput:
+def parse(*texts: str) -> ProbeOutput:
+    """The probe's outputs (stdout, stderr: each read to its last ended line) -> facts."""
     worlds: dict[int, World] = {}
     across: dict[int, World] = {}
     transports: list[str] = []
     networks: list[str] = []
     watchdog: list[str] = []
     started, torch = False, ""
-    for line in text.splitlines():
+    for line in (ln for text in texts for ln in ended_lines(text)):
         s = line.strip()
         if s.startswith("RGCOLL-START"):
             started = True

@@ -50,7 +50,21 @@ class LeftoverScan:
     found: list[UbenchProc]
     ours: set[int]
     error: str = ""
+    # what rackgate tried to start on this node when the start's reply was lost (the process may
+    # run under a PID it never learnt): a process that matches one is maybe ours, not foreign
+    unsure: list[list[str]] = field(default_factory=list)
+    unended: set[int] = field(default_factory=set)  # our PIDs that no signal could be sent to
+
+    def maybe_ours(self, p: UbenchProc) -> bool:
+        words = p.args.split()
+        return any(words and words[0].rsplit("/", 1)[-1] == argv[0].rsplit("/", 1)[-1]
+                   and all(a in words[1:] for a in argv[1:]) for argv in self.unsure if argv)
 
     @property
     def foreign(self) -> list[UbenchProc]:
-        return [p for p in self.found if p.pid not in self.ours and p.pgid not in self.ours]
+        return [p for p in self.found
+                if p.pid not in self.ours and p.pgid not in self.ours and not self.maybe_ours(p)]
+
+    @property
+    def unsure_found(self) -> list[UbenchProc]:
+        return [p for p in self.found if p.pid not in self.ours and p.pgid not in self.ours and self.maybe_ours(p)]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 from . import inject
 from .host import Host, Spawned
 from .procs import REGISTRY
-from .result import CommandTimeout, Result, TransportError
+from .result import CommandTimeout, Result, SpawnUnknown, TransportError
 from .runners import ContainerRunner, EnvRunner, LocalRunner, Runner, SshRunner, with_env
 
 if TYPE_CHECKING:
@@ -79,4 +79,4 @@ def fanout(items: Sequence[I], fn: Callable[[I], T], max_workers: int = 16) -> l
 
 
 __all__ = ["CommandTimeout", "ContainerRunner", "EnvRunner", "Host", "LocalRunner", "REGISTRY", "Result", "Runner",
-           "Spawned", "SshRunner", "TransportError", "container_for", "fanout", "host_for", "with_env"]
+           "SpawnUnknown", "Spawned", "SshRunner", "TransportError", "container_for", "fanout", "host_for", "with_env"]

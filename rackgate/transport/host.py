@@ -9,7 +9,7 @@ from typing import Sequence
 
 from .deadline import wait_for
 from .procs import REGISTRY
-from .result import Result, TransportError
+from .result import Result, SpawnUnknown, TransportError
 from .runners import ContainerRunner, EnvRunner, Runner, as_argv, shown, with_env
 
 _MISSING = "__rackgate_missing__"
@@ -47,7 +47,13 @@ class Spawned:
             return False
 
     def _signal(self, sig: str) -> None:
-        self.host.shell('kill -"$1" -"$2" 2>/dev/null || kill -"$1" "$2" 2>/dev/null', sig, str(self.pid), timeout=15)
+        """Send sig to the group (else the PID). A kill that failed while the process still runs
+        raises: a process the suite could not signal is never one that 'would not die'."""
+        res = self.host.shell('kill -"$1" -"$2" 2>/dev/null || kill -"$1" "$2" 2>/dev/null', sig, str(self.pid),
+                              timeout=15)
+        if res.rc != 0 and not self._gone():
+            raise TransportError(self.host.name, f"could not send {sig} to PID {self.pid} (started by rackgate): "
+                                                 f"kill came back {res.came_back()}")
 
     def stop(self, grace_s: float = 10.0) -> None:
         """TERM the process group we created, wait a bounded time, then KILL it."""
@@ -214,11 +220,16 @@ class Host:
         env values expand on the node (runners.with_env). It is recorded and stopped by PID
         at teardown."""
         argv = as_argv(cmd)
-        res = self.shell(_SPAWN, self.path(log_path), *with_env(argv, env), timeout=30)
         try:
-            pid = int(res.stdout.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            raise TransportError(self.name, f"could not start {shown(argv)[:80]!r}: {res.stderr.strip()[:200]}") from None
+            res = self.shell(_SPAWN, self.path(log_path), *with_env(argv, env), timeout=30)
+        except TransportError as e:
+            raise SpawnUnknown(self.name, argv, f"could not start {shown(argv)[:80]!r}: {e}") from None
+        said = res.stdout.split("\n")
+        # the PID line whole, from a shell that exited 0: a cut reply ("231" of "23176") is no PID
+        if res.rc != 0 or len(said) < 2 or not said[-2].strip().isdigit():
+            raise SpawnUnknown(self.name, argv, f"could not start {shown(argv)[:80]!r}: the start's reply "
+                                                f"was {res.came_back()}")
+        pid = int(said[-2].strip())
         proc = Spawned(self, pid, shown(argv), log_path)
         REGISTRY.add_spawned(proc)
         return proc

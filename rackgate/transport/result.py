@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import CouldNotObserve, ToolMissing, UnrecognisedOutput
@@ -66,6 +67,15 @@ class TransportError(CouldNotObserve):
     def __init__(self, node: str, message: str):
         super().__init__(f"node {node}: {message}")
         self.node = node
+
+
+class SpawnUnknown(TransportError):
+    """A start whose reply was lost or not understood: the process may be running, under a PID the
+    suite does not know. `argv` is what was started (to recognise it later, never to end it)."""
+
+    def __init__(self, node: str, argv: "Sequence[str]", message: str):
+        super().__init__(node, message)
+        self.argv = list(argv)
 
 
 class CommandTimeout(TransportError):

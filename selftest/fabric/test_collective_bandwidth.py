@@ -7,8 +7,8 @@ from rackgate.probes import collective
 
 
 def _lines(ws, times, size=1 << 28):
-    return "\n".join(f"RGCOLL-BW scope=local ws={ws} rank={r} bytes={size} iters=20 warmup=5 mean_s={t}"
-                     for r, t in enumerate(times))
+    return "".join(f"RGCOLL-BW scope=local ws={ws} rank={r} bytes={size} iters=20 warmup=5 mean_s={t}\n"
+                   for r, t in enumerate(times))
 
 
 def test_busbw_from_the_slowest_rank():
