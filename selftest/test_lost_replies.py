@@ -13,6 +13,7 @@ from rackgate.probes import collective
 from rackgate.probes.pair_runs import LeftoverScan
 from rackgate.probes.ubench import UbenchProc
 from rackgate.transport import Host, LocalRunner, SpawnUnknown, TransportError
+from rackgate.transport.deadline import wait_for
 from rackgate.transport.inject import FailingRunner
 
 SPAWN = 'sh:log="$1"; shift; mkdir -p'
@@ -63,6 +64,8 @@ def test_a_kill_that_failed_on_a_running_process_is_said_so(tmp_path):
 def test_a_kill_that_failed_on_an_ended_process_is_no_error(tmp_path):
     plain = Host("n1", LocalRunner("n1"), sysroot=str(tmp_path))
     proc = plain.spawn(["true"], "/logs/t.log")
+    # the event, not a time: the node says the process is gone (`kill -0`), under any load
+    assert wait_for(lambda: True if not proc.alive() else None, 120), f"PID {proc.pid} never ended"
     proc.host = _host(tmp_path, {KILL: "nonzero"})
     proc.stop(grace_s=5)  # the process had ended: nothing to signal, nothing to say
     assert proc.stopped

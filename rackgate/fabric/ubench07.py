@@ -74,19 +74,21 @@ def _not_found_in(output: str, exe: str) -> bool:
                           output))
 
 
-def scan(host: Host, ours: set[int], when: str, unsure: list[list[str]] | None = None) -> LeftoverScan:
-    """The node's ubench07 processes now; `unsure`: what was started there with its reply lost."""
-    unsure = list(unsure or [])
+def scan(host: Host, ours: set[int], when: str, unsure: list[list[str]] | None = None,
+         unended: set[int] | None = None) -> LeftoverScan:
+    """The node's ubench07 processes now. `unsure`: what was started there with its reply lost;
+    `unended`: our PIDs no signal could be sent to (LeftoverScan)."""
+    def scanned(found: list[ubench.UbenchProc], error: str = "") -> LeftoverScan:
+        return LeftoverScan(host.name, when, found, set(ours), error, list(unsure or []), set(unended or ()))
     try:
         res = host.run(["ps", "-ww", "-eo", "pid,pgid,args"], timeout=30)
     except TransportError as e:
-        return LeftoverScan(host.name, when, [], ours, str(e), unsure)
+        return scanned([], str(e))
     if not res.ok:
-        return LeftoverScan(host.name, when, [], ours, f"ps failed: {res.stderr.strip()[:200]}", unsure)
+        return scanned([], f"ps failed: {res.stderr.strip()[:200]}")
     if "PID" not in (res.stdout.splitlines() or [""])[0]:  # ps always prints its header (and itself)
-        return LeftoverScan(host.name, when, [], ours, f"`ps -eo pid,pgid,args` printed no process table: "
-                                                       f"{res.came_back()}", unsure)
-    return LeftoverScan(host.name, when, ubench.parse_ps(res.stdout), set(ours), unsure=unsure)
+        return scanned([], f"`ps -eo pid,pgid,args` printed no process table: {res.came_back()}")
+    return scanned(ubench.parse_ps(res.stdout))
 
 
 @dataclass
@@ -237,9 +239,7 @@ class Runner:
             with self._lock:
                 ours, unsure, unended = set(self.started.pids), list(self.started.unsure.get(n, [])), set(
                     self.started.unended)
-            got = scan(self.hosts[n], ours, when, unsure)
-            got.unended = unended
-            return got
+            return scan(self.hosts[n], ours, when, unsure, unended)
         for got in fanout(nodes, one):
             if isinstance(got, Exception):
                 raise got
