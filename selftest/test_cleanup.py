@@ -257,3 +257,22 @@ def test_ctrl_c_at_any_point_over_ssh_leaves_nothing(point, tmp_path, sshd_serve
         assert sorted(p.name for p in claims.iterdir()) in ([], [".lock"]) if claims.exists() else True
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.mark.timeout(120)
+def test_the_sims_nodes_go_off_with_it(tmp_path):
+    """A process left on a sim node -- a start whose reply the suite never got, which the suite
+    rightly never kills (docs/fabric.md) -- ends when the sim stops, as its node would power off.
+    Before: every fabric tool-failure run that lost a spawn's reply left a ubench07 tool running."""
+    from rackgate import config
+    from rackgate.sim.rack import SHIPPED_RACK, build, override
+    sim = build(override(config.load(SHIPPED_RACK), "sim.nodes", 2), workdir=str(tmp_path / "sim"))
+    try:
+        env = {**os.environ, "RACKGATE_SIM_NODE": str(sim.dir / "node1")}
+        out = subprocess.run(["sh", "-c", "setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $!"], env=env,
+                             capture_output=True, text=True, timeout=30).stdout
+        pid = int(out.split()[-1])
+        assert processes_mentioning(str(sim.dir / "node1")), "the orphan did not start"
+    finally:
+        sim.stop()
+    assert not processes_mentioning(str(sim.dir) + "/"), f"PID {pid} outlived the sim"

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from ..config import Rack
@@ -17,6 +19,7 @@ from .faults import get as get_fault
 from .launch import SHIPPED_RACK, SIM_BENCH, SIM_BENCH_RESULT, SIM_LAUNCH
 from .model import write_tokenizer as model_write_tokenizer
 from .render import node_env, node_root, render_node
+from .tools.ps import sim_pids
 
 # What the suite's rack fixture uses (rackgate/fixtures/rack.py imports only this module, lazily).
 __all__ = ["SHIPPED_RACK", "SIM_BENCH", "SIM_BENCH_RESULT", "SIM_LAUNCH", "Fault", "FaultError", "SimRack", "all_faults", "build",
@@ -43,6 +46,19 @@ class SimRack:
     def stop(self) -> None:
         for a in self.agents:
             a.stop(grace_s=2)
+        # The nodes go off with the sim: a process left on one (a start whose reply the suite never
+        # got, which it rightly does not kill; a fault's foreign listener) must not outlive the run.
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            pids = [p for p in sim_pids(str(self.dir)) if p != os.getpid()]
+            for pid in pids:
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
+            if pids and sig == signal.SIGTERM:
+                deadline = time.monotonic() + 2
+                while time.monotonic() < deadline and sim_pids(str(self.dir)):
+                    time.sleep(0.05)
         if not self.keep:
             shutil.rmtree(self.dir, ignore_errors=True)
 

@@ -13,6 +13,21 @@ WIDTH = {"pid": 7, "ppid": 7, "pgid": 7}
 HEAD = {"pid": "PID", "ppid": "PPID", "pgid": "PGID", "stat": "STAT", "comm": "COMMAND", "args": "COMMAND"}
 
 
+def sim_pids(rack_dir: str) -> list[int]:
+    """Every live process started on a node of the sim laid out in rack_dir (its environment names
+    one of that sim's nodes): what the sim's stop() ends, as powering its nodes off would."""
+    prefix = b"RACKGATE_SIM_NODE=" + rack_dir.rstrip("/").encode() + b"/"
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if any(v.startswith(prefix) for v in (d / "environ").read_bytes().split(b"\0")):
+                    out.append(int(d.name))
+            except OSError:
+                continue
+    return out
+
+
 def _procs(me: str):
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
