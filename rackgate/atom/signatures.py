@@ -5,6 +5,13 @@ NCCL/RCCL, HSA and HIP errors) are the match set (one source of truth); the hint
 signature, the cause the runbook names for it. selftest/serving checks the two agree. By structure
 as well: a Python traceback's final exception line (`Traceback`), whatever the exception.
 
+A signature is judged inside its record (rackgate.atom.dialects; the rule in docs/formats.md):
+in an ERROR/CRITICAL/FATAL record, or as an uncaught traceback's final line, it is fatal; in a
+WARNING/INFO/DEBUG record it is evidence (`Noted`), never fatal by its words -- if the process
+then exits, that record is the one the exit verdict quotes; in a line no dialect gives a level
+(ATOM's default format, a runtime's raw stderr) it is fatal unless its record says the program
+went on ("; using unpinned.", "falling back", "retrying", "will use default").
+
 `seen` is the line itself, cut around the match: never the progress-bar redraws (`\r`) that share
 its physical line.
 """
@@ -16,6 +23,8 @@ from dataclasses import dataclass
 
 from ..catalogue import row
 from ..lines import clean, strip_ansi
+from . import dialects
+from .logformat import Record
 
 HINTS: dict[str, str] = {
     "exceeds available KV budget":
@@ -62,6 +71,23 @@ class Fatal:
     signature: str
     hint: str
     found: str = ""   # the text that matched (to find it again in the raw line)
+    rec: Record | None = None  # the line that carries it (Judge)
+    level: str = ""            # its record's level ("" = the dialect gives none)
+    why: str = ""              # what made it fatal: "an ERROR record", "an uncaught traceback", ...
+
+
+@dataclass(frozen=True)
+class Noted:
+    """A signature in a record that is not fatal: evidence, said with the verdict."""
+    signature: str
+    rec: Record
+    level: str
+    outcome: str    # the recovery words the record carries ("" = none)
+
+    def said(self) -> str:
+        how = f"which says {self.outcome!r}" if self.outcome else "(not an error by its level)"
+        return (f"line {self.rec.lineno}: {self.signature!r} in a {self.level or 'level-less'} record {how}: "
+                f"{self.rec.text[:200]}")
 
 
 def signatures() -> tuple[str, ...]:
@@ -90,25 +116,6 @@ def match(text: str) -> Fatal | None:
     return None
 
 
-class Tracebacks:
-    """Per log: after `Traceback (most recent call last):`, the first unindented line that names an
-    exception is the traceback's final line, and fatal."""
-
-    def __init__(self) -> None:
-        self.open = False
-
-    def feed(self, text: str) -> Fatal | None:
-        if TRACEBACK in text:
-            self.open = True
-            return None
-        if not self.open or not text or text[0].isspace():
-            return None
-        self.open = False
-        if _EXC_LINE.match(text):
-            return Fatal(f"Python exception: {text.split(':', 1)[0]}", TRACEBACK_HINT, text[:80])
-        return None
-
-
 def seen(raw: str, fatal: Fatal, limit: int = SEEN_CHARS) -> str:
     """The line as the log shows it, without ANSI and without the progress-bar redraws that share
     its physical line: the CR-separated piece that holds the match, cut around the match."""
@@ -121,3 +128,70 @@ def seen(raw: str, fatal: Fatal, limit: int = SEEN_CHARS) -> str:
     at = max(0, piece.find(fatal.found)) if fatal.found else 0
     start = max(0, min(at - limit // 3, len(piece) - limit))
     return ("…" if start else "") + piece[start:start + limit] + ("…" if start + limit < len(piece) else "")
+
+
+@dataclass
+class _Open:
+    """The record being read: its level, its lines' text, the signature it carries."""
+    level: str
+    lines: list[str]
+    depth: int
+    traceback: bool = False
+    sig: tuple[Fatal, Record] | None = None
+
+
+class Judge:
+    """One log's records, fed one Record at a time: feed() returns a Fatal when one is decided
+    (for a line of the record that just closed, or at once for an ERROR record or a traceback's
+    final line); `noted` holds the signatures found harmless. flush() closes the open record (the
+    log went quiet, or the process ended)."""
+
+    def __init__(self) -> None:
+        self.open: _Open | None = None
+        self.noted: list[Noted] = []
+
+    def feed(self, rec: Record) -> Fatal | None:
+        text = rec.text
+        h = dialects.head(text, rec.level)
+        o = self.open
+        if h is None and o is not None and dialects.continues(text, o.depth, len(o.lines)):
+            return self._line(o, rec, text)
+        if o is not None and o.traceback and h is None and text and _EXC_LINE.match(text):
+            self.open = None
+            why = "an uncaught traceback's final line"
+            f = match(text)
+            if f is None and o.sig is not None:  # the signature was in a frame: `assert not ca_comm.disabled`
+                f, rec = o.sig
+            if f is not None:
+                return Fatal(f.signature, f.hint, f.found, rec, "", why)
+            return Fatal(f"Python exception: {text.split(':', 1)[0]}", TRACEBACK_HINT, text[:80], rec, "", why)
+        decided = self.flush()
+        body = h.body if h is not None else text
+        self.open = _Open(h.level if h is not None else "", [], 0, traceback=TRACEBACK in body)
+        got = self._line(self.open, rec, body)
+        return decided or got
+
+    def _line(self, o: _Open, rec: Record, text: str) -> Fatal | None:
+        o.lines.append(text)
+        o.depth = dialects.depth_after(text, o.depth)
+        if o.sig is None:
+            f = match(text)
+            if f is not None:
+                o.sig = (f, rec)
+                if o.level in dialects.FATAL_LEVELS:
+                    self.open = None
+                    return Fatal(f.signature, f.hint, f.found, rec, o.level, f"an {o.level} record")
+        return None
+
+    def flush(self) -> Fatal | None:
+        """Close the open record and judge the signature it carries."""
+        o, self.open = self.open, None
+        if o is None or o.sig is None:
+            return None
+        f, rec = o.sig
+        outcome = dialects.RECOVERED.search("\n".join(o.lines))
+        if o.level in dialects.QUIET_LEVELS or outcome:
+            self.noted.append(Noted(f.signature, rec, o.level, outcome.group(0) if outcome else ""))
+            return None
+        return Fatal(f.signature, f.hint, f.found, rec, o.level, "a line with no level that says nothing of "
+                     "going on")

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..config.serving import Launch
 from ..transport import Spawned
-from . import logfacts, signatures
+from . import logfacts, outcome, signatures
 from .logformat import Parser, Record
 from .logs import NodeLog
 from .stream import LineStream
@@ -36,6 +36,12 @@ from .stream import LineStream
 READY_LINE = "Server started successfully and ready to accept requests"
 # Written by the launch wrapper (rackgate.atom.server.WRAPPER) when the launch command ends.
 EXIT_LINE = re.compile(r"^rackgate: the launch command exited with code (-?\d+)$")
+# A record with a signature in it is judged when its next line comes, or when its log has been
+# quiet this long (the process may never write another line).
+QUIET_S = 0.5
+# After the process is found gone: how long its last lines (the wrapper's exit line) may take to
+# arrive through the stream, before the log is asked directly.
+DRAIN_S = 3.0
 UNRECOGNISED = "log format not recognised: the log-reading checks could not observe"
 EMPTY_LOG = "the server log stayed empty while booting: the log-reading checks could not observe"
 
@@ -57,6 +63,8 @@ class BootVerdict:
     exit_code: int | None = None           # kind == "died", when the wrapper wrote it
     ready_line_s: float | None = None      # when the head logged ATOM's ready line (None: not seen)
     log_format: str = ""                   # "atom" | "unrecognised" (no line read as ATOM's) | ""
+    noted: tuple[str, ...] = ()            # signatures read in records that are not fatal (evidence)
+    why: str = ""                          # kind == "fatal": what made the line fatal (its record)
 
     @property
     def format_note(self) -> str:
@@ -126,11 +134,19 @@ class _NodeState:
     recent: collections.deque[str]
     last_progress: float
     last_line: str = ""
+    # the last physical lines by number: a record judged after its line was read quotes it as written
+    raw: collections.deque[tuple[int, str]] = field(default_factory=lambda: collections.deque(maxlen=64))
     rccl_pending: bool = False
     past_rccl: bool = False
     atom_lines: int = 0
     exit_code: int | None = None
-    tracebacks: signatures.Tracebacks = field(default_factory=signatures.Tracebacks)
+    judge: signatures.Judge = field(default_factory=signatures.Judge)
+    last_read: float = 0.0
+    drained_fatal: signatures.Fatal | None = None  # decided on a line read after the process ended
+
+
+    def physical(self, lineno: int, default: str) -> str:
+        return next((line for n, line in reversed(self.raw) if n == lineno), default)
 
 
 class BootWatcher:
@@ -157,9 +173,18 @@ class BootWatcher:
             past = tuple(n for n, s in state.items() if s.past_rccl)
             seen_any = any(s.last_line for s in state.values())
             fmt = "atom" if any(s.atom_lines for s in state.values()) else ("unrecognised" if seen_any else "")
+            noted = tuple(f"{n}: {x.said()}" for n, s in state.items() for x in s.judge.noted)
             return BootVerdict(kind, time.monotonic() - t0, decided_at=time.time(), past_rendezvous=past,
                                ready_line_s=None if ready_seen_at is None else ready_seen_at - t0,
-                               log_format=fmt, **kw)
+                               log_format=fmt, noted=noted, **kw)
+
+        def fatal_verdict(node: str, st: _NodeState, fatal: signatures.Fatal, line: str) -> BootVerdict:
+            rec = fatal.rec
+            assert rec is not None  # the Judge names the line
+            excerpt = self._excerpt_after(q, node, st, rec)
+            return verdict("fatal", node=node, who=self.logs[node].who(rec), line=signatures.seen(line, fatal),
+                           lineno=rec.lineno, excerpt=excerpt, hint=fatal.hint, signature=fatal.signature,
+                           why=fatal.why)
 
         def tail(st: _NodeState) -> str:
             return "\n".join(st.recent)
@@ -197,26 +222,39 @@ class BootWatcher:
                         st.rccl_pending = False
                         st.last_progress = t_read
                     st.last_line = rec.raw
-                    fatal = signatures.match(rec.text) or st.tracebacks.feed(rec.text)
+                    st.last_read = t_read
+                    st.raw.append((rec.lineno, line))
+                    fatal = st.judge.feed(rec)
                     if fatal is not None:
-                        excerpt = self._excerpt_after(q, node, st, rec)
-                        return verdict("fatal", node=node, who=self.logs[node].who(rec),
-                                       line=signatures.seen(line, fatal),
-                                       lineno=rec.lineno, excerpt=excerpt, hint=fatal.hint,
-                                       signature=fatal.signature)
+                        assert fatal.rec is not None
+                        return fatal_verdict(node, st, fatal, st.physical(fatal.rec.lineno, line))
                     if node == self.head and READY_LINE in rec.text and ready_seen_at is None:
                         ready_seen_at = t_read
                 now = time.monotonic()
+                # A record whose log went quiet is closed and judged (its next line may never come).
+                for node, st in state.items():
+                    if st.judge.open is not None and st.judge.open.sig is not None and now - st.last_read > QUIET_S:
+                        fatal = st.judge.flush()
+                        if fatal is not None and fatal.rec is not None:
+                            return fatal_verdict(node, st, fatal, st.physical(fatal.rec.lineno, fatal.rec.raw))
                 if not dead.empty():
                     n, pid = dead.get()
                     st = state[n]
                     if st.exit_code is None:
-                        self._drain(q, state, 1.0)
+                        self._drain(q, state, DRAIN_S, n)
+                    if st.exit_code is None:
+                        st.exit_code = self._exit_from_log(n)
+                    fatal = st.drained_fatal or st.judge.flush()
+                    if fatal is not None and fatal.rec is not None:
+                        return fatal_verdict(n, st, fatal, st.physical(fatal.rec.lineno, fatal.rec.raw))
                     code = st.exit_code
-                    how = f"exited with code {code}" if code is not None else "died (no exit code written)"
+                    how = outcome.explain(code, n)
+                    said = st.judge.noted
+                    why = (f"; the last record with a fatal signature before it: {said[-1].said()}" if said
+                           else "; no fatal line seen")
                     return verdict("died", node=n, line=st.last_line, excerpt=tail(st), exit_code=code,
-                                   detail=f"the launch command on {n} (pid {pid}) {how} while booting; "
-                                          f"no fatal line seen; last lines:\n{tail(st) or '(the log is empty)'}")
+                                   detail=f"the launch command on {n} (pid {pid}) {how} while booting{why}; "
+                                          f"last lines:\n{tail(st) or '(the log is empty)'}")
                 if api_up.is_set():
                     return verdict("ready", node=self.head)
                 if ready_seen_at is not None:
@@ -289,9 +327,19 @@ class BootWatcher:
         marked = [("> " + x[2:]) if x.lstrip().startswith(str(rec.lineno) + " ") else x for x in before]
         return "\n".join(marked + after)
 
-    def _drain(self, q: Lines, state: dict[str, _NodeState], wait_s: float) -> None:
+    def _exit_from_log(self, node: str) -> int | None:
+        """The wrapper's exit line read from the log itself (the stream may lag behind it)."""
+        try:
+            found = self.logs[node].grep("rackgate: the launch command exited with code", max_matches=5)
+        except Exception:  # noqa: BLE001 - the log unreadable: the status stays unknown, and is said so
+            return None
+        codes = [int(m[1]) for r in found if (m := EXIT_LINE.match(r.text))]
+        return codes[-1] if codes else None
+
+    def _drain(self, q: Lines, state: dict[str, _NodeState], wait_s: float, node: str = "") -> None:
+        """Read what the streams still bring for wait_s (until `node`'s exit line, when given)."""
         end = time.monotonic() + wait_s
-        while time.monotonic() < end:
+        while time.monotonic() < end and not (node and state[node].exit_code is not None):
             try:
                 n, line, _ = q.get(timeout=0.1)
             except queue.Empty:
@@ -302,5 +350,8 @@ class BootWatcher:
                 if ended:
                     state[n].exit_code = int(ended[1])
                 elif rec is not None:
-                    state[n].recent.append(f"{rec.lineno:>7}  {rec.raw}")
-                    state[n].last_line = rec.raw
+                    st = state[n]
+                    st.recent.append(f"{rec.lineno:>7}  {rec.raw}")
+                    st.last_line = rec.raw
+                    st.raw.append((rec.lineno, line))
+                    st.drained_fatal = st.drained_fatal or st.judge.feed(rec)

@@ -177,3 +177,41 @@ def test_atom_s_ready_line_is_recorded_when_seen(tmp_path):
     v, _, _ = _watch(tmp_path, "[atom 10:00:09] Server started successfully and ready to accept requests\n",
                      api_ready=lambda: len(seen) > 2 or seen.append(1) or False)
     assert v.kind == "ready" and v.ready_line_s is not None and v.log_format == "atom", v
+
+
+def test_the_pinned_alloc_warning_of_a_healthy_boot_is_evidence_not_a_failure(tmp_path):
+    """ATOM's expert_staging WARNING carries torch's `HIP error: out of memory` and its hint block
+    and ends `); using unpinned.`: the boot is ready, the record is noted."""
+    from .test_records import MORE, PINNED
+    ready_after = []
+    v, _, _ = _watch(tmp_path, "\n".join([MORE.format(level="WARNING"), *PINNED,
+                                          "[atom 10:00:09] Server started successfully and ready to accept requests"])
+                     + "\n", api_ready=lambda: len(ready_after) > 8 or ready_after.append(1) or False)
+    assert v.kind == "ready", v.summary()
+    assert len(v.noted) == 1 and "'HIP error' in a WARNING record which says 'using unpinned'" in v.noted[0], v.noted
+
+
+@pytest.mark.parametrize("command, said", [
+    ("echo 'loading'; exit 137", "exited with code 137 (128+9, SIGKILL: killed"),
+    ("echo 'loading'; kill -SEGV $$", "exited with code 139 (128+11, SIGSEGV: crashed"),
+    # the command takes its whole process group with it, the wrapper included: no status written
+    ("echo 'loading'; kill -KILL 0", "ended without the launch wrapper writing its exit status"),
+])
+def test_how_the_launch_command_ended_is_read_as_what_it_means(tmp_path, command, said):
+    from rackgate.atom.server import WRAPPER
+    from rackgate.transport.host import Host
+    from rackgate.transport.runners import LocalRunner
+
+    log = tmp_path / "atom-node1.log"
+    proc = Host("node1", LocalRunner("node1")).spawn(["sh", "-c", WRAPPER, "rackgate-launch", command], str(log))
+    v, _, _ = _watch(tmp_path, None, procs={"node1": proc})
+    assert v.kind == "died" and said in v.detail, v.detail
+    assert "loading" in v.detail
+
+
+def test_a_healthy_boot_whose_ranks_fall_back_to_unpinned_memory_is_ready(launched):
+    """The sim's node2 ranks log ATOM's pinned-alloc WARNING (HIP error text inside) and boot."""
+    srv, sim, _ = launched("pinned-fallback")
+    assert srv.boot.ok, srv.boot.summary()
+    assert srv.boot.noted and all(n.startswith("node2: ") and "using unpinned" in n
+                                            for n in srv.boot.noted), srv.boot.noted

@@ -78,13 +78,15 @@ def test_boot(atom_server, facts, evidence):
                 else "ATOM's ready line not seen")
         evidence.attach("boot", f"ready by the API (/v1/models lists a model, a completion for it returned) after "
                                 f"{b.seconds:.1f}s; {line}" + (f"; {note}" if note else ""))
+        if b.noted:  # signatures in records that went on (a WARNING "...; using unpinned."): evidence
+            evidence.attach("fatal words in records that are not fatal", "\n".join(b.noted))
         return
     tail = f"\n           ({note})" if note else ""
     if b.kind == "fatal":
         fail("SRV-BOOT", b.who or b.node,
              f"line {b.lineno} of {atom_server.log_path(b.node)} after {b.seconds:.1f}s: {b.line}\n"
              + "\n".join("           " + x for x in b.excerpt.splitlines()[-14:]) + tail,
-             means=f"a fatal line appeared while booting ({b.signature}): {b.hint}")
+             means=f"a fatal line appeared while booting ({b.signature}, in {b.why or 'its record'}): {b.hint}")
     if b.kind == "stall":
         raise CouldNotObserve(f"the boot did not finish: {b.summary()}; see SRV-RENDEZVOUS")
     if b.kind == "died":

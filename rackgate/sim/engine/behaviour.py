@@ -60,6 +60,7 @@ RANK_BEHAVIOURS = {
     "slow-server": SlowServer,
     "bang-ranks": Ranks,  # these ranks' every token is '!' (one node launched without translation)
     "empty-ranks": Ranks,  # these ranks answer with no content at all
+    "pinned-fallback": Ranks,  # the expert loader's pinned buffer fails; it warns and goes on unpinned
 }
 
 # rank behaviour -> the output behaviour it gives the answers those ranks serve
@@ -77,6 +78,7 @@ class ServerFaults:
     slow_server: SlowServer | None = None
     bang_ranks: Ranks | None = None
     empty_ranks: Ranks | None = None
+    pinned_fallback: Ranks | None = None
 
     @classmethod
     def from_server(cls, server: dict) -> ServerFaults:

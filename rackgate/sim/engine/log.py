@@ -121,6 +121,17 @@ class RankLog:
                      f'  File "{ATOM}/{path}", line {lineno}, in get_num_blocks\n'
                      f"{exc_line}")
 
+    def pinned_fallback(self) -> None:
+        """atom/model_loader/expert_staging.py: a pinned host buffer that could not be allocated is
+        logged at WARNING with torch's HIP error text (c10's message and its hint block, ending in a
+        newline) and the loader goes on with pageable memory."""
+        self.runner("Pinned staging alloc failed (HIP error: out of memory\n"
+                    "HIP kernel errors might be asynchronously reported at some other API call, so the stacktrace "
+                    "below might be incorrect.\n"
+                    "For debugging consider passing AMD_SERIALIZE_KERNEL=3\n"
+                    "Compile with `TORCH_USE_HIP_DSA` to enable device-side assertions.\n"
+                    "); using unpinned.", "model_loader/expert_staging.py:377", "_staging_buffer", "WARNING")
+
     def hotswap_installed(self) -> None:
         self.log.raw("[hsa-hotswap-rj] installed eager gfx1250 B0-to-A0 hook")
 

@@ -98,6 +98,8 @@ class Rank:
         time.sleep(self.step)
         if self.env.get("MEGA_WIRE") and self.env.get("MEGA_WIRE") != self.env.get("MEGA_DISPATCH_WIRE"):
             self.fatal(*MEGA_WIRE_RENAMED)
+        if self.fault("pinned_fallback"):
+            self.out.pinned_fallback()
         self.kv_budget()
         # Current ATOM logs the model's global expert count; the runbook's image logged the
         # per-rank share (server state "megamoe_experts": "per_rank").

@@ -29,6 +29,10 @@ declare(
           "seconds in, its ranks log `Per-request cache tensor ... exceeds available KV budget (-...GB)`",
           target="node", default="node2",
           rank=RankFault("rack-busy", args={"delay_s": 3.0, "foreign_gb": 180.0})),
+    Fault("pinned-fallback", "SRV-BOOT", "healthy: a node's ranks cannot pin the expert loader's staging buffer "
+          "and log ATOM's WARNING `Pinned staging alloc failed (HIP error: out of memory ...); using unpinned.` "
+          "(torch's HIP hint block inside), then boot and serve", target="node", default="node2",
+          rank=RankFault("pinned-fallback")),
     Fault("rendezvous-stall", "SRV-RENDEZVOUS", "one rank never returns from ncclCommInitRank: every rank stops "
           "after `load RCCL version`", target="node", default="node3",
           rank=RankFault("rendezvous-stall", (1, 2))),
