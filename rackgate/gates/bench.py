@@ -42,11 +42,18 @@ def http_failures(text: str, limit: int = 3) -> list[str]:
     return [f"{n} x HTTP {code}" + (f": {why}" if why else "") for (code, why), n in seen.most_common(limit)]
 
 
-def result(f: BenchFacts, rc: int, fresh: bool | None, min_duration_s: float, output: str = "") -> list[str]:
+def result(f: BenchFacts, rc: int, fresh: bool | None, min_duration_s: float, output: str = "",
+           asked: tuple[str, int] | None = None) -> list[str]:
     """Why the run measured nothing (empty: it measured something). fresh: the result file was
     written by this run (None: no result file was expected). output: the benchmark's console
-    output, read for the HTTP status and reason of failed requests when the result has none."""
+    output, read for the HTTP status and reason of failed requests when the result has none.
+    asked: (flag, count) the command line asked for (BenchCommand.asked): the successes are
+    counted against it -- a client that prints no failure row (older benchmark_serving) still
+    sent the requests it was asked to."""
     out = []
+    short = shortfall(f, asked)
+    if short:
+        out.append(short)
     reasons = f.error_summary[:3] or http_failures(output)
     if fresh is False:
         out.append("the result file was not written by this run (it is older than the run's start)")
@@ -77,6 +84,24 @@ def result(f: BenchFacts, rc: int, fresh: bool | None, min_duration_s: float, ou
     elif rc != 0 and not out:
         out.append(f"the benchmark exited {rc}")
     return out
+
+
+def shortfall(f: BenchFacts, asked: tuple[str, int] | None) -> str:
+    """Fewer successes than requests asked for, with no failure count that accounts for the rest
+    (a failure count that does is said by result() itself)."""
+    if f.completed is None or not f.completed:
+        return ""
+    if asked is not None:
+        how, want = f"{asked[0]} {asked[1]}", asked[1]
+    elif f.sent is not None and f.failed is None:
+        how, want = "num_prompts in its result file", f.sent
+    else:
+        return ""
+    if f.completed >= want or f.completed + (f.failed or 0) >= want:
+        return ""
+    rows = f"{f.failed} failed" if f.failed else "no failure row accounts for the rest"
+    return (f"Successful requests: {f.completed} of {want} asked ({how}): {want - f.completed - (f.failed or 0)} "
+            f"request(s) neither succeeded nor were counted failed ({rows})")
 
 
 def aggregate(f: BenchFacts, gpu_count: int, tolerance: float) -> tuple[float | None, list[str]]:

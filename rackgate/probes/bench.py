@@ -184,12 +184,28 @@ def aiperf_result(export_json: str, console: str = "") -> BenchFacts:
 
 
 # --- the command ---------------------------------------------------------------------------
+# The flag that says how many requests a client is asked to send: benchmark_serving's
+# --num-prompts (atom/benchmarks/benchmark_serving.py, vLLM's alike); aiperf's --request-count and
+# its alias --num-requests (aiperf's CLI config, "Stop after this many requests sent").
+ASKED_FLAGS = {"benchmark_serving": ("num-prompts",), "aiperf": ("request-count", "num-requests")}
+
+
 @dataclass(frozen=True)
 class BenchCommand:
     tool: str            # benchmark_serving | aiperf | unknown
     wire_model: str      # the model name the requests will carry
     tokenizer: str | None
     flags: dict[str, str | None]
+
+    @property
+    def asked(self) -> tuple[str, int] | None:
+        """(the flag, the number of requests) the command asks the client to send; None when it
+        does not say (the client's default, or a run bounded by time)."""
+        for name in ASKED_FLAGS.get(self.tool, ()):
+            v = self.flags.get(name)
+            if v is not None and v.strip().isdecimal():
+                return f"--{name}", int(v)
+        return None
 
 
 def command(cmd: str) -> BenchCommand:

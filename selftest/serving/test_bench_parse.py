@@ -160,3 +160,41 @@ def test_aiperf_error_summary_entries_that_are_strings():
                                                     {"error_details": "timeout", "count": 2}]})
     f = probe.aiperf_result(data)
     assert f.error_summary[0].startswith("RequestCancellationError") and "timeout" in f.error_summary[1]
+
+
+OLD_250 = table([("Successful requests:", 250), ("Benchmark duration (s):", 470.02), ("Total input tokens:", 256000),
+                 ("Total generated tokens:", 256000), ("Request throughput (req/s):", 0.53),
+                 ("Output token throughput (tok/s):", 544.66), ("Total Token throughput (tok/s):", 1089.32)])
+SERVING = ("python3 -m atom.benchmarks.benchmark_serving --backend openai --model /models/Kimi-K3 "
+           "--served-model-name moonshotai/Kimi-K3 --dataset-name random --num-prompts {n} --max-concurrency 64")
+
+
+def test_successes_short_of_the_prompts_asked_fail_with_no_failure_row():
+    """An older benchmark_serving prints no FAILED row and no result file was asked: 250 of the
+    256 prompts its command line asked for succeeded, exit 0 -- a partial run, both numbers named."""
+    f = probe.serving_result(OLD_250, None)
+    assert (f.completed, f.failed, f.sent) == (250, None, None)
+    asked = probe.command(SERVING.format(n=256)).asked
+    assert asked == ("--num-prompts", 256)
+    why = gate.result(f, 0, None, 1.0, "", asked)
+    assert why and "Successful requests: 250 of 256 asked (--num-prompts 256)" in why[0], why
+    assert "and the benchmark exited 0" in why
+    # the same table for the 250 asked is a whole run
+    assert gate.result(f, 0, None, 1.0, "", probe.command(SERVING.format(n=250)).asked) == []
+
+
+def test_a_result_file_s_num_prompts_counts_and_its_failures_are_said_once():
+    data = json.loads(GOOD_JSON) | {"completed": 250}
+    f = probe.serving_result("", json.dumps(data))
+    why = gate.result(f, 0, True, 1.0, "", ("--num-prompts", 256))
+    assert any("6 of 256 requests failed" in w for w in why) and not any("asked" in w for w in why), why
+
+
+def test_aiperf_request_count_is_what_was_asked():
+    f = probe.aiperf_result(aiperf(False, 90, 0))
+    for flag in ("--request-count 100", "--num-requests=100"):
+        asked = probe.command(f"aiperf profile -m moonshotai/Kimi-K3 --concurrency 8 {flag}").asked
+        assert asked == (flag.split("=")[0].split()[0], 100)
+        why = gate.result(f, 0, True, 1.0, "", asked)
+        assert "Successful requests: 90 of 100 asked" in why[0], why
+    assert probe.command("aiperf profile -m m --benchmark-duration 60").asked is None

@@ -83,10 +83,12 @@ def test_benchmark_measured_something(server, bench_run, rack, evidence):
               f"under {rack.bench.result_path}" + (f"; failed requests: {'; '.join(why)}" if why else "") +
               f"; its last lines: {' | '.join(x.strip() for x in last)[:300]}")
     f = _facts(bench_run)
+    asked = probe.command(cmd).asked
     findings = gate.result(f, res.rc, fresh if rack.bench.result_path else None, rack.serving.bench.min_duration_s,
-                           res.stdout + "\n" + res.stderr)
+                           res.stdout + "\n" + res.stderr, asked)
+    of = f.sent if f.sent is not None else (f"{asked[1]} asked" if asked else None)
     check(not findings, "BENCH-RESULT", rack.head.name,
-          f"{f.tool}: completed {f.completed} of {f.sent}, duration {f.duration_s}s: " + "; ".join(findings))
+          f"{f.tool}: completed {f.completed} of {of}, duration {f.duration_s}s: " + "; ".join(findings))
 
 
 @pytest.mark.row("BENCH-AGGREGATE")
