@@ -44,6 +44,7 @@ PROC_PREFIX = re.compile(r"^[(\[]?(?P<proc>EngineCore[-_]DP\d+|ModelRunner\d+/\d
 HEADER = re.compile(r"^\[(?P<name>[\w.]+) (?P<level>[A-Z]+)\] (?P<date>\d{4}-\d{2}-\d{2}) "
                     r"(?P<time>\d{2}:\d{2}:\d{2})\.\d+ - (?P<proc>.+?):(?P<pid>\d+) - "
                     r"(?P<path>.+?):(?P<lineno>\d+) - (?P<func>\S+)\s*$")
+RANK_PREFIX = re.compile(r"^\[rank(\d+)\]:\s?")
 ENGINE_PROC = re.compile(r"EngineCore[-_]DP(\d+)")
 TITLE = re.compile(r"ATOM::(?:DP(\d+)TP\d+|EngineCore_DP(\d+))")
 # Messages that name their rank themselves ("Engine 011: prompt throughput ..." on the
@@ -51,7 +52,7 @@ TITLE = re.compile(r"ATOM::(?:DP(\d+)TP\d+|EngineCore_DP(\d+))")
 # "[MORI-V2] Created MegaMoE: ep_rank=5 ep_size=16 ..." (EP rank = DP rank at -tp 1).
 # torch.distributed's "[rank3]:" line prefix (its global rank: the DP rank at -tp 1).
 MSG_RANK = (re.compile(r"(?:^|\] |: )Engine (\d{1,4}):"), re.compile(r"\bDP rank (\d+)\b"), re.compile(r"\(DP (\d+)\)"),
-            re.compile(r"\bCreated MegaMoE: ep_rank=(\d+)\b"), re.compile(r"^\[rank(\d+)\]:"))
+            re.compile(r"\bCreated MegaMoE: ep_rank=(\d+)\b"), RANK_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -83,21 +84,34 @@ class Parser:
         line = clean(line)
         if not line:
             return None
+        # torch.distributed's "[rank3]:" in front of any line (torchrun's per-rank prefix): read the
+        # rest as it stands, and keep the prefix on the record's text (it names the rank)
+        ranked = RANK_PREFIX.match(line) if line.startswith("[rank") else None
+        if ranked is None:
+            return self._feed(line, line)
+        rec = self._feed(line[ranked.end():], line)
+        if rec is None or rec.text.startswith(ranked.group(0)):
+            return rec
+        return Record(rec.lineno, ranked.group(0) + rec.text, rec.raw, rec.time, rec.process, rec.pid, rec.level)
+
+    def _feed(self, line: str, raw: str) -> Record | None:
+        if not line:
+            return None
         m = HEADER.match(line) if line[0] == "[" else None
         if m:
             self.header = m
             return None
         if self.header is not None:
             h, self.header = self.header, None
-            return Record(self.lineno, line, line, h["time"], h["proc"], int(h["pid"]), h["level"])
+            return Record(self.lineno, line, raw, h["time"], h["proc"], int(h["pid"]), h["level"])
         if line[0] not in _MAY_START:  # no ATOM prefix can start here: a raw line (the common case)
-            return Record(self.lineno, line, line)
+            return Record(self.lineno, line, raw)
         proc, pid, rest = _prefix(line)
         m = PLAIN.match(rest)
         if m:
             proc2, pid2, msg = _prefix(m["msg"])
-            return Record(self.lineno, msg, line, m["time"], proc or proc2, pid if pid is not None else pid2)
-        return Record(self.lineno, rest, line, "", proc, pid)
+            return Record(self.lineno, msg, raw, m["time"], proc or proc2, pid if pid is not None else pid2)
+        return Record(self.lineno, rest, raw, "", proc, pid)
 
 
 _MAY_START = frozenset("[(EM")  # PLAIN / HEADER start with "[", PROC_PREFIX with "(", "[", "E", "M"
