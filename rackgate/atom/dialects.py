@@ -50,7 +50,8 @@ DIALECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # NCCL / RCCL debug.cc: "%s:%d:%d [%d] NCCL WARN ..." (host:pid:tid [cudaDev])
     ("nccl", re.compile(r"^\S+:\d+:\d+ \[\d+\] (?:\S+ )?NCCL (?P<level>WARN|INFO|TRACE) ")),
     # HIP runtime (rocclr ClPrint under AMD_LOG_LEVEL): ":1:hip_code_object.cpp :616 : 123 us: ..."
-    ("hip", re.compile(r"^:(?P<level>[1-4]):\S+\s*:\s*\d+\s*:\s*\d+\s*us:\s?")),
+    ("hip", re.compile(r"^:(?P<level>[1-4]):\S+\s*:\s*\d+\s*:\s*\d+\s*us:\s?"
+                       r"(?:\[pid:\s*\d+\s+tid:\s*0x[0-9a-fA-F]+\]\s?)?")),
     # Python logging BASIC_FORMAT "LEVEL:name:msg" and uvicorn's padded "LEVEL:     msg"
     ("python", re.compile(r"^(?P<level>" + _LEVEL + r"):(?:[\w.]*:|\s+)")),
     # "%(asctime)s - %(name)s - %(levelname)s - %(message)s" (the logging cookbook's format)

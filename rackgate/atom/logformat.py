@@ -50,8 +50,10 @@ TITLE = re.compile(r"ATOM::(?:DP(\d+)TP\d+|EngineCore_DP(\d+))")
 # Messages that name their rank themselves ("Engine 011: prompt throughput ..." on the
 # runbook's image; "... DP rank 5 ..." from the core manager).
 # "[MORI-V2] Created MegaMoE: ep_rank=5 ep_size=16 ..." (EP rank = DP rank at -tp 1).
-# torch.distributed's "[rank3]:" line prefix (its global rank: the DP rank at -tp 1).
-MSG_RANK = (re.compile(r"(?:^|\] |: )Engine (\d{1,4}):"), re.compile(r"\bDP rank (\d+)\b"), re.compile(r"\(DP (\d+)\)"),
+# torch.distributed's "[rank3]:" line prefix and ProcessGroupNCCL's "[Rank 3]" /
+# "[PG ID 0 PG GUID 0(default_pg) Rank 3]" (its global rank: the DP rank at -tp 1).
+MSG_RANK = (re.compile(r"\[(?:PG ID \d+ PG GUID \S+ )?Rank (\d+)\]"),
+            re.compile(r"(?:^|\] |: )Engine (\d{1,4}):"), re.compile(r"\bDP rank (\d+)\b"), re.compile(r"\(DP (\d+)\)"),
             re.compile(r"\bCreated MegaMoE: ep_rank=(\d+)\b"), RANK_PREFIX)
 
 

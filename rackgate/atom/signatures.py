@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from ..catalogue import row
 from ..lines import clean, strip_ansi
@@ -58,6 +58,20 @@ PATTERN_HINTS: dict[str, str] = {
         "the ROCm runtime refused (resources, device): read dmesg (PLAT-DMESG) and check PLAT-FREE",
     "HIP error":
         "a HIP call failed: a wrong image for this GPU, or a device fault (PLAT-DMESG)",
+    "PyTorch NCCL watchdog timeout":
+        "a collective never completed on this rank (a peer is stuck or gone): run FAB-COLLECTIVE and read the "
+        "other ranks' last lines (SRV-DEADLOCK, SRV-RENDEZVOUS)",
+    "C++ terminate":
+        "a C++ exception nobody caught aborted the process (its `what():` line says which): the watchdog's "
+        "DistBackendError is a collective that failed or timed out",
+    "Triton out of resources":
+        "a Triton kernel's launch config needs more shared memory/registers than this GPU has: a kernel tuned for "
+        "another GPU (image / aiter config for gfx1250)",
+    "Fatal Python error":
+        "the interpreter itself died (a segfault or abort in native code): the stack under it names the module; "
+        "read dmesg on the node (PLAT-DMESG)",
+    "ASGI startup failed":
+        "the API server's startup hook raised: the traceback above it says why (the engine never got to serve)",
 }
 TRACEBACK = "Traceback (most recent call last):"
 TRACEBACK_HINT = "the process raised an exception while booting: the traceback above it says where"
@@ -74,6 +88,7 @@ class Fatal:
     rec: Record | None = None  # the line that carries it (Judge)
     level: str = ""            # its record's level ("" = the dialect gives none)
     why: str = ""              # what made it fatal: "an ERROR record", "an uncaught traceback", ...
+    record: tuple[Record, ...] = ()  # the lines of its record read so far (one may name the rank)
 
 
 @dataclass(frozen=True)
@@ -136,6 +151,7 @@ class _Open:
     level: str
     lines: list[str]
     depth: int
+    recs: list[Record] = field(default_factory=list)
     traceback: bool = False
     sig: tuple[Fatal, Record] | None = None
 
@@ -151,6 +167,14 @@ class Judge:
         self.noted: list[Noted] = []
 
     def feed(self, rec: Record) -> Fatal | None:
+        o = self.open
+        f = self._feed(rec)
+        if f is not None and not f.record:
+            lines = o.recs if o is not None and f.rec in o.recs else []
+            f = replace(f, record=tuple(lines) + ((rec,) if rec not in lines else ()))
+        return f
+
+    def _feed(self, rec: Record) -> Fatal | None:
         text = rec.text
         h = dialects.head(text, rec.level)
         o = self.open
@@ -173,6 +197,7 @@ class Judge:
 
     def _line(self, o: _Open, rec: Record, text: str) -> Fatal | None:
         o.lines.append(text)
+        o.recs.append(rec)
         o.depth = dialects.depth_after(text, o.depth)
         if o.sig is None:
             f = match(text)
@@ -194,4 +219,4 @@ class Judge:
             self.noted.append(Noted(f.signature, rec, o.level, outcome.group(0) if outcome else ""))
             return None
         return Fatal(f.signature, f.hint, f.found, rec, o.level, "a line with no level that says nothing of "
-                     "going on")
+                     "going on", tuple(o.recs))

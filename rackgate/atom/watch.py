@@ -182,7 +182,10 @@ class BootWatcher:
             rec = fatal.rec
             assert rec is not None  # the Judge names the line
             excerpt = self._excerpt_after(q, node, st, rec)
-            return verdict("fatal", node=node, who=self.logs[node].who(rec), line=signatures.seen(line, fatal),
+            log = self.logs[node]
+            # the rank: named by the line, or by another line of its record (a `what():` under a terminate)
+            named = next((r for r in (rec, *fatal.record) if log.rank_of(r) is not None), rec)
+            return verdict("fatal", node=node, who=log.who(named), line=signatures.seen(line, fatal),
                            lineno=rec.lineno, excerpt=excerpt, hint=fatal.hint, signature=fatal.signature,
                            why=fatal.why)
 

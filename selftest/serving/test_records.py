@@ -117,3 +117,36 @@ def test_an_exit_status_reads_as_what_it_means(code, said):
     assert said in text, text
     if code in (137, None):
         assert "dmesg" in text and "node3" in text
+
+
+WORK = "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 milliseconds"
+
+
+@pytest.mark.parametrize("lines, signature, rank", [
+    # PyTorch ProcessGroupNCCL.cpp: LOG(ERROR) << "[Rank " << rank_ << "] Watchdog caught collective operation
+    # timeout: " << work << " ran for " ... behind the c10 glog prefix and torch's rank prefix
+    ([f"[rank9]:[E1204 13:38:47.426415540 ProcessGroupNCCL.cpp:629] [Rank 9] Watchdog caught collective operation "
+      f"timeout: {WORK} before timing out."], "PyTorch NCCL watchdog timeout", 9),
+    # libstdc++'s verbose terminate handler; the rank only in the what() line of the same record
+    (["terminate called after throwing an instance of 'c10::DistBackendError'",
+      f"  what():  [PG ID 0 PG GUID 0(default_pg) Rank 5] Process group watchdog thread terminated with exception: "
+      f"[Rank 5] Watchdog caught collective operation timeout: {WORK} before timing out.",
+      "Exception raised from ncclCommWatchdog at /app/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1903 "
+      "(most recent call first):", "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x9c"],
+     "C++ terminate", 5),
+    # triton/runtime/errors.py OutOfResources.__str__, raised into ATOM's run_engine (ERROR record)
+    (["[atom ERROR] 2026-12-04 13:38:47.1 - EngineCore-DP11:4242 - /app/ATOM/atom/model_engine/engine_core.py:243 "
+      "- run_engine", "run_engine: exception: out of resource: shared memory, Required: 98304, Hardware limit: "
+      "65536. Reducing block sizes or `num_stages` may help."], "Triton out of resources", 11),
+    # CPython (Python/pylifecycle.c fatal_error; faulthandler): no rank in its words
+    (["Fatal Python error: Segmentation fault", "", "Current thread 0x00007fb899f39700 (most recent call first):",
+      '  File "/app/ATOM/atom/model_ops/moe.py", line 486 in forward'], "Fatal Python error", None),
+    # uvicorn/lifespan/on.py: logger.error("Application startup failed. Exiting.") at uvicorn's level prefix
+    (["ERROR:    Traceback (most recent call last):", "ERROR:    Application startup failed. Exiting."],
+     "ASGI startup failed", None),
+])
+def test_each_runtime_s_fatal_line_from_its_source(lines, signature, rank):
+    fatal, _ = judge(lines)
+    assert [f.signature for f in fatal] == [signature], fatal
+    named = [logformat.rank_of(r) for r in (fatal[0].rec, *fatal[0].record) if logformat.rank_of(r) is not None]
+    assert (named[0] if named else None) == rank

@@ -46,6 +46,13 @@ class DpDeadlock(Ranks):
 
 
 @dataclass(frozen=True)
+class RuntimeFatal(Ranks):
+    """A runtime under the engine (PyTorch's watchdog, libstdc++'s terminate, Triton) ends these
+    ranks before they are ready, in its own words (log.RankLog.runtime_fatal)."""
+    kind: str = "torch-watchdog"
+
+
+@dataclass(frozen=True)
 class SlowServer(Ranks):
     delay_s: float = 0.0
 
@@ -61,6 +68,7 @@ RANK_BEHAVIOURS = {
     "bang-ranks": Ranks,  # these ranks' every token is '!' (one node launched without translation)
     "empty-ranks": Ranks,  # these ranks answer with no content at all
     "pinned-fallback": Ranks,  # the expert loader's pinned buffer fails; it warns and goes on unpinned
+    "runtime-fatal": RuntimeFatal,
 }
 
 # rank behaviour -> the output behaviour it gives the answers those ranks serve
@@ -79,6 +87,7 @@ class ServerFaults:
     bang_ranks: Ranks | None = None
     empty_ranks: Ranks | None = None
     pinned_fallback: Ranks | None = None
+    runtime_fatal: RuntimeFatal | None = None
 
     @classmethod
     def from_server(cls, server: dict) -> ServerFaults:

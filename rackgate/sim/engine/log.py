@@ -132,6 +132,34 @@ class RankLog:
                     "Compile with `TORCH_USE_HIP_DSA` to enable device-side assertions.\n"
                     "); using unpinned.", "model_loader/expert_staging.py:377", "_staging_buffer", "WARNING")
 
+    def runtime_fatal(self, kind: str) -> None:
+        """A runtime under the engine ends this rank, in that runtime's own words (docs/formats.md):
+        PyTorch's ProcessGroupNCCL watchdog (c10 LOG(ERROR) behind torch's `[rankN]:` prefix),
+        libstdc++'s terminate handler with the watchdog's DistBackendError, Triton's
+        OutOfResources raised into ATOM's run_engine."""
+        r = self.rank
+        stamp = time.strftime("%m%d %H:%M:%S", time.localtime()) + f".{time.time_ns() % 10**9:09d}"
+        work = ("WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 "
+                "milliseconds before timing out.")
+        if kind == "torch-watchdog":
+            self.log.raw(f"[rank{r}]:[E{stamp} ProcessGroupNCCL.cpp:629] [Rank {r}] Watchdog caught collective "
+                         f"operation timeout: {work}")
+        elif kind == "cpp-terminate":
+            self.log.raw("terminate called after throwing an instance of 'c10::DistBackendError'\n"
+                         f"  what():  [PG ID 0 PG GUID 0(default_pg) Rank {r}] Process group watchdog thread "
+                         f"terminated with exception: [Rank {r}] Watchdog caught collective operation timeout: "
+                         f"{work}\n"
+                         "Exception raised from ncclCommWatchdog at /app/pytorch/torch/csrc/distributed/c10d/"
+                         "ProcessGroupNCCL.cpp:1903 (most recent call first):\n"
+                         "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x9c (0x7f3a in "
+                         "/usr/local/lib/python3.12/dist-packages/torch/lib/libc10.so)")
+        elif kind == "triton-oor":
+            self.exception("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, "
+                           "Hardware limit: 65536. Reducing block sizes or `num_stages` may help.",
+                           "model_ops/attentions/mla.py:412")
+        else:
+            raise ValueError(f"sim: unknown runtime fatal {kind!r}")
+
     def hotswap_installed(self) -> None:
         self.log.raw("[hsa-hotswap-rj] installed eager gfx1250 B0-to-A0 hook")
 

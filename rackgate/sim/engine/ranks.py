@@ -109,6 +109,10 @@ class Rank:
         if self.env.get("HSA_TOOLS_LIB"):
             self.hotswap()
         time.sleep(self.step)
+        rt = self.fault("runtime_fatal")
+        if rt:
+            self.out.runtime_fatal(rt.kind)
+            hang()
         self.out.ready()
 
     def kv_budget(self) -> None:

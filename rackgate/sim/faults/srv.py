@@ -33,6 +33,15 @@ declare(
           "and log ATOM's WARNING `Pinned staging alloc failed (HIP error: out of memory ...); using unpinned.` "
           "(torch's HIP hint block inside), then boot and serve", target="node", default="node2",
           rank=RankFault("pinned-fallback")),
+    Fault("rt-torch-watchdog", "SRV-BOOT", "PyTorch's ProcessGroupNCCL watchdog times a collective out on one rank "
+          "(`[rank9]:[E... ProcessGroupNCCL.cpp:629] [Rank 9] Watchdog caught collective operation timeout`)",
+          target="node", default="node3", rank=RankFault("runtime-fatal", (1, 2), {"kind": "torch-watchdog"})),
+    Fault("rt-cpp-terminate", "SRV-BOOT", "the watchdog's c10::DistBackendError reaches libstdc++'s terminate on one "
+          "rank: `terminate called after throwing an instance of ...`, its rank only in the `what():` line under it",
+          target="node", default="node3", rank=RankFault("runtime-fatal", (1, 2), {"kind": "cpp-terminate"})),
+    Fault("rt-triton-oor", "SRV-BOOT", "a Triton kernel tuned for another GPU raises OutOfResources (shared "
+          "memory) into one rank's run_engine", target="node", default="node3",
+          rank=RankFault("runtime-fatal", (1, 2), {"kind": "triton-oor"})),
     Fault("rendezvous-stall", "SRV-RENDEZVOUS", "one rank never returns from ncclCommInitRank: every rank stops "
           "after `load RCCL version`", target="node", default="node3",
           rank=RankFault("rendezvous-stall", (1, 2))),
