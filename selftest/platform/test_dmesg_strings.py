@@ -33,7 +33,7 @@ BANNERS = [
     # amdgpu_ras.c amdgpu_ras_init: "RAS INFO: ras initialized successfully, hardware ability[%x] ras_mask[%x]"
     "[    3.292351] amdgpu 0000:05:00.0: amdgpu: RAS INFO: ras initialized successfully, hardware ability[7ff7f] "
     "ras_mask[7ff7f]",
-    # amdgpu_gmc.c / gmc_v9_0.c: "MEM ECC is active." / "SRAM ECC is active."
+    # amdgpu_ras.c amdgpu_ras_check_supported: "MEM ECC is active." / "SRAM ECC is active."
     "[    3.281115] amdgpu 0000:05:00.0: amdgpu: MEM ECC is active.",
     "[    3.286679] amdgpu 0000:05:00.0: amdgpu: SRAM ECC is active.",
     # amdgpu_ras.c: corrected errors are the ECC doing its job; zero uncorrectable is no loss
