@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from ..catalogue import row
 from ..lines import clean, strip_ansi
 from . import dialects
-from .logformat import Record
+from .logformat import Record, records
 
 HINTS: dict[str, str] = {
     "exceeds available KV budget":
@@ -220,3 +221,12 @@ class Judge:
             return None
         return Fatal(f.signature, f.hint, f.found, rec, o.level, "a line with no level that says nothing of "
                      "going on", tuple(o.recs))
+
+
+def judge(lines: Iterable[str]) -> tuple[list[Fatal], list[Noted]]:
+    """A whole log's lines judged (the fatal ones, the noted ones): what the watcher decides line
+    by line, for a log read after the fact."""
+    j = Judge()
+    fatal = [f for rec in records(lines) if (f := j.feed(rec)) is not None]
+    last = j.flush()
+    return fatal + ([last] if last else []), j.noted

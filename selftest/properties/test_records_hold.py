@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rackgate.atom import logformat, signatures
+from rackgate.atom import signatures
 from rackgate.catalogue import row
 
 from .mutate import SETTINGS
@@ -51,11 +51,7 @@ def records(draw, fatal: bool):
     return [x + end for x in before + lines + after], (dialect, level, msg)
 
 
-def _judge(lines):
-    j = signatures.Judge()
-    out = [f for rec in logformat.records(lines) if (f := j.feed(rec)) is not None]
-    last = j.flush()
-    return out + ([last] if last else []), j.noted
+_judge = signatures.judge
 
 
 def test_a_signature_in_a_quiet_or_recovered_record_is_never_fatal():

@@ -18,11 +18,7 @@ MORE = "[atom {level}] 2026-12-04 13:38:47.1 - ModelRunner0/1:4242 - " \
        "/app/ATOM/atom/model_loader/expert_staging.py:377 - _staging_buffer"
 
 
-def judge(lines):
-    j = signatures.Judge()
-    fatal = [f for rec in logformat.records(lines) if (f := j.feed(rec)) is not None]
-    last = j.flush()
-    return fatal + ([last] if last else []), j.noted
+judge = signatures.judge
 
 
 def test_the_pinned_alloc_warning_is_evidence_not_fatal():
