@@ -92,8 +92,8 @@ def test_boot(atom_server, facts, evidence):
     if b.kind == "died":
         code = f"code {b.exit_code}" if b.exit_code is not None else "no exit code written"
         fail("SRV-BOOT", b.who or b.node, _indent(b.detail) + tail,
-             means=f"the launch command ended while booting ({code}), without a fatal line the suite knows: "
-                   f"its last lines say why")
+             means=f"the launch command ended while booting ({code}): how it ended is read above (a signal, an "
+                   f"error exit), with the record that explains it when the log has one and where to look next")
     if b.kind == "budget":
         fail("SRV-BOOT", b.who or b.node, _indent(b.detail) + tail,
              means="not ready within the budget; no fatal line seen: the last lines say how far it got "

@@ -53,6 +53,13 @@ class RuntimeFatal(Ranks):
 
 
 @dataclass(frozen=True)
+class OomKill(Ranks):
+    """The kernel's OOM killer ends the node process of these ranks `delay_s` into loading
+    (SIGKILL: nothing is logged by the process itself)."""
+    delay_s: float = 1.0
+
+
+@dataclass(frozen=True)
 class SlowServer(Ranks):
     delay_s: float = 0.0
 
@@ -69,6 +76,7 @@ RANK_BEHAVIOURS = {
     "empty-ranks": Ranks,  # these ranks answer with no content at all
     "pinned-fallback": Ranks,  # the expert loader's pinned buffer fails; it warns and goes on unpinned
     "runtime-fatal": RuntimeFatal,
+    "oom-kill": OomKill,
 }
 
 # rank behaviour -> the output behaviour it gives the answers those ranks serve
@@ -88,6 +96,7 @@ class ServerFaults:
     empty_ranks: Ranks | None = None
     pinned_fallback: Ranks | None = None
     runtime_fatal: RuntimeFatal | None = None
+    oom_kill: OomKill | None = None
 
     @classmethod
     def from_server(cls, server: dict) -> ServerFaults:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
 import traceback
@@ -101,6 +102,10 @@ def main(argv: list[str] | None = None) -> None:
             finally:
                 os._exit(0)
         children.append(pid)
+    oom = server.behaviours().on("oom_kill", args.data_parallel_rank)
+    if oom:  # the kernel's OOM killer picks this node's process while its ranks load: SIGKILL, no last word
+        time.sleep(oom.delay_s)
+        os.kill(os.getpid(), signal.SIGKILL)
     ranks = range(args.data_parallel_rank, args.data_parallel_rank + args.data_parallel_size_local)
     everyone = ranks if args.data_parallel_rank != 0 else range(args.data_parallel_size)
     while not all((atom_dir() / f"port-dp{r}").exists() for r in everyone):

@@ -42,6 +42,9 @@ declare(
     Fault("rt-triton-oor", "SRV-BOOT", "a Triton kernel tuned for another GPU raises OutOfResources (shared "
           "memory) into one rank's run_engine", target="node", default="node3",
           rank=RankFault("runtime-fatal", (1, 2), {"kind": "triton-oor"})),
+    Fault("node-oom-kill", "SRV-BOOT", "the kernel's OOM killer ends one node's ATOM process while its ranks load: "
+          "SIGKILL, no line of its own; the launch command exits 137", target="node", default="node2",
+          rank=RankFault("oom-kill", None, {"delay_s": 1.0})),
     Fault("rendezvous-stall", "SRV-RENDEZVOUS", "one rank never returns from ncclCommInitRank: every rank stops "
           "after `load RCCL version`", target="node", default="node3",
           rank=RankFault("rendezvous-stall", (1, 2))),
