@@ -146,6 +146,13 @@ def seen(raw: str, fatal: Fatal, limit: int = SEEN_CHARS) -> str:
     return ("…" if start else "") + piece[start:start + limit] + ("…" if start + limit < len(piece) else "")
 
 
+# A record's first lines are kept for its judgment (outcome words, the line naming the rank); a
+# record that runs on (an indented dump of thousands of lines) is still one record, not kept whole.
+KEEP_LINES = 200
+# Noted records kept per log (a WARNING repeated for every shard is counted, not kept each time).
+KEEP_NOTED = 20
+
+
 @dataclass
 class _Open:
     """The record being read: its level, its lines' text, the signature it carries."""
@@ -153,6 +160,7 @@ class _Open:
     lines: list[str]
     depth: int
     recs: list[Record] = field(default_factory=list)
+    n: int = 0
     traceback: bool = False
     sig: tuple[Fatal, Record] | None = None
 
@@ -166,6 +174,7 @@ class Judge:
     def __init__(self) -> None:
         self.open: _Open | None = None
         self.noted: list[Noted] = []
+        self.more_noted = 0  # noted beyond KEEP_NOTED
 
     def feed(self, rec: Record) -> Fatal | None:
         o = self.open
@@ -179,7 +188,7 @@ class Judge:
         text = rec.text
         h = dialects.head(text, rec.level)
         o = self.open
-        if h is None and o is not None and dialects.continues(text, o.depth, len(o.lines)):
+        if h is None and o is not None and dialects.continues(text, o.depth, o.n):
             return self._line(o, rec, text)
         if o is not None and o.traceback and h is None and text and _EXC_LINE.match(text):
             self.open = None
@@ -197,8 +206,10 @@ class Judge:
         return decided or got
 
     def _line(self, o: _Open, rec: Record, text: str) -> Fatal | None:
-        o.lines.append(text)
-        o.recs.append(rec)
+        o.n += 1
+        if o.n <= KEEP_LINES:
+            o.lines.append(text)
+            o.recs.append(rec)
         o.depth = dialects.depth_after(text, o.depth)
         if o.sig is None:
             f = match(text)
@@ -217,7 +228,10 @@ class Judge:
         f, rec = o.sig
         outcome = dialects.RECOVERED.search("\n".join(o.lines))
         if o.level in dialects.QUIET_LEVELS or outcome:
-            self.noted.append(Noted(f.signature, rec, o.level, outcome.group(0) if outcome else ""))
+            if len(self.noted) < KEEP_NOTED:
+                self.noted.append(Noted(f.signature, rec, o.level, outcome.group(0) if outcome else ""))
+            else:
+                self.more_noted += 1
             return None
         return Fatal(f.signature, f.hint, f.found, rec, o.level, "a line with no level that says nothing of "
                      "going on", tuple(o.recs))

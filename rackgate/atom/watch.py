@@ -173,7 +173,8 @@ class BootWatcher:
             past = tuple(n for n, s in state.items() if s.past_rccl)
             seen_any = any(s.last_line for s in state.values())
             fmt = "atom" if any(s.atom_lines for s in state.values()) else ("unrecognised" if seen_any else "")
-            noted = tuple(f"{n}: {x.said()}" for n, s in state.items() for x in s.judge.noted)
+            noted = tuple(f"{n}: {x.said()}" for n, s in state.items() for x in s.judge.noted) + tuple(
+                f"{n}: {s.judge.more_noted} more such record(s)" for n, s in state.items() if s.judge.more_noted)
             return BootVerdict(kind, time.monotonic() - t0, decided_at=time.time(), past_rendezvous=past,
                                ready_line_s=None if ready_seen_at is None else ready_seen_at - t0,
                                log_format=fmt, noted=noted, **kw)
