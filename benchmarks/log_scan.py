@@ -6,7 +6,7 @@ multi-GB ATOM server log, in constant memory.
 Generates a log in ATOM's formats (ATOM_LOG_MORE headers and messages from 16 DP ranks, tqdm
 progress with carriage returns, coloured lines, `Memory budget:`, `_sync_dp_state failed` and a
 fatal signature near the end), then measures:
-- watcher: every line through rackgate.atom.logformat.Parser and signatures.match, as the boot
+- watcher: every line through rackgate.atom.logformat.Parser and signatures.Judge, as the boot
   watcher does for each line `tail -F` hands it (read here in 1 MiB blocks);
 - grep: rackgate.atom.logs.NodeLog.grep (grep -a -n -B1 on the node, bounded by MAX_MATCHES) and
   the records it returns, through the local transport.
@@ -73,6 +73,7 @@ def watcher_pass(path: Path) -> tuple[float, int, int, str]:
     """Every line through the parser and the fatal match, as the watcher does. Returns (seconds,
     lines, records, the fatal signature found)."""
     p = Parser()
+    judge = signatures.Judge()
     lines = recs = 0
     fatal = ""
     t0 = time.perf_counter()
@@ -92,9 +93,11 @@ def watcher_pass(path: Path) -> tuple[float, int, int, str]:
                 if rec is None:
                     continue
                 recs += 1
-                f = signatures.match(rec.text)
+                f = judge.feed(rec)
                 if f is not None:
                     fatal = f.signature
+    last = judge.flush()
+    fatal = last.signature if last is not None else fatal
     return time.perf_counter() - t0, time.process_time() - c0, lines, recs, fatal
 
 

@@ -94,13 +94,36 @@ def head(text: str, atom_level: str = "") -> Head | None:
         rank, text = int(m.group(1)), text[m.end():]
     if atom_level:
         return Head("atom", _norm(atom_level), rank, text)
-    for name, rx in DIALECTS:
+    for name, rx in _candidates(text):
         m = rx.match(text)
         if m:
             return Head(name, _norm(m["level"], name), rank, text[m.end():])
     if rank is not None:
         return Head("torch-rank", "", rank, text)
     return None
+
+
+_BY_NAME = {name: [d for d in DIALECTS if d[0] == name] for name, _ in DIALECTS}
+_LEVEL_START = frozenset("DIWECFT")
+
+
+def _candidates(text: str) -> list[tuple[str, re.Pattern[str]]]:
+    """The dialects whose prefix can start this line (by its first character): the watcher reads
+    every line, most of them raw output no dialect prefixes."""
+    if not text:
+        return []
+    c = text[0]
+    if c == "(":
+        return _BY_NAME["vllm"]
+    if c == "[":
+        return _BY_NAME["glog"]
+    if c == ":":
+        return _BY_NAME["hip"]
+    if c in _LEVEL_START:
+        return _BY_NAME["vllm"] + _BY_NAME["glog"] + _BY_NAME["python"]
+    if c.isdigit():
+        return _BY_NAME["python"] + (_BY_NAME["nccl"] if " NCCL " in text else [])
+    return _BY_NAME["nccl"] if " NCCL " in text else []
 
 
 def _norm(level: str, dialect: str = "") -> str:

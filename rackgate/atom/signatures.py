@@ -116,11 +116,33 @@ def _any() -> re.Pattern[str]:
     return re.compile("|".join([re.escape(s) for s in signatures()] + [f"(?:{p.regex})" for p in row("SRV-BOOT").patterns]))
 
 
+# Per pattern, words every line it matches contains (each alternative of its regex holds one): a
+# line with none of them (nearly every line) is passed over without running the regexes.
+# selftest/serving/test_gates.py checks every pattern has them and every example carries one.
+PATTERN_KEYS: dict[str, tuple[str, ...]] = {
+    "HIP/CUDA out of memory": (" out of memory. Tried to allocate ",),
+    "torch.OutOfMemoryError": (".OutOfMemoryError",),
+    "NCCL/RCCL error": ("NCCL error in: ", "unhandled cuda error", "nccl"),
+    "HSA runtime error": ("HSA_STATUS_ERROR",),
+    "HIP error": ("HIP error: ", "hipError"),
+    "PyTorch NCCL watchdog timeout": ("Watchdog caught collective operation timeout: ",),
+    "C++ terminate": ("terminate called after throwing an instance of ",),
+    "Triton out of resources": ("out of resource: ",),
+    "Fatal Python error": ("Fatal Python error: ",),
+    "ASGI startup failed": ("Application startup failed. Exiting.",),
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _keys() -> tuple[str, ...]:
+    return tuple(signatures()) + tuple(k for p in row("SRV-BOOT").patterns for k in PATTERN_KEYS[p.name])
+
+
 def match(text: str) -> Fatal | None:
     """The first fatal signature a log line carries (ANSI colour and CRs removed first), or None."""
     if "\x1b" in text or "\r" in text or "\x9b" in text:
         text = clean(text)
-    if _any().search(text) is None:
+    if not any(k in text for k in _keys()) or _any().search(text) is None:
         return None
     for sig in signatures():
         if sig in text:

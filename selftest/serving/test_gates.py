@@ -102,6 +102,11 @@ def test_finish_reasons_of_both_api_versions():
 def test_boot_signatures_are_the_catalogues():
     assert set(signatures.HINTS) == set(row("SRV-BOOT").signatures)
     assert set(signatures.PATTERN_HINTS) == {p.name for p in row("SRV-BOOT").patterns}
+    assert set(signatures.PATTERN_KEYS) == {p.name for p in row("SRV-BOOT").patterns}
+    for p in row("SRV-BOOT").patterns:  # the words that let a line through to the regexes
+        for line in p.examples:
+            assert any(k in line for k in signatures.PATTERN_KEYS[p.name]), (p.name, line)
+            assert signatures.match(line) is not None, line
     f = signatures.match("RuntimeError: Per-request cache tensor (3.35GB for 8 slots) exceeds available KV budget "
                          "(-17.63GB) at --gpu-memory-utilization 0.94.")
     assert f.signature == "exceeds available KV budget" and "someone else's weights" in f.hint
