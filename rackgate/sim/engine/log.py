@@ -135,8 +135,9 @@ class RankLog:
     def runtime_fatal(self, kind: str) -> None:
         """A runtime under the engine ends this rank, in that runtime's own words (docs/formats.md):
         PyTorch's ProcessGroupNCCL watchdog (c10 LOG(ERROR) behind torch's `[rankN]:` prefix),
-        libstdc++'s terminate handler with the watchdog's DistBackendError, Triton's
-        OutOfResources raised into ATOM's run_engine."""
+        libstdc++'s terminate handler with the watchdog's DistBackendError; an RCCL error through
+        torch's C10D_NCCL_CHECK, a HIP error through c10's check, Triton's OutOfResources, each
+        raised into ATOM's run_engine."""
         r = self.rank
         stamp = time.strftime("%m%d %H:%M:%S", time.localtime()) + f".{time.time_ns() % 10**9:09d}"
         work = ("WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 "
@@ -153,6 +154,13 @@ class RankLog:
                          "ProcessGroupNCCL.cpp:1903 (most recent call first):\n"
                          "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x9c (0x7f3a in "
                          "/usr/local/lib/python3.12/dist-packages/torch/lib/libc10.so)")
+        elif kind == "rccl-error":  # torch's C10D_NCCL_CHECK on an RCCL return code, raised into run_engine
+            self.exception("torch.distributed.DistBackendError: NCCL error in: /app/pytorch/torch/csrc/distributed/"
+                           "c10d/ProcessGroupNCCL.cpp:3356, unhandled cuda error (run with NCCL_DEBUG=INFO for "
+                           "details), NCCL version 2.27.7", "model_ops/fused_moe/mori_v2_prepare_finalize.py:140")
+        elif kind == "hip-error":  # c10_hip_check_implementation's text (first line), raised into run_engine
+            self.exception("RuntimeError: HIP error: an illegal memory access was encountered",
+                           "model_ops/attentions/mla.py:412")
         elif kind == "triton-oor":
             self.exception("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, "
                            "Hardware limit: 65536. Reducing block sizes or `num_stages` may help.",

@@ -39,6 +39,12 @@ declare(
     Fault("rt-cpp-terminate", "SRV-BOOT", "the watchdog's c10::DistBackendError reaches libstdc++'s terminate on one "
           "rank: `terminate called after throwing an instance of ...`, its rank only in the `what():` line under it",
           target="node", default="node3", rank=RankFault("runtime-fatal", (1, 2), {"kind": "cpp-terminate"})),
+    Fault("rt-rccl-error", "SRV-BOOT", "an RCCL call fails on one rank: torch raises DistBackendError `NCCL error "
+          "in: ...ProcessGroupNCCL.cpp:3356, unhandled cuda error` into its run_engine", target="node",
+          default="node3", rank=RankFault("runtime-fatal", (1, 2), {"kind": "rccl-error"})),
+    Fault("rt-hip-error", "SRV-BOOT", "a kernel faults on one rank: torch raises `HIP error: an illegal memory "
+          "access was encountered` into its run_engine", target="node", default="node3",
+          rank=RankFault("runtime-fatal", (1, 2), {"kind": "hip-error"})),
     Fault("rt-triton-oor", "SRV-BOOT", "a Triton kernel tuned for another GPU raises OutOfResources (shared "
           "memory) into one rank's run_engine", target="node", default="node3",
           rank=RankFault("runtime-fatal", (1, 2), {"kind": "triton-oor"})),
