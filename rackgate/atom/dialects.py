@@ -20,6 +20,7 @@ them with the files):
   returns the code to its caller, which decides: a WARN is not fatal by itself);
 - the HIP runtime's AMD_LOG_LEVEL trace `:1:file.cpp :123 : 456 us: ...` (1 error, 2 warning,
   3 info, 4 debug);
+- CPython's warnings (`file.py:123: UserWarning: msg`, warnings.formatwarning): WARNING;
 - torch.distributed's `[rank3]:` prefix in front of any of these (TORCH_LOGS / the elastic
   launcher's per-rank tee): it names the rank and is taken off before the rest is read.
 
@@ -54,6 +55,8 @@ DIALECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
                        r"(?:\[pid:\s*\d+\s+tid:\s*0x[0-9a-fA-F]+\]\s?)?")),
     # Python logging BASIC_FORMAT "LEVEL:name:msg" and uvicorn's padded "LEVEL:     msg"
     ("python", re.compile(r"^(?P<level>" + _LEVEL + r"):(?:[\w.]*:|\s+)")),
+    # CPython's warnings.formatwarning: "%s:%s: %s: %s" (file, line, category, message): a warning
+    ("warnings", re.compile(r"^\S+\.py:\d+: (?P<level>\w*Warning): ")),
     # "%(asctime)s - %(name)s - %(levelname)s - %(message)s" (the logging cookbook's format)
     ("python", re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}[,.]\d+ - [\w.]+ - (?P<level>" + _LEVEL + r") - ")),
 )
@@ -112,6 +115,8 @@ def _candidates(text: str) -> list[tuple[str, re.Pattern[str]]]:
     every line, most of them raw output no dialect prefixes."""
     if not text:
         return []
+    if ".py:" in text and "Warning: " in text:
+        return _BY_NAME["warnings"]
     c = text[0]
     if c == "(":
         return _BY_NAME["vllm"]
@@ -127,6 +132,8 @@ def _candidates(text: str) -> list[tuple[str, re.Pattern[str]]]:
 
 
 def _norm(level: str, dialect: str = "") -> str:
+    if dialect == "warnings":
+        return "WARNING"
     if dialect == "glog":
         return _GLOG_LEVEL[level]
     if dialect == "hip":

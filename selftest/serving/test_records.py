@@ -63,6 +63,10 @@ def test_atom_s_default_format_has_no_level_the_outcome_decides():
     ("node2:4242:4301 [3] NCCL WARN NET/IB : ncclSystemError on qp create, falling back to socket",
      "RuntimeError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3356, "
      "ncclSystemError: System call failed"),
+    # CPython's warnings module (warnings.formatwarning) is a warning; the exception's own line is not
+    ("/usr/local/lib/python3.12/dist-packages/aiter/jit/core.py:211: UserWarning: HIP error: out of memory while "
+     "probing the workspace",
+     "RuntimeError: HIP error: out of memory"),
     # the HIP runtime's own trace (AMD_LOG_LEVEL): :2: warning, :1: error
     (":2:hip_memory.cpp           :731 : 1234567 us: [pid:4242 tid:0x7f] hipErrorOutOfMemory on host pin, "
      "using unpinned",
