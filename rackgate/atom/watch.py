@@ -37,8 +37,9 @@ READY_LINE = "Server started successfully and ready to accept requests"
 # Written by the launch wrapper (rackgate.atom.server.WRAPPER) when the launch command ends.
 EXIT_LINE = re.compile(r"^rackgate: the launch command exited with code (-?\d+)$")
 # A record with a signature in it is judged when its next line comes, or when its log has been
-# quiet this long (the process may never write another line).
-QUIET_S = 0.5
+# quiet this long since its last line was handled (the process may never write another line; the
+# lines of one record are written at once, so this only has to outlast a slow read).
+QUIET_S = 2.0
 # After the process is found gone: how long its last lines (the wrapper's exit line) may take to
 # arrive through the stream, before the log is asked directly.
 DRAIN_S = 3.0
@@ -144,7 +145,6 @@ class _NodeState:
     last_read: float = 0.0
     drained_fatal: signatures.Fatal | None = None  # decided on a line read after the process ended
 
-
     def physical(self, lineno: int, default: str) -> str:
         return next((line for n, line in reversed(self.raw) if n == lineno), default)
 
@@ -226,7 +226,7 @@ class BootWatcher:
                         st.rccl_pending = False
                         st.last_progress = t_read
                     st.last_line = rec.raw
-                    st.last_read = t_read
+                    st.last_read = time.monotonic()  # when it was handled (a starved loop restarts the quiet window)
                     st.raw.append((rec.lineno, line))
                     fatal = st.judge.feed(rec)
                     if fatal is not None:
