@@ -101,7 +101,7 @@ class Spread(Fanned):
             answering = sorted({g.ask.rank for g in self.replied if g.ask.rank is not None})
             nodes = {table[r] for r in ranks}
             whole = all(all(r in ranks for r in table if table[r] == nd) for nd in nodes)
-            who = f"node {', '.join(sorted(nodes))} does not answer" if whole and len(set(ranks)) > 1 else \
+            who = "every rank of the node does not answer" if whole and len(set(ranks)) > 1 else \
                 f"{'one rank does' if len(set(ranks)) == 1 else 'some ranks do'} not answer"
             return (f"{line}; the requests in flight were routed to {_where(ranks, table)} ({who}); "
                     f"dp{', dp'.join(str(r) for r in answering)} answered" if answering else f"{line}; {who}")

@@ -1,11 +1,10 @@
 """SRV-MODELS, SRV-SANITY, SRV-CONSISTENCY, SRV-ALIVE, SRV-PROFILE: the server answers, its output is
 the model's, every DP rank is alive, and profiling writes traces."""
 import json
-import time
 
 import pytest
 
-from rackgate.atom import fanout
+from rackgate.atom import fanout, perrank
 from rackgate.atom.client import ServerError, first_choice, refusal
 from rackgate.atom.logs import rank_table
 from rackgate.errors import CouldNotObserve
@@ -131,32 +130,43 @@ def _rank(g) -> str:
 
 
 @pytest.mark.row("SRV-ALIVE")
-def test_rank_alive(dp_rank, serving, rack, evidence):
+def test_rank_alive(dp_rank, serving, per_rank, rack, evidence):
+    """One real request to every DP rank at once (ATOM's data_parallel_rank hint), asked by the
+    first rank's item and read by each: a rank whose request stays in flight past the hang bound
+    while the others answered does not answer (decided then, not at alive_timeout_s)."""
     server = serving
-    """One real request routed to this DP rank (ATOM's data_parallel_rank hint), bounded."""
-    cfg = rack.serving
     node = rank_table(rack)[dp_rank]
-    t0 = time.monotonic()
-    try:
-        reply = server.client.completion("The capital of France is", max_tokens=4, timeout=cfg.alive_timeout_s,
-                                         data_parallel_rank=dp_rank)
-    except ServerError as e:
+    if not per_rank.routing.hinted:
+        # Not a rack fault and not a pass: per-rank liveness cannot be seen through this server.
+        raise CouldNotObserve(f"dp{dp_rank}: {per_rank.routing.note or 'the rank hint is not used'}: this rank's "
+                              "liveness cannot be observed through it")
+    spread = _ALIVE.get(id(server))
+    if spread is None or dp_rank == min(per_rank.routing.table):
+        spread = _ALIVE[id(server)] = per_rank.ask(["The capital of France is"], 4, stream=False,
+                                                   timeout=rack.serving.alive_timeout_s)
+        evidence.attach("one request to every rank", spread.evidence())
+    mine = next((g for g in spread.got if g.ask.rank == dp_rank), None)
+    hung = dp_rank in spread.hung_ranks() or (mine is None and spread.cancelled)
+    if hung or (mine is not None and not mine.replied):
         health = _health(server)
         logs = server.node_logs()
         tail = logs[node].tail(15) if node in logs else ""
         evidence.attach(f"last lines of {node}'s log", tail)
         last = next((x for x in reversed(tail.splitlines()) if x.strip()), "")
-        server.dead_ranks[dp_rank] = str(e)
-        fail("SRV-ALIVE", f"{node}/dp{dp_rank}", f"{e} (after {time.monotonic() - t0:.1f}s); /health answers "
-             f"{health}; last line of {node}'s log: {last[:200]!r}")
-    evidence.attach(f"completion routed to dp{dp_rank}", reply.evidence(), "json")
-    if reply.status in (400, 422) and "data_parallel_rank" in refusal(reply):
-        # Not a rack fault and not a pass: per-rank liveness cannot be seen through this server.
-        raise CouldNotObserve(f"the server refused ATOM's data_parallel_rank routing hint for dp{dp_rank} "
-                              f"(HTTP {reply.status}: {refusal(reply)[:120]}): this rank's liveness cannot be "
-                              "observed through it")
-    if reply.status != 200:  # refused, not dead: the rank's liveness is not what answered
-        raise CouldNotObserve(f"the request routed to dp{dp_rank} was refused: {refusal(reply)}")
+        seen = (spread.hang() or "") if hung else (mine.error if mine is not None else "")
+        seen = str(seen)
+        server.dead_ranks[dp_rank] = seen[:200]
+        fail("SRV-ALIVE", f"{node}/dp{dp_rank}", f"{seen}; /health answers {health}; last line of {node}'s log: "
+             f"{last[:200]!r}" + (" (SRV-DEADLOCK's signature: a rank that accepts requests and never answers)"
+                                  if hung else ""))
+    if mine is None:
+        raise CouldNotObserve(f"dp{dp_rank}: {spread.nothing_back() or 'no answer'}")
+    evidence.attach(f"completion routed to dp{dp_rank}", json.dumps(mine.body, indent=1)[:20000], "json")
+    if mine.status != 200:  # refused, not dead: the rank's liveness is not what answered
+        raise CouldNotObserve(f"the request routed to dp{dp_rank} was refused: {mine.error}")
+
+
+_ALIVE: dict[int, perrank.Spread] = {}  # id(server) -> the Spread of one request to every rank
 
 
 def _health(server) -> str:
