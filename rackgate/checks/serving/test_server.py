@@ -8,7 +8,7 @@ from rackgate.atom import fanout, perrank
 from rackgate.atom.client import ServerError, first_choice, refusal
 from rackgate.atom.logs import rank_table
 from rackgate.errors import CouldNotObserve
-from rackgate.fixtures.server import name_source, settle
+from rackgate.fixtures.server import name_source, settle, stacks_attached
 from rackgate.gates import consistency, sanity
 from rackgate.probes import traces
 from rackgate.report.verdict import check, fail
@@ -153,7 +153,8 @@ def test_rank_alive(dp_rank, serving, per_rank, rack, evidence):
         tail = logs[node].tail(15) if node in logs else ""
         evidence.attach(f"last lines of {node}'s log", tail)
         last = next((x for x in reversed(tail.splitlines()) if x.strip()), "")
-        seen = (spread.hang() or "") if hung else (mine.error if mine is not None else "")
+        seen = ((spread.hang() or "") + stacks_attached(server, spread, evidence, [dp_rank])) if hung else \
+            (mine.error if mine is not None else "")
         seen = str(seen)
         server.dead_ranks[dp_rank] = seen[:200]
         fail("SRV-ALIVE", f"{node}/dp{dp_rank}", f"{seen}; /health answers {health}; last line of {node}'s log: "
