@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import ThreadingHTTPServer
 
 import pytest
 
@@ -16,6 +15,8 @@ from rackgate.atom.client import Client
 from rackgate.atom.fanout import HangRule
 from rackgate.atom.perrank import PerRank, Routing
 from rackgate.sim.httpjson import JsonHandler
+
+from .loopback import Loopback
 
 pytestmark = pytest.mark.unit
 
@@ -41,27 +42,23 @@ class _Ranks:
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.end_headers()
-                pieces = [" Paris"] * (outer.slow_chunks if rank in outer.slow else 1) + ["."]
+                texts = [" Paris"] * (outer.slow_chunks if rank in outer.slow else 1) + ["."]
+                events = [{"text": t, "finish_reason": None} for t in texts] + [{"text": "", "finish_reason": "stop"}]
+                lines = [f"data: {json.dumps({'choices': [e]})}\n\n" for e in events] + ["data: [DONE]\n\n"]
                 try:
-                    for p in pieces:
-                        if rank in outer.slow:
-                            time.sleep(0.2)
-                        self.wfile.write(b"data: " + json.dumps({"choices": [{"text": p, "finish_reason": None}]})
-                                         .encode() + b"\n\n")
+                    for line in lines:
+                        time.sleep(0.2 if rank in outer.slow else 0)
+                        self.wfile.write(line.encode())
                         self.wfile.flush()
-                    self.wfile.write(b'data: {"choices": [{"text": "", "finish_reason": "stop"}]}\n\ndata: [DONE]\n\n')
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.server = Loopback(H)
+        self.url = self.server.url
 
     def close(self):
         self.closing.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.close()
 
 
 TABLE = {0: "node1", 1: "node1", 2: "node2", 3: "node2"}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import ThreadingHTTPServer
 
 import pytest
 
@@ -13,6 +12,8 @@ from rackgate.atom import fanout
 from rackgate.atom.client import Client
 from rackgate.gates import sanity
 from rackgate.sim.httpjson import JsonHandler
+
+from .loopback import Loopback
 
 BOUND = 200000  # a '!' stream this server would send in full: far more than any check reads
 
@@ -54,14 +55,11 @@ class _Engines:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.server = Loopback(H)
+        self.url = self.server.url
 
     def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.close()
 
 
 @pytest.fixture
