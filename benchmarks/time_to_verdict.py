@@ -12,13 +12,15 @@
     compared.
 
 (c) `partly N`: one endpoint (selftest/realengine/balancer.py, ATOM's least_requests spread)
-    in front of N real engines, N-1 healthy and one `bang` (one broken rank group of N) --
-    seconds from the engines being ready to the gate's first FAILED line (issue 22).
+    in front of N real engines, N-1 healthy and one broken (one broken rank group of N) --
+    seconds from the engines being ready to the gate's first FAILED line (issue 22). --broken
+    says how: `bang` ('!' tokens), `hung` (the balancer's backend that accepts and never answers)
+    or `reasoning` (the reasoning-template engine: chat answers all reasoning) (issue 34).
 
 Usage (from the project root):
     python3 benchmarks/time_to_verdict.py bang [--lm-eval-timeout 600]
     python3 benchmarks/time_to_verdict.py healthy [--tpot 0.074] [--tpot-scale 10] [--lm-eval-timeout 3000]
-    python3 benchmarks/time_to_verdict.py partly --engines 3
+    python3 benchmarks/time_to_verdict.py partly --engines 3 [--broken bang|hung|reasoning]
 Prints one JSON object per measurement.
 """
 from __future__ import annotations
@@ -110,19 +112,21 @@ def partly(args) -> None:
     import contextlib
 
     from selftest.realengine import env
-    from selftest.realengine.balancer import Balancer
+    from selftest.realengine.balancer import HUNG, Balancer
     from selftest.realengine.model_store import ensure_models
     from selftest.realengine.server import TransformersServer
     venv = env.venv_bin()
     models = ensure_models(venv / "python")
     logs = Path(tempfile.mkdtemp(prefix="rackgate-ttv-logs-"))
-    variants = ["healthy"] * (args.engines - 1) + ["bang"]
+    broken = {"bang": "bang", "reasoning": "reasoning-template", "hung": None}[args.broken]
+    variants = ["healthy"] * (args.engines - 1) + ([broken] if broken else [])
     with contextlib.ExitStack() as stack:
         engines = [stack.enter_context(TransformersServer(venv, models.cache, models.name(v), logs / f"{i}-{v}.log"))
                    for i, v in enumerate(variants)]
-        bal = stack.enter_context(Balancer(models.name("healthy"), [(e.url, e.model) for e in engines]))
+        backends = [(e.url, e.model) for e in engines] + ([] if broken else [(HUNG, "")])
+        bal = stack.enter_context(Balancer(models.name("healthy"), backends))
         gate = gate_until_first_failed(bal.url, bal.name, [], args.gate_timeout)
-        print(json.dumps({"measure": f"c: {args.engines} engines, 1 bang: ready -> first FAILED line (gate)",
+        print(json.dumps({"measure": f"c: {args.engines} engines, 1 {args.broken}: ready -> first FAILED line (gate)",
                           "served": bal.served, **gate}), flush=True)
 
 
@@ -149,6 +153,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("which", choices=["bang", "healthy", "partly"])
     ap.add_argument("--engines", type=int, default=3)
+    ap.add_argument("--broken", choices=["bang", "hung", "reasoning"], default="bang")
     ap.add_argument("--lm-eval-timeout", type=float, default=600)
     ap.add_argument("--gate-timeout", type=float, default=1500)
     ap.add_argument("--tpot", type=float, default=0.074)

@@ -129,6 +129,7 @@ class Client:
                 return Reply(r.status_code, data if isinstance(data, dict) else {"_": data}, time.monotonic() - t0, body)
             text, content, reasoning, finish, n, pieces, usage, stopped = [], [], [], None, 0, [], None, None
             for raw in _lines(r):
+                handle.progress = time.monotonic()
                 if handle.cancelled:
                     break
                 if time.monotonic() - t0 > limit:
@@ -202,8 +203,10 @@ class StreamHandle:
         self._lock = threading.Lock()
         self._resp: requests.Response | None = None
         self.cancelled = False
+        self.progress: float | None = None  # when the answer last moved (headers, a line of the stream)
 
     def attach(self, resp: requests.Response) -> None:
+        self.progress = time.monotonic()
         with self._lock:
             self._resp = resp
             if self.cancelled:

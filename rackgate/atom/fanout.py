@@ -1,12 +1,18 @@
-"""Many short streamed completions at once, spread over the DP ranks; stop at the first decisive one.
+"""Many requests at once, spread over the DP ranks; stop at the first decisive one, or at a hang.
 
-SRV-SANITY's read: every prompt goes out at the same moment, each streamed with a small
-max_tokens and read until `stop_when` calls its text decided (a '!' stream is cut after a few
-characters, the server stops generating for it). When one answer is decisive (`decisive`), the
-others get `settle_s` to come back, then every request still out is cancelled: the first
-degenerate answer decides, the answers back by then give the share. The settle window is at least
-as long as the first decisive answer took (so that on a loaded machine the coherent answers,
-which are longer, can come back too), at most `settle_s` more when that is longer.
+Every request goes out at the same moment (one thread each), streamed unless asked otherwise and
+read until `stop_when` calls its text decided (a '!' stream is cut after a few characters: the
+server stops generating for it). When one answer is decisive (`decisive`), the others get
+`settle_s` to come back, then every request still out is cancelled: the first degenerate answer
+decides, the answers back by then give the share. The settle window is at least as long as the
+first decisive answer took (so that on a loaded machine the longer coherent answers come back too).
+
+A hang is read here, not waited out: once some requests have come back, those still out with
+nothing of them moving (no headers, no streamed chunk) for `HangRule.bound(slowest)` --
+max(floor_s, factor x the slowest answer back) -- are hung (`Fanned.hung`) and cancelled; a long
+answer still streaming is slow, not hung (the read waits for it). A rank that is slower than the others but
+answers within that bound is not hung (`Fanned.slowest_s` says how slow). Nothing back at all is
+not a hang: the request timeout ends that read, and the caller could not observe.
 
 Routing: ATOM's API server hands each request to a DP rank by load (CoreManager's
 `least_requests`, ties by a rotating cursor; `--dp-load-balance round_robin` rotates), and a
@@ -18,48 +24,78 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from .client import Client, ServerError, StreamHandle, refusal
+
+COMPLETIONS, CHAT = "/v1/completions", "/v1/chat/completions"
 
 
 @dataclass(frozen=True)
 class Ask:
     prompt: str
     rank: int | None = None  # ATOM's data_parallel_rank hint (None: the server picks)
+    chat: bool = False       # asked as one user message on /v1/chat/completions
 
 
 @dataclass
 class Got:
     ask: Ask
-    text: str = ""
+    text: str = ""               # the completion's text, or the chat answer's content
     finish: str | None = None
     stopped: str | None = None   # stop_when's reason: the stream was cut there
     error: str | None = None     # the request failed or was refused (what came back)
     status: int = 200
     seconds: float = 0.0
+    replied: bool = False        # an HTTP answer came back (any status): the server answered it
+    reasoning: str = ""          # a chat answer's reasoning_content
+    tokens: int | None = None    # usage.completion_tokens (streamed: the chunks read)
+    body: dict[str, Any] = field(default_factory=dict)  # the reply as read (non-streamed: the server's)
+
+
+@dataclass(frozen=True)
+class HangRule:
+    """Requests still in flight after max(floor_s, factor x the slowest answer back) are hung
+    (serving.hang_floor_s, serving.hang_factor in the rack file)."""
+    floor_s: float = 30.0
+    factor: float = 10.0
+
+    def bound(self, slowest_s: float) -> float:
+        return max(self.floor_s, self.factor * slowest_s)
 
 
 @dataclass
 class Fanned:
     got: list[Got]       # the answers back, in the order asked
     asked: int
-    cancelled: int       # requests still out when the read ended (cancelled)
+    cancelled: int       # requests still out when the read ended (cancelled), hung ones included
     seconds: float
+    hung: list[Ask] = field(default_factory=list)  # still in flight past the hang bound while others came back
+    bound_s: float | None = None                   # the hang bound the read ended on (None: no hang)
+    slowest_s: float = 0.0                         # the slowest answer that came back
+
+    @property
+    def replied(self) -> list[Got]:
+        return [g for g in self.got if g.replied]
 
 
-def takes_rank_hint(client: Client, ranks: int, timeout: float) -> bool:
-    """Whether routing by ATOM's data_parallel_rank is worth it and taken: more than one rank, and
-    the server does not refuse the field (transformers serve: HTTP 422 "Unexpected fields in the
-    request: {'data_parallel_rank'}"). One request of one token."""
+def takes_rank_hint(client: Client, ranks: int, timeout: float) -> tuple[bool, str]:
+    """Whether routing by ATOM's data_parallel_rank is worth it and taken, and why not: more than
+    one rank, and the server does not refuse the field (transformers serve: HTTP 422 "Unexpected
+    fields in the request: {'data_parallel_rank'}"). One request of one token to every rank at
+    once; the first answer decides (a hung rank does not hold the decision up). Nothing back says
+    nothing about the field: the hint is kept, and the checks that follow will see."""
     if ranks < 2:
-        return False  # one rank: every request lands on it (ATOM does not even read the hint)
-    try:
-        r = client.completion("The capital of France is", max_tokens=1, timeout=timeout, data_parallel_rank=0)
-    except ServerError:
-        return True  # no answer says nothing about the field: the checks that follow will see
-    return not (r.status in (400, 422) and "data_parallel_rank" in refusal(r))
+        return False, "one DP rank: every request lands on it"
+    asks = [Ask("The capital of France is", r) for r in range(ranks)]
+    out = fan_out(client, asks, 1, timeout, stream=False, decisive=lambda g: g.replied, settle_s=0.0,
+                  settle_as_long=False)
+    for g in out.got:
+        if g.error and g.status in (400, 422) and "data_parallel_rank" in g.error:
+            return False, (f"the server refused ATOM's data_parallel_rank routing hint ({g.error[:160]}): "
+                           "requests are spread over the server without it, and no answer is attributed to a rank")
+    return True, ""
 
 
 def _client_like(client: Client) -> Client:
@@ -69,34 +105,63 @@ def _client_like(client: Client) -> Client:
     return c
 
 
+def request_body(client: Client, a: Ask, max_tokens: int, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": client.model, "max_tokens": max_tokens, "temperature": 0.0, **(extra or {})}
+    if a.chat:
+        body["messages"] = [{"role": "user", "content": a.prompt}]
+    else:
+        body["prompt"] = a.prompt
+    if a.rank is not None:
+        body["data_parallel_rank"] = a.rank
+    return body
+
+
+def _read(g: Got, status: int, body: dict[str, Any]) -> None:
+    g.status, g.replied, g.body = status, True, body
+    if status != 200:
+        g.error = refusal_of(status, body)
+        return
+    c = (body.get("choices") or [{}])[0]
+    msg = c.get("message") or {}
+    g.text = (c.get("text") or "") if "message" not in c else (msg.get("content") or "")
+    g.reasoning = msg.get("reasoning_content") or msg.get("reasoning") or ""
+    g.finish, g.stopped = c.get("finish_reason"), body.get("stopped")
+    g.tokens = (body.get("usage") or {}).get("completion_tokens")
+
+
+def refusal_of(status: int, body: dict[str, Any]) -> str:
+    from .client import Reply
+    return refusal(Reply(status, body, 0.0, {}))
+
+
 def fan_out(client: Client, asks: list[Ask], max_tokens: int, timeout: float,
             stop_when: Callable[[str], str | None] | None = None,
-            decisive: Callable[[Got], bool] = lambda g: False, settle_s: float = 2.0) -> Fanned:
-    """Send every ask at once (one thread each), streamed; return when all are back, or after the
-    first decisive answer once max(settle_s, the time it took) has passed, or at `timeout` --
-    whatever is still out is cancelled."""
+            decisive: Callable[[Got], bool] = lambda g: False, settle_s: float = 2.0, *,
+            hang: HangRule | None = None, stream: bool = True, extra: dict[str, Any] | None = None,
+            stop: Callable[[], bool] | None = None, settle_as_long: bool = True) -> Fanned:
+    """Send every ask at once (one thread each), streamed unless `stream` is False; return when
+    all are back, or after the first decisive answer once settle_s (and, with settle_as_long, as
+    long again as it took) has passed, or when `stop()` says so (asked about every half second),
+    or -- with a `hang` rule -- when the requests still out have been out past its bound while
+    others came back (those are `hung`), or at `timeout`. Whatever is still out is cancelled."""
     t0 = time.monotonic()
-    lock = threading.Lock()
     results: dict[int, Got] = {}
     handles = [StreamHandle() for _ in asks]
-    changed = threading.Condition(lock)
+    changed = threading.Condition(threading.Lock())
 
     def one(i: int) -> None:
         a = asks[i]
-        body = {"model": client.model, "prompt": a.prompt, "max_tokens": max_tokens, "temperature": 0.0}
-        if a.rank is not None:
-            body["data_parallel_rank"] = a.rank
+        body = request_body(client, a, max_tokens, extra)
         g = Got(a)
         t = time.monotonic()
         try:
-            r = _client_like(client).stream("/v1/completions", body, timeout=timeout, handle=handles[i],
-                                             stop_when=stop_when)
-            g.status = r.status
-            if r.status != 200:
-                g.error = refusal(r)
+            c = _client_like(client)
+            if stream:
+                r = c.stream(CHAT if a.chat else COMPLETIONS, body, timeout=timeout, handle=handles[i],
+                             stop_when=stop_when)
             else:
-                c = (r.body.get("choices") or [{}])[0]
-                g.text, g.finish, g.stopped = c.get("text") or "", c.get("finish_reason"), r.body.get("stopped")
+                r = c.request("POST", CHAT if a.chat else COMPLETIONS, body, timeout=timeout)
+            _read(g, r.status, r.body)
         except ServerError as e:
             g.error = str(e)
         g.seconds = time.monotonic() - t
@@ -108,15 +173,38 @@ def fan_out(client: Client, asks: list[Ask], max_tokens: int, timeout: float,
     for i in range(len(asks)):
         threading.Thread(target=one, args=(i,), daemon=True, name=f"fanout-{i}").start()
     end = t0 + timeout + 5.0
-    settling = False
+    settling, hang_hit = False, False
     with changed:
         while len(results) < len(asks) and time.monotonic() < end:
+            now = time.monotonic()
             if not settling and any(decisive(g) for g in results.values()):
-                settling, now = True, time.monotonic()
-                end = min(end, now + max(settle_s, now - t0))
-            changed.wait(max(0.0, min(0.5, end - time.monotonic())))
+                settling = True
+                end = min(end, now + (max(settle_s, now - t0) if settle_as_long else settle_s))
+            back = [g.seconds for g in results.values() if g.replied]
+            if hang is not None and back and not settling:
+                # a request is hung when nothing of it moved (no headers, no chunk) for the bound:
+                # a long answer that is still streaming is slow, not hung
+                bound = hang.bound(max(back))
+                if all(now >= max(t0, handles[i].progress or t0) + bound for i in range(len(asks)) if i not in results):
+                    hang_hit = True
+                    break
+            if stop is not None and stop():
+                break
+            changed.wait(max(0.05, min(0.5, end - now)))
         for i, h in enumerate(handles):
             if i not in results:
                 h.cancel()
         got = [results[i] for i in sorted(results)]
-    return Fanned(got, len(asks), len(asks) - len(got), time.monotonic() - t0)
+        out_ = [asks[i] for i in range(len(asks)) if i not in results]
+    back_s = [g.seconds for g in got if g.replied]
+    slowest = max(back_s, default=0.0)
+    is_hang = hang_hit
+    # requests that timed out on their own bound while others came back are hung as well
+    timed_out = [g for g in got if not g.replied and g.error and "no answer within" in g.error] if hang else []
+    if hang is not None and back_s and timed_out and not settling:
+        is_hang = True
+        got = [g for g in got if g not in timed_out]
+        out_ += [g.ask for g in timed_out]
+    return Fanned(got, len(asks), len(asks) - len(got), time.monotonic() - t0,
+                  hung=out_ if is_hang else [], bound_s=hang.bound(slowest) if is_hang and hang else None,
+                  slowest_s=slowest)

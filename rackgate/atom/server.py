@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..config.model import Node, Rack
 from ..errors import CouldNotObserve
@@ -59,6 +60,11 @@ class AtomServer:
     # DP ranks found not answering (SRV-ALIVE, SRV-LONGCTX): rank -> what was seen. Requests the
     # router sends there hang, so later request checks are skipped rather than trip over them.
     dead_ranks: dict[int, str] = field(default_factory=dict)
+    # A hang one check saw (some requests never came back while others did): the NotRun the checks
+    # after it raise, naming it (rackgate/fixtures/server.py). None until one is seen.
+    hung: Any = None
+    # How requests reach the DP ranks, decided once per run (rackgate.atom.perrank.routing).
+    routing: Any = None
     _logs: dict[str, NodeLog] = field(default_factory=dict, repr=False)
 
     @property

@@ -14,6 +14,9 @@ class AccuracyExpect(Section):
     max_tokens: int = Field(default=12288, gt=0)
     # ACC-BUDGET probe question.
     budget_prompt: str = "What is 17 + 25? Answer with the number only."
+    # ACC-BUDGET asks every DP rank once (the rank hint); attached without a rack file the ranks are
+    # not known: this many requests, spread by the server.
+    budget_requests_attached: int = Field(default=16, ge=1)
 
     # --- GSM8K: data, and how lm-eval and the quick gate talk to the server ----------------
     # "" = lm-eval's own gsm8k task, data from the Hugging Face hub (openai/gsm8k, main).

@@ -65,6 +65,11 @@ class BenchExpect(Section):
 class ServingExpect(Section):
     # Per-request HTTP timeout of the suite's client.
     request_timeout_s: float = Field(default=120.0, gt=0)
+    # The hang rule of every request-sending check (rackgate/atom/perrank.py): once some requests
+    # came back, those still in flight after max(hang_floor_s, hang_factor x the slowest answer
+    # back) are hung -- a FAILED (SRV-DEADLOCK's), decided then, not at request_timeout_s.
+    hang_floor_s: float = Field(default=30.0, gt=0)
+    hang_factor: float = Field(default=10.0, ge=1)
     # SRV-SANITY prompts and their expected continuations (case-insensitive substring).
     sanity_prompts: dict[str, str] = Field(default_factory=lambda: {
         "The capital of France is": "paris",

@@ -163,6 +163,12 @@ def chat(messages: list[dict], max_tokens: int, faults: set[str], reasoning_toke
         return ChatGeneration("", "!" * n, "stop" if max_tokens > BANG_LEN else "length", n)
     if "empty-content" in faults:
         return ChatGeneration("", "", "stop", 0)
+    if "reasoning-only-length" in faults:  # it never leaves the reasoning: the budget ends it
+        long_think = (think * (max_tokens // max(1, len(think)) + 1))[:max_tokens]
+        return ChatGeneration("".join(long_think), "", "length", max_tokens)
+    if "reasoning-only-stop" in faults:  # the answer is written inside the reasoning block
+        answer = tokenize(continuation(prompt).strip())[:max(0, max_tokens - len(think))]
+        return ChatGeneration("".join(think) + "".join(answer), "", "stop", len(think) + len(answer))
     answer = tokenize(continuation(prompt).strip())
     if len(think) >= max_tokens:
         return ChatGeneration("".join(think[:max_tokens]), "", "length", max_tokens)

@@ -9,6 +9,9 @@ CoreManager._dispatch_to_dp_ranks / _select_dp_rank_locked):
   requests in flight, ties resolved by a rotating cursor, so a burst spreads over all of them.
 
 Each engine is one "DP rank": a rack whose rank 2 is broken is engines [healthy, healthy, bang].
+An engine given as `(HUNG, "")` is a rank that accepts every request and never answers (stuck in a
+collective one participant never joined): the request is read, nothing is ever written back, until
+the balancer stops.
 The engines serve different folder names; the balancer serves one name (like --served-model-name)
 and rewrites `model` for each engine. Answers are relayed as they arrive (streams too); a client
 that goes away closes the engine's connection, so the engine stops generating for it.
@@ -25,6 +28,8 @@ from urllib.parse import urlsplit
 
 from rackgate.sim.httpjson import JsonHandler
 
+HUNG = "hung:"  # an engine url: accepts every request, never answers
+
 
 class Balancer:
     """`with Balancer(name, [(url, model), ...]) as b:` ... b.url; b.served[i] counts engine i's requests."""
@@ -40,6 +45,7 @@ class Balancer:
         self.httpd.request_queue_size = 2048
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread: threading.Thread | None = None
+        self.stopping = threading.Event()
 
     @property
     def model(self) -> str:  # the served name, as TransformersServer.model (run_gate reads both)
@@ -102,6 +108,9 @@ class Balancer:
 
             def _relay(self, rank: int, body: dict) -> None:
                 url, model = bal.engines[rank]
+                if url == HUNG:
+                    bal.stopping.wait()  # accepted; no status line, no byte, ever
+                    return
                 u = urlsplit(url)
                 conn = http.client.HTTPConnection(u.hostname, u.port, timeout=3600)
                 try:
@@ -135,6 +144,7 @@ class Balancer:
         return self
 
     def stop(self) -> None:
+        self.stopping.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 

@@ -33,7 +33,7 @@ SUITE_TIMEOUT = 600
 
 
 def _rack(tmp_path: Path, engine_bin: Path, cache: Path, model: str, *, extra: str = "", budget: float = 300,
-          command: str | None = None) -> Path:
+          command: str | None = None, serving: str = "", max_tokens: int = 16) -> Path:
     port = free_loopback_port()
     counter = tmp_path / "launches"
     serve = (f"{engine_bin / 'transformers'} serve {model} --device cpu --host 127.0.0.1 --port {{port}} "
@@ -48,12 +48,12 @@ def _rack(tmp_path: Path, engine_bin: Path, cache: Path, model: str, *, extra: s
         'name = "realengine-launch"', 'container = ""', "",
         "[[nodes]]", 'name = "cpu"', 'transport = "local"', 'data_ip = "127.0.0.1"', "tray = 1", "",
         "[server]", f"served_model = {json.dumps(model)}", "",
-        "[serving]", "request_timeout_s = 300", "",
+        "[serving]", "request_timeout_s = 300", serving, "",
         "[launch]", f"command = {json.dumps(command)}", f"port = {port}",
         f"log_path = {json.dumps(str(tmp_path / 'engine-{node}.log'))}",
         f"boot_budget_s = {budget}", "ready_poll_s = 0.5", "liveness_poll_s = 1", "stop_grace_s = 10",
         "env = {" + ", ".join(f"{k} = {json.dumps(v)}" for k, v in env.items()) + "}", "",
-        "[accuracy]", "max_tokens = 16",
+        "[accuracy]", f"max_tokens = {max_tokens}",
     ])
     path = tmp_path / "rack.toml"
     path.write_text(text + "\n")
@@ -80,6 +80,33 @@ def test_healthy_engine_launched_once_ready_by_the_api(engine_bin, models, tmp_p
     assert "no `Engine kwargs:` line" in run.outcomes[ENGINE_ARGS].message
     assert _launches(tmp_path) == 1
     assert "Uvicorn running on" in (tmp_path / "engine-cpu.log").read_text()
+
+
+# the checks that send requests, as the gate runs them (SRV-LONGCTX is left out: its prompts are 3 x
+# ATOM's --max-num-batched-tokens, 49152 tokens, beyond SmolLM2's 8192 positions)
+REQUEST_CHECKS = (SANITY, "rackgate/checks/serving/test_server.py::test_decode_matches_prefill",
+                  "rackgate/checks/serving/test_stream.py::test_stream_matches_plain",
+                  "rackgate/checks/accuracy/test_budget.py::test_reasoning_budget")
+ALIVE = "rackgate/checks/serving/test_server.py::test_rank_alive"
+
+
+def test_a_healthy_engine_that_refuses_the_rank_hint_passes_every_request_check(engine_bin, models, tmp_path):
+    """transformers serve refuses unknown request fields (HTTP 422 naming data_parallel_rank): the
+    one-node rack's four DP ranks are asked without the hint, decided once, and said; no check
+    blames the server for the refusal. SRV-ALIVE alone cannot see a rank without it."""
+    name = models.name("healthy")
+    rack = _rack(tmp_path, engine_bin, models.cache, name, max_tokens=256,
+                 serving=f"tokenizer = {json.dumps(str(models.cache / name))}")
+    run = _run(tmp_path, rack, BOOT, MODELS, *REQUEST_CHECKS, ALIVE)
+    st = {k: o.status for k, o in run.outcomes.items()}
+    for tid in (BOOT, MODELS, *REQUEST_CHECKS):
+        assert st.get(tid) == "passed", (tid, st, run.outcomes[tid].message[:1500] if tid in run.outcomes else "")
+    alive = {k: o for k, o in run.outcomes.items() if k.startswith(ALIVE)}
+    assert alive and {o.status for o in alive.values()} == {"error"}, st
+    assert all("data_parallel_rank" in o.message and "spread over the server without it" in o.message
+               for o in alive.values()), [o.message[:300] for o in alive.values()]
+    # nothing FAILED: the refusal is not the rack's fault (the run is unknown for SRV-ALIVE alone)
+    assert not [i for i in run.verdict["items"] if i["outcome"] == "FAIL"], run.verdict["items"]
 
 
 @pytest.mark.parametrize("log", ["transformers serve's own log", "an empty log"])

@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from .balancer import Balancer
+from .balancer import HUNG, Balancer
 from .server import TransformersServer
 from .test_gate_command import SANITY, run_gate
 
@@ -33,6 +33,56 @@ def three_engines(serve, engine_bin, models, tmp_path):
             with Balancer(models.name("healthy"), [(h1.url, h1.model), (h2.url, h2.model),
                                                    (bang.url, bang.model)]) as bal:
                 yield bal, (h1, h2, bang)
+
+
+@pytest.fixture
+def two_healthy(serve, engine_bin, models, tmp_path):
+    with serve("healthy") as h1:
+        with TransformersServer(engine_bin, models.cache, models.name("healthy"), tmp_path / "healthy-2.log") as h2:
+            yield h1, h2
+
+
+BUDGET = "accuracy/test_budget.py::test_reasoning_budget"
+HANG = re.compile(r"(\d+) of (\d+) requests still in flight after")
+
+
+def test_gate_fails_a_hung_engine_of_three_naming_the_share(two_healthy, models, tmp_path, gsm8k_dir):
+    """[healthy, healthy, hung] (issue 34): the engine that accepts and never answers is SRV-DEADLOCK's
+    FAILED (asked by SRV-SANITY) naming the share of requests in flight, exit 1 -- not "could not
+    observe" at the 120 s request timeout; the checks after it are not run, naming the hang."""
+    h1, h2 = two_healthy
+    with Balancer(models.name("healthy"), [(h1.url, h1.model), (h2.url, h2.model), (HUNG, "")]) as bal:
+        p, outcomes = run_gate(bal, tmp_path, gsm8k_dir)
+    assert p.returncode == 1 and outcomes, p.stdout[-3000:] + p.stderr[-2000:]
+    failed = {t: o for t, o in outcomes.items() if o.status == "failed"}
+    assert set(failed) == {SANITY}, {t: (o.status, o.message[:300]) for t, o in outcomes.items()}
+    msg = failed[SANITY].message
+    assert msg.startswith("SRV-DEADLOCK [") and "SRV-SANITY's requests: " in msg, msg[:1500]
+    m = HANG.search(msg)
+    assert m and 0 < int(m.group(1)) < int(m.group(2)), msg[:1500]
+    assert bal.served[2] > 0 and bal.served[0] > 0 and bal.served[1] > 0
+    for tid, o in outcomes.items():
+        if o.status == "error":
+            assert "not run: SRV-DEADLOCK failed" in o.message, (tid, o.message[:600])
+
+
+def test_gate_fails_a_reasoning_only_engine_of_three_naming_the_share(two_healthy, serve, models, tmp_path,
+                                                                      gsm8k_dir):
+    """[healthy, healthy, reasoning-only] (issue 34): the third engine's chat template opens a
+    reasoning block, so its chat answers land in reasoning_content (content empty); its
+    completions are fine, so SRV-SANITY passes; ACC-BUDGET asks 16 chat requests spread over the
+    three and FAILS naming the share, exit 1."""
+    h1, h2 = two_healthy
+    with serve("reasoning-template") as r:
+        with Balancer(models.name("healthy"), [(h1.url, h1.model), (h2.url, h2.model), (r.url, r.model)]) as bal:
+            p, outcomes = run_gate(bal, tmp_path, gsm8k_dir)
+    assert p.returncode == 1 and outcomes, p.stdout[-3000:] + p.stderr[-2000:]
+    assert outcomes[SANITY].status == "passed", outcomes[SANITY].message[:1500]
+    assert outcomes[BUDGET].status == "failed", {t: (o.status, o.message[:300]) for t, o in outcomes.items()}
+    msg = outcomes[BUDGET].message
+    m = re.search(r"(\d+) of (\d+) answers without an answer in content", msg)
+    assert m and 0 < int(m.group(1)) < int(m.group(2)), msg[:1500]
+    assert "the other " in msg and "reasoning_content=set" in msg, msg[:1500]
 
 
 def test_gate_names_the_broken_engine_of_three(three_engines, tmp_path, gsm8k_dir):

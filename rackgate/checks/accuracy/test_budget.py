@@ -1,26 +1,40 @@
-"""ACC-BUDGET: the gate's max_tokens leaves room for the answer after K3's reasoning. The one long
-request streams and is cut the moment its text is degenerate: a '!' rank is a FAILED naming it
-(SRV-SANITY's signature), never a wait until the request's timeout."""
+"""ACC-BUDGET: the gate's max_tokens leaves room for the answer after K3's reasoning -- on every DP
+rank (one chat request each, all at once; attached without a rack file,
+accuracy.budget_requests_attached spread by the server). Each stream is cut the moment its text is
+degenerate: a '!' rank is a FAILED naming it (SRV-SANITY's signature), never a wait until the
+request's timeout. One rank whose answers are all reasoning is a FAILED naming the share."""
 import pytest
 
-from rackgate.atom.client import first_choice
+from rackgate.errors import CouldNotObserve
+from rackgate.fixtures.server import settle
 from rackgate.gates import budget, sanity
 from rackgate.report.verdict import check, fail
 
 
+def _judge(g) -> budget.Judgement:
+    choice = {"message": {"content": g.text, "reasoning_content": g.reasoning}, "finish_reason": g.finish}
+    return budget.judge(choice, g.tokens)
+
+
 @pytest.mark.row("ACC-BUDGET")
-def test_reasoning_budget(server, rack, evidence):
+def test_reasoning_budget(server, per_rank, rack, evidence):
     cfg = rack.accuracy
-    body = {"model": server.client.model, "messages": [{"role": "user", "content": cfg.budget_prompt}],
-            "max_tokens": cfg.max_tokens, "temperature": 0.0}
-    reply = server.client.stream("/v1/chat/completions", body, stop_when=sanity.degenerate_so_far)
-    evidence.attach("chat completion (streamed)", reply.evidence(), "json")
-    usage = reply.body.get("usage") or {}
-    choice = first_choice(reply, "/v1/chat/completions")
-    stopped = reply.body.get("stopped")
-    j = budget.judge(choice, usage.get("completion_tokens"))
-    if stopped or j.kind == "degenerate":
-        # not a budget finding: the answer is not language (the budget cannot be judged on it)
-        fail("SRV-SANITY", server.url, f"ACC-BUDGET's answer is degenerate: "
-             f"{stopped + ' (the stream was cut there)' if stopped else j.why}; the budget cannot be judged on it")
-    check(j.ok, "ACC-BUDGET", server.url, f"max_tokens={cfg.max_tokens}: {j.why}")
+    spread = per_rank.ask([cfg.budget_prompt], cfg.max_tokens, chat=True, attached=cfg.budget_requests_attached,
+                          stop_when=sanity.degenerate_so_far, timeout=cfg.request_timeout_s,
+                          decisive=lambda g: bool(g.stopped))
+    evidence.attach("chat completions (streamed), all ranks", spread.evidence())
+    broken = spread.share(lambda g: g.stopped or (_judge(g).why if not g.error and _judge(g).kind == "degenerate"
+                                                   else None), "answers degenerate")
+    if broken:  # not a budget finding: the answer is not language (the budget cannot be judged on it)
+        fail("SRV-SANITY", broken.where or server.url, f"ACC-BUDGET: {broken.line}; the budget cannot be judged on "
+             "them")
+    settle(spread, "ACC-BUDGET", server, evidence)
+    refused = spread.failed()
+    if refused and len(refused.bad) < len(spread.replied):
+        fail("ACC-BUDGET", refused.where or server.url, refused.line)
+    if refused:
+        raise CouldNotObserve(f"POST /v1/chat/completions: {refused.bad[0].error}")
+    short = spread.share(lambda g: None if _judge(g).ok else f"{_judge(g).kind}: {_judge(g).why}",
+                         "answers without an answer in content")
+    check(short is None, "ACC-BUDGET", (short.where if short else "") or server.url,
+          f"max_tokens={cfg.max_tokens}: {short.line}" if short else "")

@@ -1,8 +1,6 @@
 """ACC-QUICK: lm-eval's GSM8K questions, asked concurrently, stopped when the verdict is settled."""
 import pytest
 
-from rackgate.atom import fanout
-from rackgate.atom.logs import rank_table
 from rackgate.errors import CouldNotObserve
 from rackgate.gsm8k import lengths, quick, setup
 from rackgate.gsm8k.data import DataError
@@ -12,15 +10,15 @@ from rackgate.report.verdict import check, fail
 
 @pytest.mark.timeout(7200)  # bounded by accuracy.quick_timeout_s and the per-request timeout
 @pytest.mark.row("ACC-QUICK")
-def test_gsm8k_quick(server, rack, evidence, facts, pytestconfig, gate_results):
+def test_gsm8k_quick(server, per_rank, rack, evidence, facts, pytestconfig, gate_results):
     cfg = rack.accuracy
     try:
         task = setup.task_for(cfg)
     except (TaskError, DataError) as e:
         raise CouldNotObserve(str(e)) from None
     order = quick.question_order(len(task), cfg.quick_seed)
-    table = rank_table(rack)  # the questions go to the ranks in turn where the server takes the hint
-    hinted = fanout.takes_rank_hint(server.client, len(table), cfg.request_timeout_s)
+    # the questions go to the ranks in turn where the server takes the hint (decided once per run)
+    table, hinted = per_rank.routing.table, per_rank.routing.hinted
     try:
         result = quick.run(task, setup.clients_for(rack, server.url, server.client.model), setup.sprt_for(cfg),
                            order, cfg.num_concurrent, progress=setup.reporter(pytestconfig),

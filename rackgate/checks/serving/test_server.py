@@ -1,14 +1,14 @@
 """SRV-MODELS, SRV-SANITY, SRV-CONSISTENCY, SRV-ALIVE, SRV-PROFILE: the server answers, its output is
 the model's, every DP rank is alive, and profiling writes traces."""
-import time
+import json
 
 import pytest
 
-from rackgate.atom import fanout
+from rackgate.atom import fanout, perrank
 from rackgate.atom.client import ServerError, first_choice, refusal
 from rackgate.atom.logs import rank_table
 from rackgate.errors import CouldNotObserve
-from rackgate.fixtures.server import name_source
+from rackgate.fixtures.server import name_source, settle, stacks_attached
 from rackgate.gates import consistency, sanity
 from rackgate.probes import traces
 from rackgate.report.verdict import check, fail
@@ -27,44 +27,43 @@ def test_models_lists_served_name(booted, rack, evidence, pytestconfig):
 
 
 @pytest.mark.row("SRV-SANITY")
-def test_sanity(server, rack, evidence):
+def test_sanity(server, per_rank, rack, evidence):
     """Short prompts to every DP rank at once (two per rank, named by ATOM's data_parallel_rank hint;
     attached without a rack file: sanity_requests_attached, spread by the server), streamed and cut
     at the first sign of a degenerate answer; then the few prompts with logprobs, judged whole."""
     cfg = rack.serving
     table = rank_table(rack)
-    spread = _spread(server, cfg, table)
-    evidence.attach("answers, all ranks", _answers_text(spread))
-    answers = [_answer(g, table) for g in spread.got]
-    refused = [g for g in spread.got if g.error]
+    spread = per_rank.ask(list(cfg.sanity_prompts), cfg.sanity_max_tokens, per_rank=cfg.sanity_per_rank,
+                          attached=cfg.sanity_requests_attached, stop_when=sanity.degenerate_so_far,
+                          settle_s=cfg.sanity_settle_s,
+                          decisive=lambda g: bool(g.stopped or (not g.error and sanity.degenerate(g.text))))
+    evidence.attach("answers, all ranks", spread.evidence())
+    answers = [_answer(g, table) for g in spread.replied if not g.error]
     if any(a.why for a in answers):
-        check(False, "SRV-SANITY", sanity.blamed(answers) or server.url, sanity.share(answers, spread.asked))
+        check(False, "SRV-SANITY", sanity.blamed(answers) or server.url,
+              sanity.share(answers, spread.asked) + (f"; {per_rank.routing.note}" if per_rank.routing.note else ""))
+    settle(spread, "SRV-SANITY", server, evidence)
+    refused = spread.failed()
+    if refused and len(refused.bad) < len(spread.replied):
+        fail("SRV-SANITY", refused.where or server.url, refused.line)
     if refused:
-        raise CouldNotObserve(f"{len(refused)} of {spread.asked} sanity prompts got no answer: {refused[0].error}")
+        raise CouldNotObserve(f"{len(refused.bad)} of {spread.asked} sanity prompts got no answer: "
+                              f"{refused.bad[0].error}")
     findings = [f"{a.prompt!r} -> {a.text[:60]!r} ({a.where()}): incoherent: expected {cfg.sanity_prompts[a.prompt]!r}"
                 for a in answers if cfg.sanity_prompts[a.prompt].lower() not in a.text.lower()]
-    for prompt, expect in cfg.sanity_prompts.items():
-        reply = server.client.completion(prompt, max_tokens=cfg.sanity_max_tokens, logprobs=1)
-        evidence.attach(f"completion: {prompt}", reply.evidence(), "json")
-        choice = first_choice(reply, "/v1/completions")
-        lps = tuple((choice.get("logprobs") or {}).get("token_logprobs") or ())
-        for why in sanity.judge(sanity.Sample(prompt, choice.get("text") or "", expect, lps), cfg.min_top1_prob):
-            findings.append(f"{prompt!r} -> {(choice.get('text') or '')[:60]!r}: {why}")
+    whole = per_rank.asks([fanout.Ask(p) for p in cfg.sanity_prompts], cfg.sanity_max_tokens, stream=False,
+                          extra={"logprobs": 1})
+    settle(whole, "SRV-SANITY", server, evidence)
+    for g in whole.got:
+        evidence.attach(f"completion: {g.ask.prompt}", json.dumps(g.body, indent=1)[:20000], "json")
+        if g.error:
+            raise CouldNotObserve(f"POST /v1/completions ({g.ask.prompt!r}, logprobs): {g.error}")
+        lps = tuple((((g.body.get("choices") or [{}])[0]).get("logprobs") or {}).get("token_logprobs") or ())
+        expect = cfg.sanity_prompts[g.ask.prompt]
+        for why in sanity.judge(sanity.Sample(g.ask.prompt, g.text, expect, lps), cfg.min_top1_prob):
+            findings.append(f"{g.ask.prompt!r} -> {g.text[:60]!r}: {why}")
     check(not findings, "SRV-SANITY", server.url, "; ".join(findings[:6]) + (f" (+{len(findings) - 6} more)"
                                                                               if len(findings) > 6 else ""))
-
-
-def _spread(server, cfg, table):
-    """Two prompts per DP rank, each naming its rank where the server takes ATOM's hint (else
-    spread by the server); attached without a rack file, sanity_requests_attached prompts."""
-    prompts = list(cfg.sanity_prompts)
-    hinted = fanout.takes_rank_hint(server.client, len(table), cfg.request_timeout_s)
-    ranks = [r for r in table for _ in range(cfg.sanity_per_rank)] if table else \
-        [None] * cfg.sanity_requests_attached
-    asks = [fanout.Ask(prompts[i % len(prompts)], r if hinted else None) for i, r in enumerate(ranks)]
-    return fanout.fan_out(server.client, asks, cfg.sanity_max_tokens, cfg.request_timeout_s,
-                          stop_when=sanity.degenerate_so_far, settle_s=cfg.sanity_settle_s,
-                          decisive=lambda g: bool(g.stopped or (not g.error and sanity.degenerate(g.text))))
 
 
 def _answer(g, table) -> sanity.Answer:
@@ -73,69 +72,102 @@ def _answer(g, table) -> sanity.Answer:
     return sanity.Answer(g.ask.prompt, g.text, why, r, table.get(r) if r is not None else None)
 
 
-def _answers_text(spread) -> str:
-    return (f"{spread.asked} asked, {len(spread.got)} back, {spread.cancelled} cancelled, {spread.seconds:.1f}s\n"
-            + "\n".join(f"dp{g.ask.rank if g.ask.rank is not None else '?'}\t{g.seconds:.1f}s\t{g.ask.prompt!r}"
-                        f"\t{g.error or repr(g.text[:80])}" + (f"\tstopped: {g.stopped}" if g.stopped else "")
-                        for g in spread.got))
-
-
 @pytest.mark.row("SRV-CONSISTENCY")
-def test_decode_matches_prefill(server, rack, evidence):
+def test_decode_matches_prefill(server, per_rank, rack, evidence):
+    """Every prompt decoded on every DP rank at once, then each decode's cuts prefilled on the rank
+    that decoded it (one fan-out): k of n decodes that disagree, named by rank."""
     cfg = rack.serving
-    c = server.client
-
-    def complete(prompt: str, max_tokens: int) -> str:
-        return first_choice(c.completion(prompt, max_tokens=max_tokens), "/v1/completions").get("text") or ""
-
-    findings = []
-    for prompt in cfg.consistency_prompts:
-        reply = c.completion(prompt, max_tokens=cfg.consistency_max_tokens, logprobs=1)
-        evidence.attach(f"decode: {prompt}", reply.evidence(), "json")
-        choice = first_choice(reply, "/v1/completions")
-        lp = choice.get("logprobs") or {}
-        d = consistency.Decoded(choice.get("text") or "", tuple(lp.get("tokens") or ()),
-                                tuple(lp.get("top_logprobs") or ()))
-        why = sanity.degenerate(d.text) if d.text.strip() else None
-        if why:
-            fail("SRV-SANITY", server.url, f"SRV-CONSISTENCY's decode of {prompt!r} is degenerate: {d.text[:48]!r}: "
-                 f"{why}; decode and prefill cannot be compared on it")
-        if not d.text.strip():
-            raise CouldNotObserve(f"decode of {prompt!r} returned no text (see SRV-SANITY)")
+    prompts = list(cfg.consistency_prompts)
+    dec = per_rank.ask(prompts, cfg.consistency_max_tokens, per_rank=len(prompts),
+                       attached=max(len(prompts), cfg.sanity_requests_attached), stream=False, extra={"logprobs": 1})
+    evidence.attach("decodes, all ranks", dec.evidence())
+    settle(dec, "SRV-CONSISTENCY", server, evidence)
+    bad = dec.share(lambda g: (sanity.degenerate(g.text) if g.text.strip() else None) if not g.error else None,
+                    "decodes degenerate")
+    if bad:
+        fail("SRV-SANITY", bad.where or server.url, f"SRV-CONSISTENCY: {bad.line}; decode and prefill cannot be "
+             "compared on them")
+    refused = dec.failed()
+    if refused and len(refused.bad) < len(dec.replied):
+        fail("SRV-CONSISTENCY", refused.where or server.url, refused.line)
+    empty = dec.share(lambda g: "no text" if not g.error and not g.text.strip() else None, "decodes empty")
+    if empty and len(empty.bad) < len(dec.replied):
+        fail("SRV-SANITY", empty.where or server.url, f"SRV-CONSISTENCY: {empty.line}")
+    decoded = {}
+    for g in dec.replied:
+        if g.error or not g.text.strip():
+            raise CouldNotObserve(f"decode of {g.ask.prompt!r} returned {g.error or 'no text'} (see SRV-SANITY)")
+        lp = ((g.body.get("choices") or [{}])[0]).get("logprobs") or {}
+        d = consistency.Decoded(g.text, tuple(lp.get("tokens") or ()), tuple(lp.get("top_logprobs") or ()))
         if not consistency.cuts(d, cfg.consistency_positions):
-            raise CouldNotObserve(f"decode of {prompt!r} returned {d.text[:60]!r} without tokens (no logprobs) and "
-                                  "with no boundary-safe place to cut it (a space starting the next word)")
-        findings += [f"{prompt!r}: {f}" for f in consistency.judge(prompt, d, complete, cfg.consistency_positions)]
-    check(not findings, "SRV-CONSISTENCY", server.url, "; ".join(findings))
+            raise CouldNotObserve(f"decode of {g.ask.prompt!r} returned {d.text[:60]!r} without tokens (no logprobs) "
+                                  "and with no boundary-safe place to cut it (a space starting the next word)")
+        decoded[id(g)] = (g, d)
+    cuts = [fanout.Ask(g.ask.prompt + d.text[:o], g.ask.rank) for g, d in decoded.values()
+            for o in consistency.cuts(d, cfg.consistency_positions)]
+    pre = per_rank.asks(cuts, 1, stream=False)
+    evidence.attach("prefills, on the rank that decoded", pre.evidence())
+    settle(pre, "SRV-CONSISTENCY", server, evidence)
+    if pre.cancelled or any(g.error for g in pre.got):
+        first = next((g.error for g in pre.got if g.error), "not back")
+        raise CouldNotObserve(f"{pre.cancelled + sum(1 for g in pre.got if g.error)} of {pre.asked} prefill "
+                              f"requests got no answer: {first}")
+    prefilled = {(g.ask.prompt, g.ask.rank): g.text for g in pre.got}
+    findings: dict[int, list[str]] = {}
+    for key, (g, d) in decoded.items():
+        def complete(p: str, _n: int, r=g.ask.rank) -> str:
+            return str(prefilled[(p, r)])
+        found = consistency.judge(g.ask.prompt, d, complete, cfg.consistency_positions)
+        if found:
+            findings[key] = [f"{g.ask.prompt!r} ({_rank(g)}): {f}" for f in found]
+    share = dec.share(lambda g: next(iter(findings.get(id(g), [])), None), "decodes disagree with prefill")
+    check(share is None, "SRV-CONSISTENCY", (share.where if share else "") or server.url,
+          share.line if share else "")
+
+
+def _rank(g) -> str:
+    return f"dp{g.ask.rank}" if g.ask.rank is not None else "rank not known"
 
 
 @pytest.mark.row("SRV-ALIVE")
-def test_rank_alive(dp_rank, serving, rack, evidence):
+def test_rank_alive(dp_rank, serving, per_rank, rack, evidence):
+    """One real request to every DP rank at once (ATOM's data_parallel_rank hint), asked by the
+    first rank's item and read by each: a rank whose request stays in flight past the hang bound
+    while the others answered does not answer (decided then, not at alive_timeout_s)."""
     server = serving
-    """One real request routed to this DP rank (ATOM's data_parallel_rank hint), bounded."""
-    cfg = rack.serving
     node = rank_table(rack)[dp_rank]
-    t0 = time.monotonic()
-    try:
-        reply = server.client.completion("The capital of France is", max_tokens=4, timeout=cfg.alive_timeout_s,
-                                         data_parallel_rank=dp_rank)
-    except ServerError as e:
+    if not per_rank.routing.hinted:
+        # Not a rack fault and not a pass: per-rank liveness cannot be seen through this server.
+        raise CouldNotObserve(f"dp{dp_rank}: {per_rank.routing.note or 'the rank hint is not used'}: this rank's "
+                              "liveness cannot be observed through it")
+    spread = _ALIVE.get(id(server))
+    if spread is None or dp_rank == min(per_rank.routing.table):
+        spread = _ALIVE[id(server)] = per_rank.ask(["The capital of France is"], 4, stream=False,
+                                                   timeout=rack.serving.alive_timeout_s)
+        evidence.attach("one request to every rank", spread.evidence())
+    mine = next((g for g in spread.got if g.ask.rank == dp_rank), None)
+    hung = dp_rank in spread.hung_ranks() or (mine is None and spread.cancelled)
+    if hung or (mine is not None and not mine.replied):
         health = _health(server)
         logs = server.node_logs()
         tail = logs[node].tail(15) if node in logs else ""
         evidence.attach(f"last lines of {node}'s log", tail)
         last = next((x for x in reversed(tail.splitlines()) if x.strip()), "")
-        server.dead_ranks[dp_rank] = str(e)
-        fail("SRV-ALIVE", f"{node}/dp{dp_rank}", f"{e} (after {time.monotonic() - t0:.1f}s); /health answers "
-             f"{health}; last line of {node}'s log: {last[:200]!r}")
-    evidence.attach(f"completion routed to dp{dp_rank}", reply.evidence(), "json")
-    if reply.status in (400, 422) and "data_parallel_rank" in refusal(reply):
-        # Not a rack fault and not a pass: per-rank liveness cannot be seen through this server.
-        raise CouldNotObserve(f"the server refused ATOM's data_parallel_rank routing hint for dp{dp_rank} "
-                              f"(HTTP {reply.status}: {refusal(reply)[:120]}): this rank's liveness cannot be "
-                              "observed through it")
-    if reply.status != 200:  # refused, not dead: the rank's liveness is not what answered
-        raise CouldNotObserve(f"the request routed to dp{dp_rank} was refused: {refusal(reply)}")
+        seen = ((spread.hang() or "") + stacks_attached(server, spread, evidence, [dp_rank])) if hung else \
+            (mine.error if mine is not None else "")
+        seen = str(seen)
+        server.dead_ranks[dp_rank] = seen[:200]
+        fail("SRV-ALIVE", f"{node}/dp{dp_rank}", f"{seen}; /health answers {health}; last line of {node}'s log: "
+             f"{last[:200]!r}" + (" (SRV-DEADLOCK's signature: a rank that accepts requests and never answers)"
+                                  if hung else ""))
+    if mine is None:
+        raise CouldNotObserve(f"dp{dp_rank}: {spread.nothing_back() or 'no answer'}")
+    evidence.attach(f"completion routed to dp{dp_rank}", json.dumps(mine.body, indent=1)[:20000], "json")
+    if mine.status != 200:  # refused, not dead: the rank's liveness is not what answered
+        raise CouldNotObserve(f"the request routed to dp{dp_rank} was refused: {mine.error}")
+
+
+_ALIVE: dict[int, perrank.Spread] = {}  # id(server) -> the Spread of one request to every rank
 
 
 def _health(server) -> str:

@@ -1,37 +1,47 @@
 """SRV-STREAM-CONSISTENCY (MLPerf TEST06): the same greedy request streamed and not streamed gives
-the same answer, and the server's usage count, end-of-sequence and finish_reason agree with it."""
+the same answer, and the server's usage count, end-of-sequence and finish_reason agree with it --
+on every DP rank (each prompt asked of each rank both ways, all at once)."""
 import pytest
 
 from rackgate.atom import tokens
-from rackgate.atom.client import first_choice
 from rackgate.errors import CouldNotObserve
+from rackgate.fixtures.server import settle
 from rackgate.gates import stream
 from rackgate.report.verdict import check
 
-PATH = "/v1/completions"
-
 
 @pytest.mark.row("SRV-STREAM-CONSISTENCY")
-def test_stream_matches_plain(server, rack, evidence):
+def test_stream_matches_plain(server, per_rank, rack, evidence):
     cfg = rack.serving
     tok = tokens.load(cfg.tokenizer)
-    c, n = server.client, cfg.stream_max_tokens
-    findings, usage_seen = [], False
-    for prompt in cfg.stream_prompts:
-        plain_reply = c.completion(prompt, max_tokens=n)
-        evidence.attach(f"not streamed: {prompt}", plain_reply.evidence(), "json")
-        pc = first_choice(plain_reply, PATH)
-        streamed_reply = c.stream(PATH, {"model": c.model, "prompt": prompt, "max_tokens": n, "temperature": 0.0})
-        evidence.attach(f"streamed: {prompt}", streamed_reply.evidence(), "json")
-        sc = first_choice(streamed_reply, PATH)
-        plain_usage = (plain_reply.body.get("usage") or {}).get("completion_tokens")
-        stream_usage = (streamed_reply.body.get("server_usage") or {}).get("completion_tokens")
+    prompts, n = list(cfg.stream_prompts), cfg.stream_max_tokens
+    plain = per_rank.ask(prompts, n, per_rank=len(prompts), attached=max(len(prompts), cfg.sanity_requests_attached),
+                         stream=False)
+    evidence.attach("not streamed, all ranks", plain.evidence())
+    settle(plain, "SRV-STREAM-CONSISTENCY", server, evidence)
+    streamed = per_rank.asks([g.ask for g in plain.got], n, stream=True)
+    evidence.attach("streamed, all ranks", streamed.evidence())
+    settle(streamed, "SRV-STREAM-CONSISTENCY", server, evidence)
+    if plain.cancelled or streamed.cancelled:
+        raise CouldNotObserve(f"{plain.cancelled + streamed.cancelled} of {plain.asked + streamed.asked} requests not "
+                              "back within the request timeout")
+    findings: dict[int, list[str]] = {}
+    usage_seen = False
+    for p, s in zip(plain.got, streamed.got):
+        if p.error or s.error:
+            raise CouldNotObserve(f"{p.ask.prompt!r}: {p.error or s.error}")
+        plain_usage = (p.body.get("usage") or {}).get("completion_tokens")
+        stream_usage = (s.body.get("server_usage") or {}).get("completion_tokens")
         usage_seen |= plain_usage is not None or stream_usage is not None
-        plain = stream.Answer("not streamed", pc.get("text") or "", pc.get("finish_reason"), plain_usage)
-        streamed = stream.Answer("streamed", sc.get("text") or "", sc.get("finish_reason"), stream_usage,
-                                 tuple(streamed_reply.body.get("pieces") or ()))
-        findings += [f"{prompt!r}: {f}" for f in stream.judge(plain, streamed, n, tok.count, tok.specials_in)]
+        a = stream.Answer("not streamed", p.text, p.finish, plain_usage)
+        b = stream.Answer("streamed", s.text, s.finish, stream_usage, tuple(s.body.get("pieces") or ()))
+        found = stream.judge(a, b, n, tok.count, tok.specials_in)
+        if found:
+            where = f"dp{p.ask.rank}" if p.ask.rank is not None else "rank not known"
+            findings[id(p)] = [f"{p.ask.prompt!r} ({where}): " + "; ".join(found)]
     if not findings and not usage_seen:
         raise CouldNotObserve(f"{server.url} reported no usage.completion_tokens, streamed or not: the count "
                               "cannot be checked")
-    check(not findings, "SRV-STREAM-CONSISTENCY", server.url, "; ".join(findings))
+    share = plain.share(lambda g: next(iter(findings.get(id(g), [])), None), "answers disagree streamed and not")
+    check(share is None, "SRV-STREAM-CONSISTENCY", (share.where if share else "") or server.url,
+          share.line if share else "")

@@ -6,56 +6,59 @@ import pytest
 
 from rackgate.atom import load, logfacts
 from rackgate.atom.logs import rank_table
-from rackgate.errors import CouldNotObserve
-from rackgate.fixtures.server import read_logs
+from rackgate.errors import CouldNotObserve, NotRun
+from rackgate.fixtures.server import read_logs, settle
 from rackgate.gates import lint, sanity, serverlogs
 from rackgate.report.verdict import check, fail
 
 
-def _ranks_alive(server, rack) -> list[str]:
-    gone = load.ranks_alive(server.client, rank_table(rack), rack.serving.alive_timeout_s)
-    for r, (msg, dead) in gone.items():
-        if dead:
-            server.dead_ranks[r] = msg
-    return [msg for msg, _ in gone.values()]
-
-
 @pytest.mark.row("SRV-LONGCTX")
-def test_long_prompts_at_concurrency(server, rack, server_logs, evidence):
+def test_long_prompts_at_concurrency(server, per_rank, rack, server_logs, evidence):
+    """One long prompt for every DP rank (each runs a chunked prefill), at least
+    longctx_concurrency at once; then one short request to every rank: still there?"""
     cfg = rack.serving
     cmd = server.command_for(rack.head, 0) if not server.attached else rack.launch.command
     raw = lint.flags(cmd).get("max-num-batched-tokens")
     chunk = int(raw) if raw and raw.isdigit() else lint.ATOM_DEFAULT_BATCHED_TOKENS
     words = int(chunk * cfg.longctx_multiple)
-    ranks = list(rank_table(rack))  # one long prompt for every rank: each runs a chunked prefill
-    prompts = [load.prompt(words, r) for r in ranks]
-    out = load.send_all(server.client, prompts, 8, cfg.longctx_timeout_s, cfg.longctx_concurrency, ranks,
-                        degenerate=sanity.degenerate, degenerate_so_far=sanity.degenerate_so_far)
-    _no_degenerate(out, "SRV-LONGCTX", server.url)
-    problems = out.problems + [f"{out.pending} request(s) unanswered after {cfg.longctx_timeout_s:g}s"] * bool(out.pending)
+    n = max(len(rank_table(rack)), cfg.longctx_concurrency)
+    spread = per_rank.ask([load.prompt(words, i) for i in range(n)], 8, attached=cfg.longctx_concurrency,
+                          at_least=cfg.longctx_concurrency, timeout=cfg.longctx_timeout_s,
+                          stop_when=sanity.degenerate_so_far, decisive=_degenerate)
+    evidence.attach("long-prompt load", f"{spread.asked} prompts of ~{words} tokens ({cfg.longctx_multiple:g} x "
+                    f"--max-num-batched-tokens {chunk}), all at once\n{spread.evidence()}")
+    _no_degenerate(spread, "SRV-LONGCTX", server.url)
     phi = []
     for log in server_logs.values():
         for rec in read_logs(log.grep, "PHINode::setIncomingValue"):
             phi.append(f"{log.who(rec)} line {rec.lineno}: {rec.text.strip()[:160]}")
-    dead = _ranks_alive(server, rack)
-    evidence.attach("long-prompt load", f"{len(prompts)} prompts of ~{words} tokens ({cfg.longctx_multiple:g} x "
-                    f"--max-num-batched-tokens {chunk}) at concurrency {cfg.longctx_concurrency}\n"
-                    f"failed: {problems}\nPHI lines: {phi}\nranks not answering afterwards: {dead}")
-    seen = []
-    if phi:
-        seen.append(f"PHINode::setIncomingValue assertion: {phi[0]}")
-    if problems:
-        seen.append(f"{len(problems)} of {len(prompts)} long prompts failed ({problems[0][:120]})")
-    if dead:
-        seen.append(f"engine gone afterwards: {len(dead)} rank(s) do not answer ({dead[0][:120]})")
-    check(not seen, "SRV-LONGCTX", server.url, "; ".join(seen))
+    evidence.attach("PHINode::setIncomingValue lines", "\n".join(phi) or "(none)")
+    seen = [f"PHINode::setIncomingValue assertion: {phi[0]}"] if phi else []
+    settle(spread, "SRV-LONGCTX", server, evidence, own="; ".join(seen))
+    failed = spread.failed()
+    if failed:
+        seen.append(f"long prompts: {failed.line}")
+    after = per_rank.ask(["The capital of France is"], 4, stream=False, timeout=cfg.alive_timeout_s)
+    evidence.attach("one short request to every rank afterwards", after.evidence())
+    if after.hang():
+        seen.append(f"engine gone afterwards: {after.hang()}")
+        server.hung = NotRun("SRV-LONGCTX", f"failed: {len(after.hung)} of {after.asked} requests hung afterwards")
+    elif after.nothing_back():
+        seen.append(f"engine gone afterwards: {after.nothing_back()}")
+    check(not seen, "SRV-LONGCTX", (spread.hang_where("") or (failed.where if failed else "")
+                                    or after.hang_where(server.url)), "; ".join(seen))
 
 
-def _no_degenerate(out, rid: str, where: str) -> None:
+def _degenerate(g) -> bool:
+    return bool(g.stopped or (not g.error and g.replied and sanity.degenerate(g.text)))
+
+
+def _no_degenerate(spread, rid: str, where: str) -> None:
     """A degenerate answer under load is SRV-SANITY's finding, named at once (the load stopped on it)."""
-    if out.degenerate:
-        fail("SRV-SANITY", where, f"{rid}'s load: {len(out.degenerate)} of {out.completed} answers back are degenerate "
-             f"(the load stopped on the first): {'; '.join(out.degenerate[:4])}")
+    bad = spread.share(lambda g: g.stopped or (sanity.degenerate(g.text) if not g.error else None),
+                       "answers degenerate")
+    if bad:
+        fail("SRV-SANITY", bad.where or where, f"{rid}'s load: {bad.line}")
 
 
 SYNC_FAILED = "_sync_dp_state failed"
@@ -79,17 +82,17 @@ def _until_settled(server_logs, poll_s: float):
 
 
 @pytest.mark.row("SRV-DEADLOCK")
-def test_no_dp_sync_deadlock(server, rack, server_logs, evidence):
+def test_no_dp_sync_deadlock(server, per_rank, rack, server_logs, evidence):
     # the verdict rests on what the ranks log: a log the suite cannot read says nothing
     if server.boot is not None and server.boot.format_note:
         raise CouldNotObserve(server.boot.format_note)
     cfg = rack.serving
-    prompts = [load.prompt(600, s) for s in range(cfg.deadlock_requests)]
     poll_s = min(5.0, max(0.5, cfg.deadlock_window_s / 20))
-    out = load.send_all(server.client, prompts, 64, cfg.deadlock_window_s, cfg.deadlock_requests,
-                        stop=_until_settled(server_logs, poll_s), poll_s=poll_s,
-                        degenerate=sanity.degenerate, degenerate_so_far=sanity.degenerate_so_far)
-    _no_degenerate(out, "SRV-DEADLOCK", server.url)
+    spread = per_rank.ask([load.prompt(600, s) for s in range(cfg.deadlock_requests)], 64,
+                          attached=cfg.deadlock_requests, at_least=cfg.deadlock_requests,
+                          timeout=cfg.deadlock_window_s, stop=_until_settled(server_logs, poll_s),
+                          stop_when=sanity.degenerate_so_far, decisive=_degenerate)
+    _no_degenerate(spread, "SRV-DEADLOCK", server.url)
     table = rank_table(rack)
     timed_out: dict[int, str] = {}
     unlabelled: dict[str, int] = {}
@@ -110,20 +113,21 @@ def test_no_dp_sync_deadlock(server, rack, server_logs, evidence):
                 unlabelled[n] = unlabelled.get(n, 0) + 1
             else:
                 timed_out[r] = rec.text.strip()
-    evidence.attach("load and _sync_dp_state lines",
-                    f"{out.sent} requests, {out.completed} answered ({len(out.problems)} not 200), {out.pending} "
-                    f"unanswered after {out.seconds:.1f}s (window {cfg.deadlock_window_s:g}s"
-                    f"{', stopped on log evidence' if out.stopped_early else ''})\n" + "\n".join(lines))
+    evidence.attach("load and _sync_dp_state lines", spread.evidence() + f"\n(window {cfg.deadlock_window_s:g}s)\n"
+                    + "\n".join(lines))
     if unlabelled:
         quiet = [f"{n} (logged {unlabelled.get(n, 0)} timeouts for dp{log.ranks.start}-dp{log.ranks.stop - 1})"
                  for n, log in server_logs.items() if unlabelled.get(n, 0) < len(log.ranks)]
         check(False, "SRV-DEADLOCK", rack.name, f"`_sync_dp_state failed` logged without rank labels "
               f"(launch.rank_labels off); the rank that did not log it is on: {', '.join(quiet) or '?'}")
     findings = serverlogs.deadlock(timed_out, list(table), kv_lines, table)
-    if not findings and out.pending:
-        raise CouldNotObserve(f"{out.pending} of {out.sent} requests unanswered after {cfg.deadlock_window_s:g}s "
-                              f"(serving.deadlock_window_s) and no rank logged `{SYNC_FAILED}`: slow, not a "
-                              "deadlock by the log; wait at least ATOM's DP-sync timeout (1800 s) to tell")
+    if not findings and spread.replied:  # some came back: a hang is a finding (the hang rule)
+        settle(spread, "SRV-DEADLOCK", server, evidence, own=f"no rank logged `{SYNC_FAILED}`")
+    out_ = len(spread.hung) + spread.cancelled + sum(1 for g in spread.got if not g.replied)
+    if not findings and out_:
+        raise CouldNotObserve(f"{out_} of {spread.asked} requests unanswered after {cfg.deadlock_window_s:g}s "
+                              f"(serving.deadlock_window_s), none came back, and no rank logged `{SYNC_FAILED}`: "
+                              "slow, not a deadlock by the log; wait at least ATOM's DP-sync timeout (1800 s) to tell")
     who = next((f"{table[r]}/dp{r}" for r in table if timed_out and r not in timed_out), rack.name)
     check(not findings, "SRV-DEADLOCK", who, "; ".join(findings)
-          + (f"; the client saw {out.pending} of {out.sent} requests hang with no error" if out.pending else ""))
+          + (f"; the client saw {out_} of {spread.asked} requests hang with no error" if out_ else ""))

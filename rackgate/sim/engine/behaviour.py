@@ -18,7 +18,10 @@ class UnknownBehaviour(ValueError):
 OUTPUT = frozenset({"bang-tokens", "empty-content", "decode-mismatch", "answer-format", "fake-eplb",
                     # the streaming path and the token accounting (routes.py)
                     "stream-drop-first", "stream-repeat-first", "usage-over",
-                    "shorter-answers", "batch-numerics"})  # chat reasons half as long (routes.py)
+                    "shorter-answers", "batch-numerics",  # chat reasons half as long (routes.py)
+                    # a chat answer that is all reasoning: the budget runs out inside it (length), or
+                    # the answer itself lands in reasoning_content (stop) -- /v1/completions unchanged
+                    "reasoning-only-length", "reasoning-only-stop"})
 
 
 @dataclass(frozen=True)
@@ -77,10 +80,14 @@ RANK_BEHAVIOURS = {
     "pinned-fallback": Ranks,  # the expert loader's pinned buffer fails; it warns and goes on unpinned
     "runtime-fatal": RuntimeFatal,
     "oom-kill": OomKill,
+    "hung-ranks": Ranks,  # these ranks accept every request and never answer (stuck; /health stays 200)
+    "reasoning-length-ranks": Ranks,  # these ranks' chat answers are all reasoning, cut at max_tokens
+    "reasoning-stop-ranks": Ranks,  # these ranks' chat answers are all reasoning, stopped by the model
 }
 
 # rank behaviour -> the output behaviour it gives the answers those ranks serve
-RANK_OUTPUT = {"bang_ranks": "bang-tokens", "empty_ranks": "empty-content"}
+RANK_OUTPUT = {"bang_ranks": "bang-tokens", "empty_ranks": "empty-content",
+               "reasoning_length_ranks": "reasoning-only-length", "reasoning_stop_ranks": "reasoning-only-stop"}
 
 
 @dataclass(frozen=True)
@@ -97,6 +104,9 @@ class ServerFaults:
     pinned_fallback: Ranks | None = None
     runtime_fatal: RuntimeFatal | None = None
     oom_kill: OomKill | None = None
+    hung_ranks: Ranks | None = None
+    reasoning_length_ranks: Ranks | None = None
+    reasoning_stop_ranks: Ranks | None = None
 
     @classmethod
     def from_server(cls, server: dict) -> ServerFaults:

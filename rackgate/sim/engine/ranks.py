@@ -169,8 +169,8 @@ class Rank:
         op = req.get("op")
         if op == "profile":
             return self.profile(req["action"])
-        if self.dead or self.stuck:
-            return None
+        if self.dead or self.stuck or self.fault("hung_ranks"):
+            return None  # accepted, never answered: the request hangs, /health stays 200
         tokens = int(req.get("prompt_tokens", 0)) + int(req.get("max_tokens", 0))
         with self.lock:
             self.inflight += 1

@@ -23,6 +23,11 @@ declare(
           "other rank answers", target="node", default="node3", rank=RankFault("bang-ranks", (1, 2))),
     Fault("node-empty", "SRV-SANITY", "one node's ranks answer HTTP 200 with no content at all; the other nodes' "
           "ranks answer", target="node", default="node4", rank=RankFault("empty-ranks")),
+    Fault("rank-hung", "SRV-ALIVE", "a single DP rank accepts every request and never answers (stuck in a "
+          "collective one participant never joined); /health stays 200, the other ranks answer",
+          target="node", default="node3", rank=RankFault("hung-ranks", (1, 2))),
+    Fault("node-hung", "SRV-ALIVE", "one node's ranks accept every request and never answer; the other nodes' "
+          "ranks answer", target="node", default="node2", rank=RankFault("hung-ranks")),
     Fault("mnnvl-off", "SRV-LAUNCH-LINT", "NCCL_MNNVL_ENABLE=0 in the launch env (RCCL silently falls back to TCP)",
           env={"NCCL_MNNVL_ENABLE": "0"}),
     Fault("kv-rack-busy", "SRV-BOOT", "someone else's weights load on a node's GPUs while the server boots: a few "
