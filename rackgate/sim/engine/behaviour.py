@@ -18,7 +18,8 @@ class UnknownBehaviour(ValueError):
 OUTPUT = frozenset({"bang-tokens", "empty-content", "decode-mismatch", "answer-format", "fake-eplb",
                     # the streaming path and the token accounting (routes.py)
                     "stream-drop-first", "stream-repeat-first", "usage-over",
-                    "shorter-answers", "batch-numerics"})  # chat reasons half as long (routes.py)
+                    "shorter-answers", "batch-numerics",  # chat reasons half as long (routes.py)
+                    "logit-drift"})  # every logprob slightly off, a later near-tie flipped (model.py)
 
 
 @dataclass(frozen=True)
@@ -60,10 +61,11 @@ RANK_BEHAVIOURS = {
     "slow-server": SlowServer,
     "bang-ranks": Ranks,  # these ranks' every token is '!' (one node launched without translation)
     "empty-ranks": Ranks,  # these ranks answer with no content at all
+    "drift-ranks": Ranks,  # these ranks' logits are slightly off (fluent text, a later token flipped)
 }
 
 # rank behaviour -> the output behaviour it gives the answers those ranks serve
-RANK_OUTPUT = {"bang_ranks": "bang-tokens", "empty_ranks": "empty-content"}
+RANK_OUTPUT = {"bang_ranks": "bang-tokens", "empty_ranks": "empty-content", "drift_ranks": "logit-drift"}
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ class ServerFaults:
     slow_server: SlowServer | None = None
     bang_ranks: Ranks | None = None
     empty_ranks: Ranks | None = None
+    drift_ranks: Ranks | None = None
 
     @classmethod
     def from_server(cls, server: dict) -> ServerFaults:
