@@ -67,7 +67,8 @@ def distance(ref: Completion, now: Completion) -> Distance:
         return Distance(at, None, None)
     upto = min(len(ref.logprobs), len(now.logprobs), (at + 1) if at is not None else n)
     same = range(min(upto, at if at is not None else upto))  # the chosen token is the same one here
-    dlp, worst = max(((abs(ref.logprobs[i] - now.logprobs[i]), i) for i in same), default=(0.0, 0))
+    dlp, worst = max(((abs(ref.logprobs[i] - now.logprobs[i]), -i) for i in same), default=(0.0, 0))
+    worst = -worst  # the first position of the largest move
     kl = max((_kl(ref.top[i], now.top[i]) for i in range(upto) if i < len(ref.top) and i < len(now.top)),
              default=0.0)
     return Distance(at, dlp, kl, worst)
