@@ -49,3 +49,14 @@ def test_the_rack_file_says_it_does_not_apply(tmp_path):
     run = run_suite(tmp_path, "--rack", str(rack), GOLDEN, timeout=600)
     o = run.outcomes[GOLDEN]
     assert o.status == "skipped" and "does not apply" in o.message, run.stdout[-3000:]
+
+
+def test_recording_holds_the_ranks_to_each_other_and_keeps_the_odd_one_out(tmp_path):
+    base = tmp_path / "baseline.json"
+    rec = run_suite(tmp_path, GOLDEN, "--record-baseline", "--baseline", str(base), "--sim-fault", "rank-drift",
+                    timeout=600)
+    o = rec.outcomes[GOLDEN]
+    assert o.status == "failed" and o.message.lstrip().startswith("SRV-GOLDEN [node3/dp9]"), rec.stdout[-3000:]
+    assert "the answer most ranks gave (recording)" in o.message, o.message
+    gold = json.loads(base.read_text())["sets"]["golden"]
+    assert all(9 not in a["ranks"] for xs in gold["answers"].values() for a in xs), gold["answers"]["count"]
