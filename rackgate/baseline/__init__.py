@@ -81,6 +81,7 @@ class Facts:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._facts: dict[str, Fact] = {}
+        self._sets: dict[str, Any] = {}
         self.source = ""
 
     def record(self, name: str, value: int | float | str, where: str = "", unit: str = "", row: str = "") -> Fact:
@@ -90,6 +91,21 @@ class Facts:
         with self._lock:
             self._facts[f.key] = f
         return f
+
+    def keep(self, name: str, value: dict[str, Any]) -> None:
+        """A recorded set that is more than one number (SRV-GOLDEN's golden set, `golden.KEY`):
+        written into the baseline beside the facts, merged with an earlier recording of it."""
+        with self._lock:
+            self._sets[name] = value
+
+    def sets(self) -> dict[str, Any]:
+        with self._lock:
+            return dict(self._sets)
+
+    def merge_sets(self, sets: dict[str, Any]) -> None:
+        """Sets another process kept (an xdist worker)."""
+        with self._lock:
+            self._sets.update(sets)
 
     def merge(self, facts: list[Fact]) -> None:
         """Facts another process recorded (an xdist worker)."""
@@ -142,6 +158,7 @@ class Baseline:
     path: str
     provenance: dict[str, Any]
     facts: dict[str, Fact]
+    sets: dict[str, Any] = field(default_factory=dict)  # recorded sets (golden.KEY: the golden set)
 
     def get(self, name: str, where: str = "") -> Fact | None:
         return self.facts.get(f"{name}@{where}" if where else name)
@@ -157,15 +174,20 @@ class Baseline:
 SAME_BASELINE = ("rack", "image", "image_id")
 
 
-def write(path: str | Path, facts: list[Fact], provenance: dict[str, Any], merge: bool = False) -> tuple[Path, str]:
+def write(path: str | Path, facts: list[Fact], provenance: dict[str, Any], merge: bool = False,
+          sets: dict[str, Any] | None = None) -> tuple[Path, str]:
     """Write the baseline; with merge, an existing baseline of the same rack and image takes
-    these facts as one more run of samples. Returns (path, what was done, in words)."""
+    these facts as one more run of samples, and these sets (the golden set) merged into its
+    own. Returns (path, what was done, in words)."""
+    from . import golden
+    sets = dict(sets or {})
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     prov = {**provenance, "time": provenance.get("time") or time.strftime("%Y-%m-%dT%H:%M:%S%z"), "runs": 1}
     by_key = {f.key: f for f in facts}
     how = "new baseline"
     old = load(p) if merge and p.exists() else None
+    old_sets: dict[str, Any] = {}
     if old is not None:
         differ = [k for k in SAME_BASELINE if old.provenance.get(k) != provenance.get(k)]
         if differ:
@@ -177,10 +199,16 @@ def write(path: str | Path, facts: list[Fact], provenance: dict[str, Any], merge
             for k, f in by_key.items():
                 merged[k] = merge_samples(old.facts[k], f) if k in old.facts else f
             by_key = merged
+            old_sets = old.sets
             prov["runs"] = runs
             prov["first_time"] = old.provenance.get("first_time", old.provenance.get("time"))
             how = f"merged as run {runs} (value: median of the runs)"
-    body = {"provenance": prov, "facts": [_stored(f) for f in sorted(by_key.values(), key=lambda f: f.key)]}
+    if golden.KEY in sets:
+        sets[golden.KEY] = golden.merge(old_sets.get(golden.KEY), sets[golden.KEY])
+    kept = {**old_sets, **sets}
+    body: dict[str, Any] = {"provenance": prov, "facts": [_stored(f) for f in sorted(by_key.values(), key=lambda f: f.key)]}
+    if kept:
+        body["sets"] = kept
     # Atomic: a reader (or a crash) never sees half a baseline.
     tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(body, indent=1) + "\n")
@@ -207,6 +235,9 @@ def load(path: str | Path) -> Baseline | None:
     try:
         body = json.loads(p.read_text())
         facts = {f.key: f for f in (Fact.from_dict(raw) for raw in body["facts"])}
-        return Baseline(str(p), body.get("provenance", {}), facts)
+        sets = body.get("sets", {})
+        if not isinstance(sets, dict):
+            raise TypeError("sets is not an object")
+        return Baseline(str(p), body.get("provenance", {}), facts, sets)
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise BaselineError(f"baseline {p}: not a rackgate baseline ({e})") from None

@@ -86,6 +86,22 @@ class ServingExpect(Section):
     sanity_settle_s: float = Field(default=2.0, ge=0)
     # Near-uniform logprobs: the mean top-1 probability below this means noise, not a model.
     min_top1_prob: float = Field(default=0.05, gt=0, lt=1)
+    # SRV-GOLDEN: the golden set (rackgate/baseline/golden_prompts.toml, versioned) asked of every
+    # DP rank greedily, golden_max_tokens each, with the top golden_top_k logprobs of every
+    # position where the server returns them; at most golden_concurrency requests at once (the
+    # comparison asks at the concurrency the golden set was recorded at). Attached without a rack
+    # file: each prompt golden_repeats_attached times, the server spreading them. golden = false:
+    # the rack file says the golden comparison does not apply (SKIPPED).
+    golden: bool = True
+    golden_max_tokens: int = Field(default=32, gt=0)
+    golden_top_k: int = Field(default=5, ge=1, le=20)
+    golden_concurrency: int = Field(default=16, ge=1)
+    golden_repeats_attached: int = Field(default=4, ge=1)
+    # The band an answer may move from its golden recording (docs/serving.md: the measurements):
+    # the largest of these floors and golden_noise x what repeated healthy recordings moved.
+    golden_logprob_tol: float = Field(default=0.1, ge=0)  # max |delta logprob| of the chosen token
+    golden_kl_tol: float = Field(default=0.01, ge=0)      # KL(golden || now) over the top-k, per position
+    golden_noise: float = Field(default=3.0, ge=1)
     # SRV-CONSISTENCY: prompts decoded greedily, then re-prefilled with the decoded prefix.
     consistency_prompts: list[str] = Field(default_factory=lambda: [
         "The capital of France is", "1, 2, 3, 4, 5,", "The opposite of hot is"])

@@ -97,17 +97,45 @@ class Generation:
         return "".join(self.tokens)
 
 
-def _with_logprobs(tokens: list[str], uniform: bool) -> list[dict]:
+# A healthy position's top-5 after the chosen token (logprob -0.02): the runners-up.
+RUNNERS_UP = ((" the", -5.1), (",", -6.3), (" and", -7.0), (" a", -7.4), (".", -7.9))
+# Fault logit-drift (one GPU's numerics slightly off, or an image's): every position's chosen
+# token loses DRIFT_SHIFT of logprob to the runner-up; the text stays fluent and the first
+# tokens the same, until at DRIFT_AT the near-tie flips to the runner-up (after the
+# SANITY/CONSISTENCY/STREAM answers' 16 tokens: those checks never see the flip).
+DRIFT_SHIFT = 0.2
+DRIFT_AT = 16
+
+
+def _runners_up(t: str) -> list[tuple[str, float]]:
+    """The four runners-up of token t (a number's first: the next number)."""
+    ups = [(w, lp) for w, lp in RUNNERS_UP if w != t][:4]
+    if t.strip().isdigit():
+        ups = [(f" {int(t) + 1}", ups[0][1]), *ups[:3]]
+    return ups
+
+
+def _with_logprobs(tokens: list[str], uniform: bool, drift: bool = False) -> list[dict]:
     out = []
     for t in tokens:
         if uniform:
             lp = -math.log(VOCAB)
             top = {t: lp, " the": lp, ",": lp}
         else:
-            lp = -0.02
-            top = {t: lp, " the": -5.1, ",": -6.3}
+            lp = -0.02 - (DRIFT_SHIFT if drift else 0.0)
+            ups = _runners_up(t)
+            if drift:  # the mass the chosen token lost goes to the runner-up
+                ups[0] = (ups[0][0], math.log(math.exp(ups[0][1]) + math.exp(-0.02) - math.exp(lp)))
+            top = {t: lp, **dict(ups)}
         out.append({"token": t, "logprob": lp, "top": top})
     return out
+
+
+def drifted(toks: list[str]) -> list[str]:
+    """logit-drift's tokens: the same, but at DRIFT_AT the runner-up wins the near-tie."""
+    if len(toks) <= DRIFT_AT:
+        return toks
+    return toks[:DRIFT_AT] + [_runners_up(toks[DRIFT_AT])[0][0]] + toks[DRIFT_AT + 1:]
 
 
 def generate(prompt: str, max_tokens: int, faults: set[str], stop: list[str] | None = None) -> Generation:
@@ -138,9 +166,12 @@ def generate(prompt: str, max_tokens: int, faults: set[str], stop: list[str] | N
             first = min((joined.find(s) for s in stop if s in joined))
             toks = tokenize(joined[:first])
             why = "stop_sequence"
+    drift = "logit-drift" in faults
+    if drift:
+        toks = drifted(toks)
     if len(toks) > max_tokens:
         toks, finish, why = toks[:max_tokens], "length", "max_tokens"
-    return Generation(toks, finish, _with_logprobs(toks, uniform=False), why)
+    return Generation(toks, finish, _with_logprobs(toks, uniform=False, drift=drift), why)
 
 
 @dataclass

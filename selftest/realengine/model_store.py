@@ -8,6 +8,10 @@ once from GGUF to a plain transformers folder, and two broken copies of it.
                                                             generated token is '!' (the runbook's A0
                                                             signature, as a 0.5B Qwen with NaN logits
                                                             shows it: argmax of NaN is id 0)
+    noisy-layer          smollm2-135m-instruct-noisy-layer  layer 15's MLP down-projection plus
+                                                            Gaussian noise of 0.1 x its weights' std
+                                                            (seeded): fluent, mostly the same text,
+                                                            a GPU that computes slightly wrong
 
 The folder name is also the name the server serves: `transformers serve NAME` with cwd = the
 cache directory lists NAME in /v1/models (a bare name, not a filesystem path).
@@ -43,7 +47,12 @@ VARIANTS = {
     "nan-norm": "smollm2-135m-instruct-nan-norm",
     "reasoning-template": "smollm2-135m-instruct-reasoning",
     "bang": "smollm2-135m-instruct-bang",
+    "noisy-layer": "smollm2-135m-instruct-noisy-layer",
 }
+# noisy-layer: which weights carry the noise, how much (x the tensor's std), the seed. Measured
+# (docs/serving.md, SRV-GOLDEN): 3 of the 8 golden prompts' 32-token greedy answers change, the
+# first after 5 tokens, every answer fluent.
+NOISY_LAYER, NOISY_SCALE, NOISY_SEED = 15, 0.1, 37
 
 # SmolLM2's own ChatML template, with the assistant turn opened by a <think> block: the model
 # "reasons" first, as a reasoning model served by ATOM does. The default system line is the
@@ -237,8 +246,24 @@ def derive_bang(nan_norm: Path, out: Path) -> None:
     (out / "tokenizer.json").write_text(json.dumps(tok, ensure_ascii=False))
 
 
+def derive_noisy_layer(healthy: Path, out: Path) -> None:
+    """One layer's weights with small seeded noise: a GPU (or an expert shard) whose numerics are
+    slightly off -- the text stays fluent and mostly the same, some answers drift (SRV-GOLDEN)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(str(healthy))
+    w = model.model.layers[NOISY_LAYER].mlp.down_proj.weight
+    g = torch.Generator().manual_seed(NOISY_SEED)
+    with torch.no_grad():
+        w.add_(torch.randn(w.shape, generator=g) * w.std() * NOISY_SCALE)
+    model.save_pretrained(str(out))
+    AutoTokenizer.from_pretrained(str(healthy)).save_pretrained(str(out))
+
+
 BUILDERS = (("healthy", None, convert_healthy), ("nan-norm", "healthy", derive_nan_norm),
-            ("reasoning-template", "healthy", derive_reasoning), ("bang", "nan-norm", derive_bang))
+            ("reasoning-template", "healthy", derive_reasoning), ("bang", "nan-norm", derive_bang),
+            ("noisy-layer", "healthy", derive_noisy_layer))
 
 
 def build(cache: Path) -> dict[str, float]:

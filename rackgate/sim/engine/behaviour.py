@@ -21,7 +21,8 @@ OUTPUT = frozenset({"bang-tokens", "empty-content", "decode-mismatch", "answer-f
                     "shorter-answers", "batch-numerics",  # chat reasons half as long (routes.py)
                     # a chat answer that is all reasoning: the budget runs out inside it (length), or
                     # the answer itself lands in reasoning_content (stop) -- /v1/completions unchanged
-                    "reasoning-only-length", "reasoning-only-stop"})
+                    "reasoning-only-length", "reasoning-only-stop",
+                    "logit-drift"})  # every logprob slightly off, a later near-tie flipped (model.py)
 
 
 @dataclass(frozen=True)
@@ -83,11 +84,13 @@ RANK_BEHAVIOURS = {
     "hung-ranks": Ranks,  # these ranks accept every request and never answer (stuck; /health stays 200)
     "reasoning-length-ranks": Ranks,  # these ranks' chat answers are all reasoning, cut at max_tokens
     "reasoning-stop-ranks": Ranks,  # these ranks' chat answers are all reasoning, stopped by the model
+    "drift-ranks": Ranks,  # these ranks' logits are slightly off (fluent text, a later token flipped)
 }
 
 # rank behaviour -> the output behaviour it gives the answers those ranks serve
 RANK_OUTPUT = {"bang_ranks": "bang-tokens", "empty_ranks": "empty-content",
-               "reasoning_length_ranks": "reasoning-only-length", "reasoning_stop_ranks": "reasoning-only-stop"}
+               "reasoning_length_ranks": "reasoning-only-length", "reasoning_stop_ranks": "reasoning-only-stop",
+               "drift_ranks": "logit-drift"}
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ class ServerFaults:
     hung_ranks: Ranks | None = None
     reasoning_length_ranks: Ranks | None = None
     reasoning_stop_ranks: Ranks | None = None
+    drift_ranks: Ranks | None = None
 
     @classmethod
     def from_server(cls, server: dict) -> ServerFaults:

@@ -28,6 +28,14 @@ declare(
           target="node", default="node3", rank=RankFault("hung-ranks", (1, 2))),
     Fault("node-hung", "SRV-ALIVE", "one node's ranks accept every request and never answer; the other nodes' "
           "ranks answer", target="node", default="node2", rank=RankFault("hung-ranks")),
+    Fault("rank-drift", "SRV-GOLDEN", "one DP rank's logits are slightly off (a kernel that rounds otherwise, an "
+          "HBM row): fluent text, the same first tokens, every chosen-token logprob 0.2 lower, a near-tie flipped "
+          "at token 16", target="node", default="node3", rank=RankFault("drift-ranks", (1, 2))),
+    Fault("node-drift", "SRV-GOLDEN", "one node's DP ranks compute slightly off (that node's kernels or launch): "
+          "fluent text, logprobs moved, a later token flipped; the other nodes match the golden set",
+          target="node", default="node2", rank=RankFault("drift-ranks")),
+    Fault("image-drift", "SRV-GOLDEN", "every rank shifted alike (a new image's kernels round otherwise): fluent "
+          "text, logprobs moved, a later token flipped, on every rank", behaviours=("logit-drift",)),
     Fault("mnnvl-off", "SRV-LAUNCH-LINT", "NCCL_MNNVL_ENABLE=0 in the launch env (RCCL silently falls back to TCP)",
           env={"NCCL_MNNVL_ENABLE": "0"}),
     Fault("kv-rack-busy", "SRV-BOOT", "someone else's weights load on a node's GPUs while the server boots: a few "

@@ -1,0 +1,62 @@
+"""SRV-GOLDEN on the simulated rack: recording twice merges, the healthy sim passes against its
+own golden set (gate and regression select it then), no golden set is could-not-observe, and the
+rack file can say the comparison does not apply. The faults are the matrix's (srv.toml)."""
+import json
+
+import pytest
+
+from ..harness import REPO, run_suite
+
+pytestmark = pytest.mark.suite
+
+GOLDEN = "rackgate/checks/serving/test_golden.py::test_golden"
+
+
+def test_recorded_twice_merged_then_the_healthy_sim_passes_its_own_golden_set(tmp_path):
+    base = tmp_path / "baseline.json"
+    for i in (1, 2):
+        rec = run_suite(tmp_path / f"rec{i}", GOLDEN, "--record-baseline", "--baseline", str(base), timeout=600)
+        assert rec.ids("passed") == {GOLDEN}, rec.stdout[-3000:]
+    assert "the golden set (SRV-GOLDEN)" in rec.stdout and "merged as run 2" in rec.stdout, rec.stdout[-2000:]
+    gold = json.loads(base.read_text())["sets"]["golden"]
+    assert gold["runs"] == 2 and gold["logprobs"] and gold["max_tokens"] == 32
+    # every rank answered every prompt alike, both times: one distinct answer per prompt, seen 32 times
+    assert {p: [(len(a["ranks"]), a["seen"]) for a in xs] for p, xs in gold["answers"].items()} == {
+        p: [(16, 32)] for p in gold["answers"]}
+    run = run_suite(tmp_path / "gate", "-m", "gate", "rackgate/checks/serving/test_golden.py", "--baseline", str(base))
+    assert run.ids("passed") == {GOLDEN}, run.stdout[-3000:]
+    run = run_suite(tmp_path / "reg", "-m", "regression", "rackgate/checks/serving/test_golden.py", "--baseline",
+                    str(base))
+    assert run.ids("passed") == {GOLDEN}, run.stdout[-3000:]
+
+
+def test_no_golden_set_is_could_not_observe_and_the_gate_does_not_select_it(tmp_path):
+    none = tmp_path / "none.json"
+    run = run_suite(tmp_path / "serving", "-m", "serving", "rackgate/checks/serving/test_golden.py", "--baseline",
+                    str(none))
+    o = run.outcomes[GOLDEN]
+    assert o.status == "error" and "could not observe" in o.message and "--record-baseline" in o.message, o.message
+    run = run_suite(tmp_path / "gate", "-m", "gate or regression", "rackgate/checks/serving/test_golden.py",
+                    "--baseline", str(none))
+    assert GOLDEN not in run.outcomes, run.stdout[-2000:]
+
+
+def test_the_rack_file_says_it_does_not_apply(tmp_path):
+    text = (REPO / "rackgate" / "sim" / "racks" / "sim.toml").read_text()
+    assert "\n[serving]\n" in text
+    rack = tmp_path / "no-golden.toml"
+    rack.write_text(text.replace("\n[serving]\n", "\n[serving]\ngolden = false\n"))
+    run = run_suite(tmp_path, "--rack", str(rack), GOLDEN, timeout=600)
+    o = run.outcomes[GOLDEN]
+    assert o.status == "skipped" and "does not apply" in o.message, run.stdout[-3000:]
+
+
+def test_recording_holds_the_ranks_to_each_other_and_keeps_the_odd_one_out(tmp_path):
+    base = tmp_path / "baseline.json"
+    rec = run_suite(tmp_path, GOLDEN, "--record-baseline", "--baseline", str(base), "--sim-fault", "rank-drift",
+                    timeout=600)
+    o = rec.outcomes[GOLDEN]
+    assert o.status == "failed" and o.message.lstrip().startswith("SRV-GOLDEN [node3/dp9]"), rec.stdout[-3000:]
+    assert "the answer most ranks gave (recording)" in o.message, o.message
+    gold = json.loads(base.read_text())["sets"]["golden"]
+    assert all(9 not in a["ranks"] for xs in gold["answers"].values() for a in xs), gold["answers"]["count"]
