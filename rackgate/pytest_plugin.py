@@ -42,6 +42,8 @@ pytest_plugins = [
     "rackgate.fixtures.nodes",
     "rackgate.fixtures.server",
     "rackgate.fixtures.xdist_server",
+    "rackgate.fixtures.outcome",
+    "rackgate.fixtures.order",
     "rackgate.fixtures.labels",
     "rackgate.fixtures.baseline",
     "rackgate.fixtures.regression",
