@@ -35,7 +35,8 @@ def read_across(c: Check[Any], rack: Any, hosts: Any) -> tuple[dict[str, Any], d
     names = list(hosts)
     got = fanout(names, lambda n: c.probe(On(rack, hosts[n], n)))
     facts: dict[str, Any] = {}
-    unseen: dict[str, CouldNotObserve] = {n: CouldNotObserve(str(e)) for n, e in hosts.missing.items()}
+    unseen: dict[str, CouldNotObserve] = {n: e if isinstance(e, CouldNotObserve) else CouldNotObserve(str(e))
+                                          for n, e in hosts.missing.items()}
     for n, g in zip(names, got):
         if isinstance(g, CouldNotObserve):
             unseen[n] = g
