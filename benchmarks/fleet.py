@@ -4,7 +4,7 @@ Slurm (a private one-node cluster, selftest/fleet/slurm_cluster.py), against one
     python3 benchmarks/fleet.py [--sizes 1 3 8] [--schedulers local slurm] [--repeat 1]
 
 Each rack is rackgate/sim/racks/sim.toml under its own name (no faults) and runs `-m platform` over
-rackgate/checks/platform/test_driver.py and test_kernel.py (selftest/fleet/racks.py SELECT). Prints a table;
+PLAT-DRIVER, PLAT-IFOE, PLAT-PARAMS, PLAT-DMESG and PLAT-WEDGED (selftest/fleet/racks.py SELECT). Prints a table;
 figures go in docs/performance.md.
 """
 from __future__ import annotations

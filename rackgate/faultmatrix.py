@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from . import simrack
 from .catalogue import matrix, row
-from .gates.declare import ITEMS_MODULE, Check, declared
+from .gates.declare import Check, declared
 
 
 class Fault(Protocol):
@@ -29,6 +29,15 @@ class Fault(Protocol):
     default: str
 
 DERIVED = "derived"  # the `source` of a derived case
+# The one pytest module that makes the declared checks' items (rackgate/checks/test_declared.py, the
+# package's own checks); the matrix names their ids from it.
+ITEMS_MODULE = "rackgate/checks/test_declared.py"
+
+
+def item_id(c: Check[Any], node: str, gpu: int | None = None) -> str:
+    """A declared check's item id at a node (or one GPU of it): rackgate/checks/test_declared.py::test_plat_shm[node2]."""
+    param = f"{node}-card{gpu if gpu is not None else 0}" if c.per == "gpu" else node
+    return f"{ITEMS_MODULE}::{c.test_name}[{param}]"
 
 
 def derived_case(f: Fault, c: Check[Any]) -> dict[str, Any] | None:
@@ -40,7 +49,7 @@ def derived_case(f: Fault, c: Check[Any]) -> dict[str, Any] | None:
     if c.per == "gpu" and not (f.target == "gpu" and gpu.isdigit()):
         return None
     return {"fault": f.name, "row": f.row, "select": row(f.row).markers[0], "paths": [f"{ITEMS_MODULE}::{c.test_name}"],
-            "fail": [c.item_id(node, int(gpu) if c.per == "gpu" else None)], "source": DERIVED}
+            "fail": [item_id(c, node, int(gpu) if c.per == "gpu" else None)], "source": DERIVED}
 
 
 def derived(explicit: list[dict[str, Any]]) -> list[dict[str, Any]]:

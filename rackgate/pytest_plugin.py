@@ -21,7 +21,7 @@ decides "no test path given" from that parse (`Parser.parse_known_args`), so `--
 `--rack=FILE` select and configure the same run, from any directory. What the first parse settled
 stays: the rootdir may then be the value's folder and the checkout's ini not found (the markers and
 defaults above stand in for it), and test ids are then relative to rackgate/checks
-(`platform/test_driver.py::...`) rather than to the checkout (`rackgate/checks/platform/...`). The
+(`fabric/test_ubench07.py::...`) rather than to the checkout (`rackgate/checks/fabric/...`). The
 `rackgate` command writes every option of OPTIONS that takes a value as `--opt=value` (paths made
 absolute) before pytest sees it, so its runs keep the rootdir of the directory they start in; a plain
 pytest run whose rootdir moved that way gets a warning naming the option (taken_for_paths).
@@ -42,6 +42,8 @@ pytest_plugins = [
     "rackgate.fixtures.nodes",
     "rackgate.fixtures.server",
     "rackgate.fixtures.xdist_server",
+    "rackgate.fixtures.outcome",
+    "rackgate.fixtures.order",
     "rackgate.fixtures.labels",
     "rackgate.fixtures.baseline",
     "rackgate.fixtures.regression",

@@ -7,7 +7,18 @@ other workers work through the rest beside them. Three workers on two cores: the
 runs and servers they start."""
 import pytest
 
+from rackgate.fixtures.rack import JUDGES_NO_RACK
+
 from . import gsm8k_data
+
+
+def pytest_configure(config):
+    """The self-tests' own session checks no rack: no rack header, no verdict file (the suite runs
+    they start are sessions of their own)."""
+    config.stash[JUDGES_NO_RACK] = True
+    # issue 36's cost tiers (it registers them for the whole tree; registering twice is harmless)
+    for tier in ("unit", "suite", "matrix", "realengine", "system"):
+        config.addinivalue_line("markers", f"{tier}: self-test tier (issue 36)")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook turns the groups into node-id suffixes

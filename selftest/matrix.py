@@ -175,10 +175,17 @@ def _needed(row_id: str, rows: dict) -> set[str]:
     return seen
 
 
+# Cases that never share a run with others, by fault, and why (cases that cannot interact share one
+# run, each judged on its own paths): the runner's own knowledge, not the catalogue's.
+ALONE = {"a0-empty-store": "every token '!': a case sharing its run sees the load checks fail on the '!' "
+                           "answers (SRV-SANITY)"}
+
+
 def alone_because(case: dict) -> str:
     """Why a case never shares a run ('' if it may)."""
-    if case.get("solo"):
-        return f"solo: {case['solo']}"
+    solo = case.get("solo") or ALONE.get(case.get("fault", ""), "")
+    if solo:
+        return f"solo: {solo}"
     if case.get("baseline"):
         return "records a baseline"
     if case.get("output") or case.get("moved"):

@@ -21,7 +21,7 @@ def test_every_declaration_names_a_probe_and_a_judge_where_the_floor_plan_puts_t
         assert row(rid).id == rid == c.row
         for fn, pkg in ((c.probe, "rackgate.probes."), (c.judge, "rackgate.gates.")):
             assert fn.__module__.startswith(pkg) and fn.__name__ != "<lambda>", (rid, fn)
-        assert c.per in ("node", "gpu")
+        assert c.per in ("node", "gpu", "rack")
 
 
 def test_a_row_is_declared_once():

@@ -14,7 +14,8 @@ from rackgate.probes.pair_runs import LeftoverScan
 from rackgate.probes.ubench import UbenchProc
 from rackgate.transport import Host, LocalRunner, SpawnUnknown, TransportError
 from rackgate.transport.deadline import wait_for
-from rackgate.transport.inject import FailingRunner
+
+from .inject import FailingRunner
 
 SPAWN = 'sh:log="$1"; shift; mkdir -p'
 KILL = 'sh:kill -"$1" -"$2" 2>/dev/null'

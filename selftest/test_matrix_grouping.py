@@ -303,3 +303,11 @@ def test_cases_of_one_file_s_functions_share_runs():
     b = _case("fb", "PLAT-B", [tuned], [f"{tuned}[node2]"])
     assert not mx.compatible(a, b, TOUCH, ROWS)
     assert mx.compatible(a, {**b, "paths": ["rackgate/checks/test_declared.py"]}, TOUCH, ROWS) == "shared test files"
+
+
+def test_every_solo_fault_names_a_matrix_case():
+    """The runner's ALONE table (selftest/matrix.py) names faults the matrix has, and each runs alone."""
+    from rackgate.faultmatrix import cases
+    by_fault = {c["fault"]: c for c in cases()}
+    assert mx.ALONE and set(mx.ALONE) <= set(by_fault), set(mx.ALONE) - set(by_fault)
+    assert all(mx.alone_because(by_fault[f]).startswith("solo: ") for f in mx.ALONE)

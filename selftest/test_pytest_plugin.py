@@ -20,10 +20,10 @@ from .harness import REPO, SUITE_PLUGINS, user_env
 def test_the_command_writes_rackgate_options_with_their_values(tmp_path):
     got = cli.normalize(["--rack", "r.toml", "--sim-fault", "stuck-link@node2:1", "--served-model", "models/x",
                          "--atom-url", "http://h:8000", "-m", "gate", "--junitxml", "j.xml", "--verdict-file=v.json",
-                         "--record-baseline", "rackgate/checks/platform"], tmp_path)
+                         "--record-baseline", "rackgate/checks/fabric"], tmp_path)
     assert got == [f"--rack={tmp_path / 'r.toml'}", "--sim-fault=stuck-link@node2:1", "--served-model=models/x",
                    "--atom-url=http://h:8000", "-m", "gate", f"--junitxml={tmp_path / 'j.xml'}",
-                   f"--verdict-file={tmp_path / 'v.json'}", "--record-baseline", "rackgate/checks/platform"]
+                   f"--verdict-file={tmp_path / 'v.json'}", "--record-baseline", "rackgate/checks/fabric"]
     with pytest.raises(SystemExit, match="--rack needs a value"):
         cli.normalize(["-m", "gate", "--rack"], tmp_path)
 
@@ -109,4 +109,4 @@ def test_the_command_runs_the_checks_where_an_ini_names_other_testpaths(tmp_path
     assert [i for i in own.stdout.splitlines() if "::" in i] == ["mine/test_own.py::test_own"], own.stdout[-2000:]
     ids = [i for i in ours.stdout.splitlines() if "::" in i]
     assert ours.returncode == 0 and ids and all("test_own" not in i for i in ids), ours.stdout[-2000:] + ours.stderr[-2000:]
-    assert any(i.endswith("test_driver.py::test_driver_loaded[node1]") for i in ids), ids[:5]
+    assert any(i.endswith("test_declared.py::test_plat_driver[node1]") for i in ids), ids[:5]

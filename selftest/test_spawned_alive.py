@@ -6,8 +6,9 @@ import pytest
 
 from rackgate.transport import Host, TransportError
 from rackgate.transport.host import Spawned
-from rackgate.transport.inject import failed
 from rackgate.transport.result import Result
+
+from .inject import failed
 
 
 class _Kill:

@@ -1,4 +1,4 @@
-"""Every command the suite sends, failing every way (rackgate.transport.inject): each item that
+"""Every command the suite sends, failing every way (selftest/inject.py): each item that
 sent a failed command is could-not-observe naming the node -- never PASSED, never FAILED, never
 a Python exception. The commands are discovered from a healthy run, so a new probe is covered
 without editing this test. Two selections: the platform checks, and the fabric's (the collective
@@ -15,9 +15,8 @@ from collections import defaultdict
 
 import pytest
 
-from rackgate.transport.inject import WAYS
-
 from .harness import run_suite
+from .inject import WAYS
 
 SELECTIONS = {"platform": ("-m", "platform", "-p", "no:xdist"), "fabric": ("-m", "fabric", "-p", "no:xdist")}
 # A tool whose absence the probe answers from another source by design: PASSED is then allowed,
@@ -36,7 +35,7 @@ PAIR_ITEMS = ("rackgate/checks/fabric/test_ubench07.py::test_p2p[", "rackgate/ch
 def _run(tmp_path, name: str, fail: dict[str, dict[str, str]], selection: tuple[str, ...]):
     log, plan = tmp_path / f"{name}.jsonl", tmp_path / f"{name}.plan.json"
     plan.write_text(json.dumps({"log": str(log), "fail": fail}))
-    run = run_suite(tmp_path / name, *selection, env={"RACKGATE_INJECT": str(plan)}, timeout=600)
+    run = run_suite(tmp_path / name, "-p", "selftest.inject", f"--inject-plan={plan}", *selection, timeout=600)
     sent = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     return run, sent
 

@@ -25,9 +25,9 @@ def test_unreachable_node_is_its_own_error(tmp_path):
         data_ip = "127.0.0.2"
         tray = 2
     """))
-    run = run_suite(tmp_path, "--rack", str(rack), "rackgate/checks/platform/test_driver.py::test_driver_loaded", timeout=120)
-    ghost = "rackgate/checks/platform/test_driver.py::test_driver_loaded[ghost]"
-    assert set(run.outcomes) == {ghost, "rackgate/checks/platform/test_driver.py::test_driver_loaded[good]"}
+    run = run_suite(tmp_path, "--rack", str(rack), "rackgate/checks/test_declared.py::test_plat_driver", timeout=120)
+    ghost = "rackgate/checks/test_declared.py::test_plat_driver[ghost]"
+    assert set(run.outcomes) == {ghost, "rackgate/checks/test_declared.py::test_plat_driver[good]"}
     assert run.outcomes[ghost].status == "error"
     assert "node ghost: unreachable over ssh (root@127.0.0.1)" in run.outcomes[ghost].message
 
@@ -76,9 +76,9 @@ def test_one_dead_node_errors_only_its_items_and_rack_wide_checks_judge_the_rest
         data_ip = "127.0.0.3"
         tray = 3
     """))
-    run = run_suite(tmp_path, "--rack", str(rack), "rackgate/checks/fabric/test_links.py::test_accel_state",
-                    "rackgate/checks/fabric/test_links.py::test_pod_ids_identical", timeout=180)
-    state = {k: o for k, o in run.outcomes.items() if "test_accel_state" in k}
+    run = run_suite(tmp_path, "--rack", str(rack), "rackgate/checks/test_declared.py::test_fab_state",
+                    "rackgate/checks/test_declared.py::test_fab_pod", timeout=180)
+    state = {k: o for k, o in run.outcomes.items() if "test_fab_state" in k}
     assert len(state) == 6, sorted(run.outcomes)
     for k, o in state.items():
         if "[ghost-" in k:
@@ -86,6 +86,7 @@ def test_one_dead_node_errors_only_its_items_and_rack_wide_checks_judge_the_rest
             assert "port 1" in o.message.lower()  # ssh's words, from the -F file's Port
         else:
             assert o.status == "passed", (k, o.message)
-    pod = run.outcomes["rackgate/checks/fabric/test_links.py::test_pod_ids_identical"]
-    assert pod.status == "error" and "judged live1, live2" in pod.message and "node ghost" in pod.message
-    assert "live1:" not in pod.message.split("not seen:", 1)[-1]
+    # FAB-POD: each reachable node judged across the nodes that answered; the ghost's own item ERRORs
+    pod = {k.split("[", 1)[1].rstrip("]"): o for k, o in run.outcomes.items() if "test_fab_pod" in k}
+    assert pod["live1"].status == pod["live2"].status == "passed", pod
+    assert pod["ghost"].status == "error" and "node ghost: unreachable over ssh" in pod["ghost"].message

@@ -25,7 +25,7 @@ server.launch = launch
 """
 
 # tests that use the server, and tests that do not (they spread over both workers)
-SELECTION = ("rackgate/checks/platform/test_driver.py", "rackgate/checks/serving/test_boot.py", "rackgate/checks/serving/test_server.py")
+SELECTION = ("rackgate/checks/test_declared.py::test_plat_driver", "rackgate/checks/serving/test_boot.py", "rackgate/checks/serving/test_server.py")
 
 
 def _run(tmp_path, name, *args):

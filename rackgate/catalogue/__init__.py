@@ -118,7 +118,6 @@ class MatrixCase(_Data):
     output: list[str] = Field(default_factory=list)    # text the run's output must contain
     moved: list[Moved] = Field(default_factory=list)   # facts the run's old -> new table shows moved
     id: str | None = None
-    solo: str = ""                  # why the case never shares a suite run (selftest/matrix.py)
     source: str = ""
 
 

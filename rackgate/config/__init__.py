@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from . import ssh_options
 from .model import Node, Rack
 
 
@@ -48,7 +49,7 @@ def parse(text: str, source: str = "<rack>") -> Rack:
     if isinstance(data.get("server"), dict) and "attach_url" in data["server"]:
         raise RackFileError(f"rack file {source}: 'server.attach_url' is set by --atom-url URL, not the rack file")
     try:
-        return Rack.model_validate(data)
+        rack = Rack.model_validate(data)
     except ValidationError as e:
         err = e.errors()[0]
         where = _key_path(err["loc"])
@@ -60,6 +61,10 @@ def parse(text: str, source: str = "<rack>") -> Rack:
         else:
             msg = f"'{where}': {err['msg']}" if where else err["msg"]
         raise RackFileError(f"rack file {source}: {msg}{more}") from None
+    bad = ssh_options.unknown(rack.ssh.options)
+    if bad:
+        raise RackFileError(f"rack file {source}: 'ssh.options': {bad}")
+    return rack
 
 
 def load(path: str | Path) -> Rack:

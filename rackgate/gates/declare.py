@@ -1,8 +1,9 @@
-"""A check, declared once: its catalogue row, what one item covers, its probe, its judge and the
-evidence it attaches. Declarations sit next to their judges (`rackgate/gates/<area>.py`, a
-`declare(Check(...))` after the judge); one generic pytest module (rackgate/checks/test_declared.py) makes
-the items, the fault matrix derives a fault's default case from them (rackgate/faultmatrix.py) and
-docs/catalogue.md names each row's probe and judge.
+"""A check, declared once: its catalogue row, its scope (what one item covers, what its judge
+sees), its probe, its judge and the evidence it attaches. Declarations sit next to their judges
+(`rackgate/gates/<area>.py`, a `declare(Check(...))` after the judge); one generic pytest module
+makes the items (the fault matrix names their ids: rackgate/faultmatrix.py ITEMS_MODULE), the
+fault matrix derives a fault's default case from them and docs/catalogue.md names each row's
+probe and judge.
 
     declare(Check("PLAT-SHM", "node", probe=shm.stale, judge=shm_segments, shows=shm_shown))
 
@@ -16,6 +17,15 @@ docs/catalogue.md names each row's probe and judge.
 - applies: `(rack) -> reason` (optional): non-empty when the rack file says the check does not
   apply (the item is SKIPPED with that reason).
 
+Scopes (`per`):
+- "node": one item per node; the judge sees that node's facts.
+- "gpu": one item per GPU of a node (`on.gpu`, `on.card`); the judge sees that GPU's facts.
+- "rack": one item per node, judged across the rack: the probe reads every node that answers
+  (once per session, concurrently) and the judge sees them all, as `Across` (this item's node, every
+  node's facts, the nodes that could not be read): a majority across nodes (PLAT-ATOM-COMMIT), one
+  identity the whole rack shares (FAB-POD). It blames the node it judges, never the rack. The
+  survey runs the same judge on one tray (`Across` of that tray alone).
+
 The item's name is the row's (`test_plat_shm[node2]`, `test_<row>[node2-card3]` per GPU): one
 declaration per row.
 """
@@ -24,15 +34,15 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Literal, Sequence, TypeVar
+from typing import Any, Callable, Generic, Literal, Mapping, Sequence, TypeVar
 
 from ..config.model import Rack
+from ..errors import CouldNotObserve
 from ..probes.target import On
 
 F = TypeVar("F")
-Per = Literal["node", "gpu"]
-# The one pytest module that makes the declared checks' items (the fault matrix names its ids).
-ITEMS_MODULE = "rackgate/checks/test_declared.py"
+Per = Literal["node", "gpu", "rack"]
+PER = ("node", "gpu", "rack")
 
 
 class DeclarationError(ValueError):
@@ -57,6 +67,22 @@ class Fact:
 
 
 @dataclass(frozen=True)
+class Across(Generic[F]):
+    """What a "rack" check's judge sees: the node its item judges, every node's facts (the nodes
+    that answered), and why the others could not be read."""
+    node: str
+    facts: Mapping[str, F]
+    unseen: Mapping[str, CouldNotObserve]
+
+    @property
+    def mine(self) -> F:
+        """This node's facts (its could-not-observe when it could not be read)."""
+        if self.node in self.unseen:
+            raise self.unseen[self.node]
+        return self.facts[self.node]
+
+
+@dataclass(frozen=True)
 class Check(Generic[F]):
     row: str
     per: Per
@@ -71,10 +97,15 @@ class Check(Generic[F]):
         """The pytest item's name: test_plat_shm for PLAT-SHM."""
         return "test_" + self.row.lower().replace("-", "_")
 
-    def item_id(self, node: str, gpu: int | None = None) -> str:
-        """The item's test id at a node (or one GPU of it): rackgate/checks/test_declared.py::test_plat_shm[node2]."""
-        param = node if self.per == "node" else f"{node}-card{gpu if gpu is not None else 0}"
-        return f"{ITEMS_MODULE}::{self.test_name}[{param}]"
+
+
+def across(row: str, probe: Callable[[On], F], judge: Callable[[Across[F], Rack, str], list[str]],
+           shows: Callable[[Across[F], Rack], Sequence[Shown]],
+           facts: Callable[[Across[F], str], Sequence[Fact]] | None = None,
+           applies: Callable[[Rack], str] | None = None) -> Check[Any]:
+    """A "rack" check: `probe` reads one node; `judge`, `shows` and `facts` see `Across` the rack.
+        declare(across("PLAT-ATOM-COMMIT", probe=atom_commit.commit, judge=commit_agrees, shows=commit_shown))"""
+    return Check[Any](row, "rack", probe, judge, shows, facts, applies)  # the judge sees Across[F], not F
 
 
 _CHECKS: dict[str, Check[Any]] = {}  # facts differ per check
@@ -84,8 +115,8 @@ def declare(*checks: Check[Any]) -> None:
     for c in checks:
         if c.row in _CHECKS:
             raise DeclarationError(f"row {c.row} is declared twice ({_where(_CHECKS[c.row])}, {_where(c)})")
-        if c.per not in ("node", "gpu"):
-            raise DeclarationError(f"row {c.row}: per must be 'node' or 'gpu', not {c.per!r}")
+        if c.per not in PER:
+            raise DeclarationError(f"row {c.row}: per must be one of {', '.join(PER)}, not {c.per!r}")
         _CHECKS[c.row] = c
 
 

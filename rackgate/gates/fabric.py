@@ -9,10 +9,12 @@ from collections import Counter
 from typing import Mapping, Protocol, Sequence
 
 from ..config.fabric import FabricExpect
+from ..config.model import Rack
 from ..errors import CouldNotObserve, UnrecognisedOutput, require_records
-from ..probes import accel, amdsmi, collective, dmesg, ubench
+from ..probes import accel, amdsmi, collective, dmesg, ualink, ubench
 from ..probes.pair_runs import LeftoverScan, PairRun
-from ..probes.ualink import Link, state_kind
+from ..probes.ualink import Link, Settled, state_kind
+from .declare import Across, Check, Shown, across, declare
 
 
 class _Recorded(Protocol):
@@ -55,6 +57,19 @@ def link_state(where: str, link: Link, active: Sequence[str], error: Sequence[st
     if kind == "training":
         return [f"{link.summary()} still after {wait_s:g}s (fabric.state_wait_s)"]
     return []
+
+
+def state_item(got: Settled, rack: Rack, where: str) -> list[str]:
+    """FAB-STATE for one GPU: its link after the training wait."""
+    f = rack.fabric
+    return link_state(where, got.links[0], f.active_states, f.error_states, f.state_wait_s)
+
+
+def state_shown(got: Settled, rack: Rack) -> list[Shown]:
+    return [Shown("accel_state polls", "\n".join(got.polls))]
+
+
+declare(Check("FAB-STATE", "gpu", probe=ualink.settled_gpu, judge=state_item, shows=state_shown))
 
 
 # --- FAB-ACCEL-ID ---------------------------------------------------------------------------
@@ -112,6 +127,32 @@ def pod_outliers(trained: Mapping[str, Domain], where: str = "FAB-POD PPOD_ID/VP
     major = max(groups.values(), key=len)
     ref = trained[major[0]]
     return ref, [f"{w} ppod={pv[0]} vpod={pv[1]}" for pv, ws in groups.items() if ws is not major for w in ws]
+
+
+def pod_agrees(got: Across[Settled], rack: Rack, where: str) -> list[str]:
+    """FAB-POD for one node: its trained links in the fabric domain (PPOD_ID, VPOD_ID) most trained
+    links of the rack share (the nodes that answered). An untrained link is FAB-STATE's finding,
+    not a pod mismatch; a node with no trained link could not be compared (could not observe)."""
+    mine = {li.where(got.node) for li in got.mine.links}
+    every = {li.where(n): li for n, s in got.facts.items() for li in s.links}
+    trained = trained_domains(every, rack.fabric.active_states)
+    require_records([w for w in trained if w in mine], "trained links to compare (every link is untrained: FAB-STATE)",
+                    f"{where}: FAB-POD PPOD_ID/VPOD_ID")
+    ref, _ = pod_outliers(trained)
+    odd = [f"{w} ppod={pv[0]} vpod={pv[1]}" for w, pv in trained.items() if w in mine and pv != ref]
+    return [f"{'; '.join(odd)} differ from the rest of the rack (ppod={ref[0]} vpod={ref[1]})"] if odd else []
+
+
+def pod_shown(got: Across[Settled], rack: Rack) -> list[Shown]:
+    every = {li.where(n): li for n, s in got.facts.items() for li in s.links}
+    trained = trained_domains(every, rack.fabric.active_states)
+    untrained = [w for w in every if w not in trained]
+    return [Shown("PPOD_ID / VPOD_ID", "\n".join(f"{k}: ppod={p} vpod={v}" for k, (p, v) in trained.items())
+                  + (f"\nnot trained (left to FAB-STATE): {', '.join(untrained)}" if untrained else "")
+                  + (f"\nnot read: {', '.join(got.unseen)}" if got.unseen else ""))]
+
+
+declare(across("FAB-POD", probe=ualink.settled, judge=pod_agrees, shows=pod_shown))
 
 
 # --- FAB-TRAINING ---------------------------------------------------------------------------

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 
 from ..config.model import Rack
 from ..config.platform import PrefixExpect
 from ..errors import CouldNotObserve
+from ..probes import atom_commit, dmesg, docker, modules, perf_setup, shm, wedge
 from ..probes import container as container_probe
-from ..probes import dmesg, docker, perf_setup, shm
 from ..probes import gpus as gpus_probe
 from ..probes.container import Imported, PatchFiles, PatchVar, PrefixFiles
 from ..probes.docker import Event, Inspect, PsRow
@@ -21,7 +22,7 @@ from ..probes.modules import DriverFacts
 from ..probes.perf_setup import TuningFacts
 from ..probes.procs import Proc
 from ..probes.tcp import Listener
-from .declare import Check, Fact, Shown, declare
+from .declare import Across, Check, Fact, Shown, across, declare
 
 
 def _fmt_time(epoch: int | float) -> str:
@@ -194,6 +195,31 @@ def params(got: dict[str, str | None], want: dict[str, str]) -> list[str]:
     return [", ".join(bad)] if bad else []
 
 
+def driver_item(facts: DriverFacts, rack: Rack, where: str) -> list[str]:
+    return driver(facts)
+
+
+def ifoe_item(facts: DriverFacts, rack: Rack, where: str) -> list[str]:
+    return ifoe(facts, rack.platform.ifoe_module)
+
+
+def lsmod_shown(facts: DriverFacts, rack: Rack) -> list[Shown]:
+    return [Shown("lsmod", facts.lsmod_text)]
+
+
+def params_item(got: dict[str, str | None], rack: Rack, where: str) -> list[str]:
+    return params(got, rack.platform.amdgpu_params)
+
+
+def params_shown(got: dict[str, str | None], rack: Rack) -> list[Shown]:
+    return [Shown("amdgpu parameters", "\n".join(f"{k}={v}" for k, v in got.items()))]
+
+
+declare(Check("PLAT-DRIVER", "node", probe=modules.loaded, judge=driver_item, shows=lsmod_shown),
+        Check("PLAT-IFOE", "node", probe=modules.loaded, judge=ifoe_item, shows=lsmod_shown),
+        Check("PLAT-PARAMS", "node", probe=modules.params, judge=params_item, shows=params_shown))
+
+
 def free_item(got: docker.Occupancy, rack: Rack, where: str) -> list[str]:
     ports = bringup_ports(rack.launch.port, rack.fabric.p2p_port, rack.fabric.bw_port,
                           attached=bool(rack.server.attach_url))
@@ -215,26 +241,26 @@ declare(Check("PLAT-FREE", "node", probe=docker.occupancy, judge=free_item, show
 
 
 # --- PLAT-WEDGED ------------------------------------------------------------------------------
-def stale_kfd(kfd: list[int], procs: dict[int, Proc]) -> list[str]:
-    """kfd entries whose process is a zombie or gone: the GPU context was never torn down."""
-    out = []
-    for pid in kfd:
-        p = procs.get(pid)
-        if p is None:
-            out.append(f"kfd entry {pid} (process gone)")
-        elif p.zombie:
-            out.append(f"kfd entry {pid} held by {p.comm} <defunct>")
-    return out
+# --- PLAT-WEDGED -------------------------------------------------------------------------------
+def wedged(got: wedge.Wedge, rack: Rack, where: str) -> list[str]:
+    """A MES hang in the kernel log; a kfd list that does not drain; kworkers stuck in D (the last
+    two as still seen after platform.wedge_settle_s)."""
+    seen = []
+    if got.mes:
+        seen.append("dmesg: " + dmesg.excerpt(got.mes, 3))
+    if got.stale:
+        seen.append(f"kfd list does not drain after {got.settle_s:g}s: " + ", ".join(got.stale))
+    if got.dstate:
+        seen.append(f"kworkers stuck in D for {got.settle_s:g}s: " + ", ".join(got.dstate))
+    return seen
 
 
-def d_state_kworkers(procs: dict[int, Proc]) -> list[str]:
-    return [f"{p.comm} (pid {p.pid}) in D" for p in procs.values() if p.state == "D" and p.comm.startswith("kworker")]
+def wedged_shown(got: wedge.Wedge, rack: Rack) -> list[Shown]:
+    return [Shown("wedge signals", "\n".join([h.line.raw for h in got.mes] + got.stale + got.dstate
+                                             + [f"{z} (no kfd entry: freed)" for z in got.zombies]) or "(none)")]
 
 
-def defunct_engines(procs: dict[int, Proc], engine_comm: list[str]) -> list[str]:
-    pats = [re.compile(r) for r in engine_comm]
-    return [f"{p.comm} (pid {p.pid}) <defunct>" for p in procs.values()
-            if p.zombie and any(r.search(p.comm) for r in pats)]
+declare(Check("PLAT-WEDGED", "node", probe=wedge.wedge, judge=wedged, shows=wedged_shown))
 
 
 # --- PLAT-CONTAINER ---------------------------------------------------------------------------
@@ -461,3 +487,28 @@ def prefix_applies(rack: Rack) -> str:
 declare(Check("PLAT-PREFIX", "node", probe=container_probe.prefix, judge=prefix_item, shows=prefix_shown,
               applies=prefix_applies))
 
+
+
+# --- PLAT-ATOM-COMMIT: the same ATOM commit on every node (a majority across the rack) -------
+def commit_agrees(got: Across[tuple[str, str]], rack: Rack, where: str) -> list[str]:
+    """This node's ATOM commit against the rack's majority: a node alone with its commit is the
+    finding; a tie has no majority, so every node of it is. Judged over the nodes that answered."""
+    mine = got.mine[0]
+    top = Counter(c for c, _ in got.facts.values()).most_common()
+    majority = top[0][0] if len(top) == 1 or top[0][1] > top[1][1] else None  # None: a tie, no majority
+    if len(top) < 2 or majority == mine:
+        return []
+    others = ", ".join(f"{c} on {', '.join(n for n, g in got.facts.items() if g[0] == c)}" for c, _ in top if c != mine)
+    return [f"{where}'s ATOM tree is at {mine}; the other nodes' at {others}"]
+
+
+def commit_shown(got: Across[tuple[str, str]], rack: Rack) -> list[Shown]:
+    return [Shown("ATOM commit (in the container)", got.mine[1])]
+
+
+def commit_facts(got: Across[tuple[str, str]], where: str) -> list[Fact]:
+    return [Fact("platform.atom.commit", got.mine[0])]
+
+
+declare(across("PLAT-ATOM-COMMIT", probe=atom_commit.commit, judge=commit_agrees, shows=commit_shown,
+               facts=commit_facts))

@@ -13,7 +13,7 @@ from ..catalogue import Pattern, row
 from .dmesg import Hit
 
 if TYPE_CHECKING:
-    from ..config import Rack
+    from ..config.model import Rack
     from .drm import GpuMap
 
 # FAB-DMESG: the catalogue row's signatures (rackgate/catalogue/fab.toml [[row.pattern]]).

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 
-from ..errors import UnrecognisedOutput
+from ..errors import CouldNotObserve, UnrecognisedOutput
 from ..transport import Host
+from .target import On
 
 COMMIT = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 
@@ -30,3 +31,10 @@ def read(host: Host, atom_path: str, timeout: float = 60) -> tuple[str, str]:
         raise UnrecognisedOutput(f"node {res.node}: `git rev-parse HEAD` in {atom_path} printed no commit id: "
                                  f"{out[:120]!r}")
     return out, host.node_text(res.evidence())
+
+
+def commit(on: On) -> tuple[str, str]:
+    """PLAT-ATOM-COMMIT's probe: (commit, evidence) of the rack file's atom_path in the node's container."""
+    if not on.rack.atom_path:
+        raise CouldNotObserve(f"{on.node}: the rack file sets no atom_path: no ATOM tree to read the commit of")
+    return read(on.container(), on.rack.atom_path)

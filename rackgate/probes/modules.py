@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..transport import Host
+from .target import On
 
 AMDGPU_PARAMS = ("gpu_recovery", "halt_if_hws_hang", "mtype_local", "noretry")
 
@@ -49,3 +50,13 @@ def amdgpu_params(host: Host, names: Sequence[str] = AMDGPU_PARAMS) -> dict[str,
         from ..errors import UnrecognisedOutput
         raise UnrecognisedOutput(f"node {host.name}: {empty[0]} is empty (a loaded parameter always has a value)")
     return out
+
+
+def loaded(on: On) -> DriverFacts:
+    """PLAT-DRIVER's and PLAT-IFOE's probe: the node's lsmod and /dev/kfd."""
+    return driver(on.host)
+
+
+def params(on: On) -> dict[str, str | None]:
+    """PLAT-PARAMS' probe: the loaded values of the amdgpu parameters the rack file names."""
+    return amdgpu_params(on.host, tuple(on.rack.platform.amdgpu_params))

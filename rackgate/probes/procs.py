@@ -125,3 +125,26 @@ def serving(host: Host, port: int) -> tuple[str, str] | None:
     """(pid, command line) of the node's process serving `port` (attach mode lints the command
     line the running server has); could not observe when ps is missing or fails."""
     return parse_serving(host.run(["ps", "-ww", "-eo", "pid=,args="], timeout=30).require(tool="ps").stdout, port)
+
+
+# What the process table says of the GPU's users (PLAT-WEDGED's facts; rackgate/probes/wedge.py)
+def stale_kfd(kfd: list[int], procs: dict[int, Proc]) -> list[str]:
+    """kfd entries whose process is a zombie or gone: the GPU context was never torn down."""
+    out = []
+    for pid in kfd:
+        p = procs.get(pid)
+        if p is None:
+            out.append(f"kfd entry {pid} (process gone)")
+        elif p.zombie:
+            out.append(f"kfd entry {pid} held by {p.comm} <defunct>")
+    return out
+
+
+def d_state_kworkers(procs: dict[int, Proc]) -> list[str]:
+    return [f"{p.comm} (pid {p.pid}) in D" for p in procs.values() if p.state == "D" and p.comm.startswith("kworker")]
+
+
+def defunct_engines(procs: dict[int, Proc], engine_comm: list[str]) -> list[str]:
+    pats = [re.compile(r) for r in engine_comm]
+    return [f"{p.comm} (pid {p.pid}) <defunct>" for p in procs.values()
+            if p.zombie and any(r.search(p.comm) for r in pats)]

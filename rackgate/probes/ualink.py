@@ -15,9 +15,11 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
+from ..errors import CouldNotObserve
 from ..transport import Host
 from ..transport.deadline import wait_for
 from . import drm
+from .target import On
 
 ATTRS = ("accel_state", "accel_id", "link_type", "ppod_id", "vpod_id", "local_accels", "station_lane_en_bitmap",
          "bandwidth", "latency")
@@ -180,3 +182,21 @@ def wait_settled(read: Callable[[], list[Link]], active: Sequence[str], error: S
     wait_for(settled, wait_s, poll=poll_s)
     got.waited_s = time.monotonic() - t0
     return got
+
+
+def settled(on: On) -> Settled:
+    """Every GPU's link on the node, read until none is still training or fabric.state_wait_s has
+    passed (FAB-POD's probe; the survey reads a tray's links with it)."""
+    f = on.rack.fabric
+    return wait_settled(lambda: read_gpu_links(on.host, on.rack.gpus_per_node), f.active_states,
+                        f.error_states, f.state_wait_s, f.state_poll_s)
+
+
+def settled_gpu(on: On) -> Settled:
+    """FAB-STATE's probe: this GPU's link, read until it is no longer training or
+    fabric.state_wait_s has passed."""
+    if on.gpu is None or on.card is None:
+        raise CouldNotObserve(f"{on.where}: no GPU to read the link of")
+    f, card, gpu = on.rack.fabric, on.card, on.gpu
+    return wait_settled(lambda: [read_gpu_link(on.host, card, gpu)], f.active_states, f.error_states,
+                        f.state_wait_s, f.state_poll_s)

@@ -18,8 +18,8 @@ from ..config.model import Node
 from ..errors import CouldNotObserve
 from ..gates import fabric as fab_judge
 from ..gates import plat as plat_judge
-from ..gates.declare import declared
-from ..probes import modules, perf_setup, ualink
+from ..gates.declare import Across, Check, declared
+from ..probes import perf_setup, ualink
 from ..probes.accel import expected_accel_id
 from ..probes.target import On
 from ..transport import Host, TransportError
@@ -102,24 +102,15 @@ def check_tuned(host: Host, node: Node, rack: Rack) -> tuple[str, list[str]]:
     return declared_cell("PLAT-TUNED", host, node, rack, seen)
 
 
-def check_params(host: Host, rack: Rack) -> tuple[str, list[str]]:
-    want = rack.platform.amdgpu_params
-    got = modules.amdgpu_params(host, tuple(want))
-    return " ".join(f"{k}={v}" for k, v in got.items()), plat_judge.params(got, want)
+def check_params(host: Host, node: Node, rack: Rack) -> tuple[str, list[str]]:
+    """PLAT-PARAMS: the amdgpu parameters the rack file names, as loaded."""
+    return declared_cell("PLAT-PARAMS", host, node, rack, lambda got: " ".join(f"{k}={v}" for k, v in got.items()))
 
 
 def check_gpus(host: Host, node: Node, rack: Rack) -> tuple[str, list[str]]:
     """PLAT-GPUS: amd-smi's or the driver's GPUs, the DRM cards read whole (a count off is the finding)."""
     return declared_cell("PLAT-GPUS", host, node, rack,
                          lambda got: f"{len(got.gpus.gpus)} GPUs ({got.gpus.source})")
-
-
-def read_links_waiting(host: Host, rack: Rack) -> ualink.Settled:
-    """The node's links, read until none is still training or the rack file's
-    fabric.state_wait_s has passed (probes/ualink.py wait_settled, as the FAB-STATE item)."""
-    f = rack.fabric
-    return ualink.wait_settled(lambda: ualink.read_gpu_links(host, rack.gpus_per_node), f.active_states,
-                               f.error_states, f.state_wait_s, f.state_poll_s)
 
 
 def survey_tray(host: Host, node: Node, rack: Rack, now: float | None = None) -> TrayReport:
@@ -135,7 +126,7 @@ def survey_tray(host: Host, node: Node, rack: Rack, now: float | None = None) ->
         rep.cells["gpus"] = _cell(lambda: check_gpus(host, node, rack))
         rep.cells["free"] = _cell(lambda: check_free(host, node, rack, at))
         rep.cells["tuned"] = _cell(lambda: check_tuned(host, node, rack))
-        rep.cells["params"] = _cell(lambda: check_params(host, rack))
+        rep.cells["params"] = _cell(lambda: check_params(host, node, rack))
         _links(host, node, rack, rep)
     except TransportError as e:
         rep.cells = {"reach": Cell(UNOBSERVED, str(e))}
@@ -145,10 +136,11 @@ def survey_tray(host: Host, node: Node, rack: Rack, now: float | None = None) ->
 
 
 def _links(host: Host, node: Node, rack: Rack, rep: TrayReport) -> None:
-    """FAB-STATE, FAB-ACCEL-ID and the tray's PPOD/VPOD from one settled read of its cards."""
-    f = rack.fabric
+    """FAB-STATE, FAB-ACCEL-ID and FAB-POD (the declaration, on this tray alone) from one settled read
+of its cards: FAB-POD's probe."""
+    pod = declared()["FAB-POD"]
     try:
-        got = read_links_waiting(host, rack)
+        got = pod.probe(On(rack, host, node.name))  # the settled read (probes/ualink.py settled)
     except CouldNotObserve as e:  # no card listing, or not gpus_per_node cards (PLAT-GPUS's finding)
         for k in ("links", "accel", "pod"):
             rep.cells[k] = Cell(UNOBSERVED, str(e))
@@ -156,8 +148,9 @@ def _links(host: Host, node: Node, rack: Rack, rep: TrayReport) -> None:
         return
     links = got.links
     rep.links = links  # kept for the rack-wide checks (duplicate accel_id) and the written rack
-    bad, unseen = _per_link(links, lambda li: fab_judge.link_state(
-        li.where(node.name), li, f.active_states, f.error_states, f.state_wait_s), rep.gpus)
+    state = declared()["FAB-STATE"]  # its judge on each card of the tray's one settled read
+    bad, unseen = _per_link(links, lambda li: state.judge(
+        dataclasses.replace(got, links=[li]), rack, li.where(node.name)), rep.gpus)
     rep.cells["links"] = _folded(bad, unseen, f"{len(links)} cards {links[0].accel_state}" if links else "")
     # accel_id of every card = gpus_per_node*(tray-1)+gpu, unique on the tray (across trays:
     # run.py's rack-wide pass), judged as the FAB-ACCEL-ID item judges it (without amd-smi)
@@ -171,15 +164,16 @@ def _links(host: Host, node: Node, rack: Rack, rep: TrayReport) -> None:
 
     bad, unseen = _per_link(links, accel, rep.gpus)
     rep.cells["accel"] = _folded(bad, unseen, " ".join(str(li.accel_id) for li in links))
-    trained = fab_judge.trained_domains({li.label: li for li in links}, f.active_states)
-    rep.cells["pod"] = _cell(lambda: _pod(node.name, trained, rep))
+    rep.cells["pod"] = _cell(lambda: _pod(pod, Across(node.name, {node.name: got}, {}), rack, rep))
 
 
-def _pod(name: str, trained: dict[str, fab_judge.Domain], rep: TrayReport) -> tuple[str, list[str]]:
-    """The tray's fabric domain: its trained cards must agree (the FAB-POD judge over the tray's
-    cards; whether the tray's domain is the rack's is the pick's question, pick.py)."""
-    ref, odd = fab_judge.pod_outliers(trained, f"node {name}: FAB-POD PPOD_ID/VPOD_ID")
-    if odd:
-        return "", ["cards disagree: " + ", ".join(f"{w} ppod={pv[0]} vpod={pv[1]}" for w, pv in trained.items())]
+def _pod(pod: Check[Any], alone: Across[ualink.Settled], rack: Rack, rep: TrayReport) -> tuple[str, list[str]]:
+    """The tray's fabric domain: FAB-POD's declared judge over this tray alone (its trained cards
+    agree); whether the tray's domain is the rack's is the pick's question (pick.py)."""
+    found = pod.judge(alone, rack, alone.node)
+    if found:
+        return "", found
+    trained = fab_judge.trained_domains({li.label: li for li in alone.mine.links}, rack.fabric.active_states)
+    ref = fab_judge.pod_outliers(trained)[0]
     rep.domain = (ref[0] or "", ref[1] or "")
     return f"ppod={ref[0]} vpod={ref[1]}", []

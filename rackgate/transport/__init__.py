@@ -6,7 +6,6 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Callable, Sequence, TypeVar
 
-from . import inject
 from .host import Host, Spawned
 from .procs import REGISTRY
 from .result import CommandTimeout, Result, SpawnUnknown, TransportError
@@ -18,6 +17,15 @@ if TYPE_CHECKING:
 I = TypeVar("I")
 T = TypeVar("T")
 _CONTROL_DIR: str | None = None
+# What a plugin wraps every node's runner in (host_for applies them in order): a test double's
+# hook point, e.g. the self-tests' command-failure injection (selftest/inject.py). Empty in a user's run.
+_RUNNER_WRAPPERS: list[Callable[[Runner], Runner]] = []
+
+
+def wrap_runners(wrapper: Callable[[Runner], Runner]) -> Callable[[], None]:
+    """Wrap every node runner host_for makes from now on; returns the function that undoes it."""
+    _RUNNER_WRAPPERS.append(wrapper)
+    return lambda: _RUNNER_WRAPPERS.remove(wrapper)
 
 
 class _ControlDir:
@@ -55,7 +63,9 @@ def host_for(node: Node, rack: Rack) -> Host:
         if getattr(rack.ssh, "config", ""):  # [ssh] config = FILE -> ssh -F FILE
             ssh.opts = ["-F", rack.ssh.config, *ssh.opts]
         runner = ssh
-    return Host(node.name, inject.wrap(runner), node.sysroot, rack.ssh.command_timeout_s)
+    for wrapper in _RUNNER_WRAPPERS:
+        runner = wrapper(runner)
+    return Host(node.name, runner, node.sysroot, rack.ssh.command_timeout_s)
 
 
 def container_for(host: Host, node: Node, rack: Rack, env: dict[str, str] | None = None) -> Host:
@@ -79,4 +89,5 @@ def fanout(items: Sequence[I], fn: Callable[[I], T], max_workers: int = 16) -> l
 
 
 __all__ = ["CommandTimeout", "ContainerRunner", "EnvRunner", "Host", "LocalRunner", "REGISTRY", "Result", "Runner",
-           "SpawnUnknown", "Spawned", "SshRunner", "TransportError", "container_for", "fanout", "host_for", "with_env"]
+           "SpawnUnknown", "Spawned", "SshRunner", "TransportError", "container_for", "fanout", "host_for", "with_env",
+           "wrap_runners"]

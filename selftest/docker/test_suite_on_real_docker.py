@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.skipif(bool(WHY), reason=f"real do
 IMAGE = "rg/atom:selftest"
 ITEMS = {"free": "rackgate/checks/test_declared.py::test_plat_free[dk1]",
          "container": "rackgate/checks/test_declared.py::test_plat_container[dk1]",
-         "commit": "rackgate/checks/platform/test_atom_commit.py::test_atom_commit[dk1]",
+         "commit": "rackgate/checks/test_declared.py::test_plat_atom_commit[dk1]",
          "patch": "rackgate/checks/test_declared.py::test_plat_patch_size[dk1]"}
 PATCH = {"atom/model_ops/mla_unfused_gather.py": 120, "atom/utils/envs.py": 80}
 GREP = ("atom/model_ops/attention_mla.py", "use_unfused_gather_kv_b_proj", 3)

@@ -11,7 +11,7 @@ from rackgate.survey.model import FAIL, PASS, UNOBSERVED
 
 from ..harness import run_suite
 
-SYSFS_CHECKS = ("-m", "fabric or platform", "-k", "test_links or test_unpopulated or test_plat_gpus or test_driver")
+SYSFS_CHECKS = ("-m", "fabric or platform", "-k", "test_links or test_fab_state or test_fab_pod or test_unpopulated or test_plat_gpus or test_plat_driver")
 
 
 def _rack(tmp_path, *faults: str):
@@ -32,7 +32,7 @@ def test_a_bmc_card0_tray_passes_every_sysfs_check_when_healthy(tmp_path):
     assert r.outcomes, r.stdout[-2000:] + r.stderr[-2000:]
     assert r.not_passed <= {k for k in r.outcomes if "test_plat_prefix" in k}, {k: r.outcomes[k].message[:300]
                                                                            for k in r.not_passed}
-    assert "rackgate/checks/fabric/test_links.py::test_accel_state[node2-card3]" in r.ids("passed")  # ids stay GPU-numbered
+    assert "rackgate/checks/test_declared.py::test_fab_state[node2-card3]" in r.ids("passed")  # ids stay GPU-numbered
     assert "rackgate/checks/test_declared.py::test_plat_gpus[node2]" in r.ids("passed")
 
 
@@ -40,7 +40,7 @@ def test_a_stuck_link_on_card4_fails_on_gpu3_of_that_node(tmp_path):
     rack = _rack(tmp_path, "stuck-link@node2:3")
     r = run_suite(tmp_path, f"--rack={rack}", f"--baseline={SHIPPED_RACK.parent / 'sim-baseline.json'}",
                   *SYSFS_CHECKS)
-    state = "rackgate/checks/fabric/test_links.py::test_accel_state[node2-card3]"
+    state = "rackgate/checks/test_declared.py::test_fab_state[node2-card3]"
     accel = "rackgate/checks/fabric/test_links.py::test_accel_id[node2-card3]"
     assert r.ids("failed") == {state, accel}, {k: r.outcomes[k].message[:300] for k in r.not_passed}
     assert "FAB-STATE [node2/gpu3 (card4, 0000:75:00.0)]" in r.outcomes[state].message

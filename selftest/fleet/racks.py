@@ -5,7 +5,9 @@ from ..harness import REPO
 
 FAULTS = {"sim-a": [], "sim-b": ["params-default@node2"], "sim-c": ["gpu-wedged@node3"]}
 FINDINGS = {"sim-a": set(), "sim-b": {("PLAT-PARAMS", "node2")}, "sim-c": {("PLAT-WEDGED", "node3")}}
-SELECT = ["-m", "platform", "rackgate/checks/platform/test_driver.py", "rackgate/checks/platform/test_kernel.py",
+SELECT = ["-m", "platform", "rackgate/checks/test_declared.py::test_plat_driver",
+          "rackgate/checks/test_declared.py::test_plat_ifoe", "rackgate/checks/test_declared.py::test_plat_params",
+          "rackgate/checks/test_declared.py::test_plat_wedged",
           "rackgate/checks/test_declared.py::test_plat_dmesg", "-p", "no:cacheprovider"]
 
 

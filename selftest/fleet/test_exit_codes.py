@@ -8,7 +8,7 @@ import pytest
 
 from ..harness import REPO, user_env
 
-DRIVER = ["-p", "no:cacheprovider", "rackgate/checks/platform/test_driver.py::test_amdgpu_params"]
+DRIVER = ["-p", "no:cacheprovider", "rackgate/checks/test_declared.py::test_plat_params"]
 
 
 def _rackgate(tmp_path, *args):

@@ -73,10 +73,10 @@ def test_free():
 
 def test_wedge_signals():
     table = procs.parse_stat((S / "proc_stat.txt").read_text())
-    assert judge.stale_kfd([51207, 51122, 99999], table) == ["kfd entry 51207 held by ATOM::DP8TP0 <defunct>",
+    assert procs.stale_kfd([51207, 51122, 99999], table) == ["kfd entry 51207 held by ATOM::DP8TP0 <defunct>",
                                                             "kfd entry 99999 (process gone)"]
-    assert judge.d_state_kworkers(table) == ["kworker/u1024:7+amdgpu-reset-dev (pid 48813) in D"]
-    assert judge.defunct_engines(table, [r"^ATOM::"]) == ["ATOM::DP8TP0 (pid 51207) <defunct>"]
+    assert procs.d_state_kworkers(table) == ["kworker/u1024:7+amdgpu-reset-dev (pid 48813) in D"]
+    assert procs.defunct_engines(table, [r"^ATOM::"]) == ["ATOM::DP8TP0 (pid 51207) <defunct>"]
 
 
 def test_container():
@@ -122,3 +122,14 @@ def test_prefix():
         "LD_LIBRARY_PATH='/opt/rocm/lib:/app/rjprefix/lib': /app/rjprefix/lib is not first",
         "HOTSWAP=0: translation switched off (not a fallback on A0)"]
     assert "HSA_TOOLS_LIB is not set" in judge.prefix(root, cfg, good_sizes, 1976, {"LD_LIBRARY_PATH": f"{root}/lib"})[0]
+
+
+def test_a_wedge_is_what_the_second_look_still_shows_and_nothing_is_healthy():
+    from rackgate.probes import dmesg
+    from rackgate.probes.wedge import Wedge
+    hits = dmesg.match(dmesg.parse((S / "dmesg_mes_hang.txt").read_text()), dmesg.PLAT_WEDGED)
+    assert hits
+    assert judge.wedged(Wedge([], [], [], ["ATOM::DP8TP0 (pid 51207) <defunct>"], 0.0), None, "node3") == []
+    found = judge.wedged(Wedge(hits, ["kfd entry 51207 held by ATOM::DP8TP0 <defunct>"], [], [], 10.0), None, "node3")
+    assert found[0].startswith("dmesg: ") and found[1] == ("kfd list does not drain after 10s: "
+                                                             "kfd entry 51207 held by ATOM::DP8TP0 <defunct>")

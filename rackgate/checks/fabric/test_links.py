@@ -1,24 +1,11 @@
-"""FAB-STATE, FAB-ACCEL-ID, FAB-TRAINING, FAB-POD: every link trained the healthy way, numbered
-rack-wide, and all nodes in one fabric domain."""
+"""FAB-ACCEL-ID, FAB-TRAINING: every link numbered rack-wide and trained the healthy way (FAB-STATE
+and FAB-POD, all nodes in one fabric domain, are declared in rackgate/gates/fabric.py)."""
 import pytest
 
 from rackgate.errors import CouldNotObserve
 from rackgate.gates import fabric as judge
-from rackgate.probes import ualink
 from rackgate.probes.accel import expected_accel_id
 from rackgate.report.verdict import check
-from rackgate.transport import fanout
-
-
-@pytest.mark.row("FAB-STATE")
-def test_accel_state(gpu, rack, evidence):
-    """'unconfigured' is normal for tens of seconds after modprobe: wait (bounded) before judging."""
-    f = rack.fabric
-    got = ualink.wait_settled(lambda: [ualink.read_gpu_link(gpu.node.host, gpu.drm_card, gpu.index)],
-                              f.active_states, f.error_states, f.state_wait_s, f.state_poll_s)
-    evidence.attach("accel_state polls", "\n".join(got.polls))
-    found = judge.link_state(gpu.where, got.links[0], f.active_states, f.error_states, f.state_wait_s)
-    check(not found, "FAB-STATE", gpu.where, "; ".join(found))
 
 
 @pytest.mark.row("FAB-ACCEL-ID")
@@ -71,24 +58,3 @@ def test_link_training(gpu, rack, rack_links, baseline, facts, evidence, pytestc
     if missing:
         raise CouldNotObserve(f"{gpu.where}: the baseline {baseline.describe()} has no {', '.join(missing)} for this "
                               "GPU: record one on a healthy boot of this rack (--record-baseline)")
-
-
-@pytest.mark.row("FAB-POD")
-def test_pod_ids_identical(rack, hosts, evidence):
-    names = list(hosts)
-    links = dict(zip(names, fanout(names, lambda name: ualink.read_gpu_links(hosts[name], rack.gpus_per_node))))
-    for got in links.values():
-        if isinstance(got, Exception):
-            raise got
-    # A link that is not trained reads all-zero PPOD: that is FAB-STATE's finding, not a pod mismatch.
-    every = {l.where(name): l for name, ls in links.items() for l in ls}
-    trained = judge.trained_domains(every, rack.fabric.active_states)
-    untrained = [w for w in every if w not in trained]
-    evidence.attach("PPOD_ID / VPOD_ID", "\n".join(f"{k}: ppod={p} vpod={v}" for k, (p, v) in trained.items())
-                    + (f"\nnot trained (left to FAB-STATE): {', '.join(untrained)}" if untrained else ""))
-    ref, odd = judge.pod_outliers(trained)
-    if odd:
-        odd_nodes = sorted({o.split("/")[0] for o in odd})
-        check(False, "FAB-POD", ",".join(odd_nodes),
-              f"{'; '.join(odd)} differ from the rest of the rack (ppod={ref[0]} vpod={ref[1]})")
-    hosts.require_all("FAB-POD")

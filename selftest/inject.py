@@ -1,7 +1,9 @@
-"""Tool-failure injection: a runner wrapper that makes the commands the suite sends fail.
+"""Tool-failure injection, a pytest plugin of the self-tests: a runner wrapper that makes the
+commands the suite sends fail.
 
-For the self-tests only. With RACKGATE_INJECT=PLAN.json in the suite's environment, host_for
-wraps every node's runner in a FailingRunner. The plan is {"log": PATH, "fail": {NODE: {TOOL: WAY}}}:
+A suite run given `-p selftest.inject --inject-plan=PLAN.json` (selftest/test_tool_failures.py)
+wraps every node's runner in a FailingRunner, through the transport's runner wrappers
+(rackgate.transport.wrap_runners). The plan is {"log": PATH, "fail": {NODE: {TOOL: WAY}}}:
 - every command sent is logged to PATH as one JSON line {tool, node, test, way} (the check that
   sent it, from PYTEST_CURRENT_TEST), so a healthy run (no "fail") discovers the commands;
 - a command whose tool is in "fail" does not reach the node: it comes back failed in that WAY.
@@ -20,15 +22,16 @@ import os
 import threading
 from typing import NotRequired, Sequence, TypedDict
 
-from .result import CommandTimeout, Result, TransportError
-from .runners import Runner, shown
+from rackgate.transport import wrap_runners
+from rackgate.transport.result import CommandTimeout, Result, TransportError
+from rackgate.transport.runners import Runner, shown
 
 WAYS = ("missing", "nonzero", "empty", "garbage", "cut", "timeout", "sudo", "ssh255")
 _LOCK = threading.Lock()
 
 
 class Plan(TypedDict):
-    """The RACKGATE_INJECT file (JSON): where to log, and {node: {tool or tool@check: way}}."""
+    """The --inject-plan file (JSON): where to log, and {node: {tool or tool@check: way}}."""
     log: str
     fail: NotRequired[dict[str, dict[str, str]]]
 
@@ -111,11 +114,15 @@ class FailingRunner:
         return failed(self.node, cmd, tool, way, timeout, real)
 
 
-def wrap(runner: Runner) -> Runner:
-    """`runner`, wrapped when RACKGATE_INJECT names a plan (else unchanged)."""
-    path = os.environ.get("RACKGATE_INJECT")
+def pytest_addoption(parser):
+    parser.addoption("--inject-plan", metavar="PLAN.json", default="",
+                     help="self-tests: fail the commands the plan names, log every command sent (selftest/inject.py)")
+
+
+def pytest_configure(config):
+    path = config.getoption("inject_plan")
     if not path:
-        return runner
+        return
     with open(path) as f:
         plan: Plan = json.load(f)
-    return FailingRunner(runner, plan)
+    config.add_cleanup(wrap_runners(lambda runner: FailingRunner(runner, plan)))
