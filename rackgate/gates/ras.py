@@ -11,7 +11,6 @@ from ..config.model import Rack
 from ..errors import CouldNotObserve
 from ..probes import ras as ras_probe
 from ..probes.ras import GpuCounters, Rise, Snapshot
-from ..probes.target import On
 from .declare import Check, Fact, Shown, declare
 
 # amdgpu_ras.c: "typical ECC bad page rate is 1 bad page per 100MB VRAM" (RAS_BAD_PAGE_COVER),
@@ -73,11 +72,6 @@ def ras_level(snap: Snapshot, rack: Rack, where: str) -> list[str]:
     return []
 
 
-def ras_snapshot(on: On) -> Snapshot:
-    """PLAT-RAS's probe: one snapshot of the node's counters."""
-    return ras_probe.snapshot(on.host, on.rack.gpus_per_node)
-
-
 def ras_shown(snap: Snapshot, rack: Rack) -> list[Shown]:
     return [Shown("GPU error counters (one read of the node)", table(snap))]
 
@@ -102,7 +96,7 @@ def ras_facts(snap: Snapshot, where: str) -> list[Fact]:
             for g in snap.gpus if g.bad_pages is not None and g.gpu is not None]
 
 
-declare(Check("PLAT-RAS", "node", probe=ras_snapshot, judge=ras_level, shows=ras_shown, facts=ras_facts))
+declare(Check("PLAT-RAS", "node", probe=ras_probe.of_node, judge=ras_level, shows=ras_shown, facts=ras_facts))
 
 
 # --- FAB-ERRORS / SRV-HW-ERRORS: rises during a stage ----------------------------------------

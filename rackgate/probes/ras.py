@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from ..errors import CouldNotObserve, UnrecognisedOutput
 from ..transport import Host
 from . import drm
+from .target import On
 
 END = "@@rackgate-ras-end"
 NO_DRM = "@@rackgate-ras-no-drm"
@@ -288,6 +289,11 @@ def snapshot(host: Host, expected: int | None = None) -> Snapshot:
     if not snap.gpus:
         raise CouldNotObserve(f"node {host.name}: no DRM card bound to amdgpu: no GPU error counters to read")
     return snap
+
+
+def of_node(on: On) -> Snapshot:
+    """The declared checks' probe (PLAT-RAS): one snapshot of the node's counters."""
+    return snapshot(on.host, on.rack.gpus_per_node)
 
 
 # --- between two snapshots ---------------------------------------------------------------------
