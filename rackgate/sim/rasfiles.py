@@ -3,9 +3,10 @@
 ras/features, aer_dev_correctable / aer_dev_fatal / aer_dev_nonfatal and pcie_replay_count under
 /sys/class/drm/cardN/device. State: a GPU's `ras` (rackgate/sim/state.py Ras) as plain JSON.
 
-Standard library only: the ubench07 stand-ins (rackgate/sim/ualoe.py) call `during()` at every
-start, which applies what the state says rises during the fabric stage (a fault's bumps, the
-healthy correctable noise) and rewrites the files.
+Standard library only: the ubench07 stand-ins (rackgate/sim/ualoe.py) call `during("fabric")` at
+every start, a rank of the sim server `during("serving load")` at its first forward pass; it
+applies what the state says rises during that stage (a fault's rises, the healthy correctable
+noise) and rewrites the files.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ AER_UNCOR = ("Undefined", "DLP", "SDES", "TLP", "FCP", "CmpltTO", "CmpltAbrt", "
 AER = {"aer_dev_correctable": (AER_COR, "TOTAL_ERR_COR"), "aer_dev_fatal": (AER_UNCOR, "TOTAL_ERR_FATAL"),
        "aer_dev_nonfatal": (AER_UNCOR, "TOTAL_ERR_NONFATAL")}
 PAGE_SIZE = 0x1000
+SERVING = "serving load"  # the stage whose rises the sim server's ranks apply (rackgate/sim/engine/ranks.py)
 
 
 def _err_count(counts: list[int]) -> str:

@@ -44,3 +44,9 @@ def _noise(state):
     for n in state.nodes.values():
         for g in n.gpus:
             g.ras.rises.append({"stage": "fabric", "counter": "umc.ce", "by": 3, "every": True})
+
+
+@fault("umc-ue-serving", "SRV-HW-ERRORS", "a GPU's HBM takes an uncorrectable error once the server serves "
+       "(ras/umc_err_count ue 0 -> 1 at the node's first forward pass)", target="gpu", default="node2:3")
+def _ue_serving(state, node, gpu):
+    state.nodes[node].gpus[gpu].ras.rises.append({"stage": "serving load", "counter": "umc.ue", "by": 1})
