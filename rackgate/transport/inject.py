@@ -18,10 +18,27 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import NotRequired, Sequence, TypedDict
+from contextlib import contextmanager
+from typing import Iterator, NotRequired, Sequence, TypedDict
 
 from .result import CommandTimeout, Result, TransportError
 from .runners import Runner, shown
+
+_FOR = threading.local()  # the check a command is sent for, when not the test running now
+
+
+@contextmanager
+def sent_for(test: str) -> Iterator[None]:
+    """Commands this thread sends inside are the check `test`'s (a pytest node id): what a hook
+    reads for a later check (rackgate/fixtures/bracket.py's snapshots) is logged, and failed
+    per check, as that check's."""
+    old = getattr(_FOR, "test", "")
+    _FOR.test = test
+    try:
+        yield
+    finally:
+        _FOR.test = old
+
 
 WAYS = ("missing", "nonzero", "empty", "garbage", "cut", "timeout", "sudo", "ssh255")
 _LOCK = threading.Lock()
@@ -102,7 +119,7 @@ class FailingRunner:
 
     def run(self, cmd: Sequence[str], timeout: float, stdin: str | None = None) -> Result:
         tool = tool_of(cmd)
-        test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+        test = getattr(_FOR, "test", "") or os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
         way = self.fail.get(f"{tool}@{test.split('[', 1)[0]}") or self.fail.get(tool)
         self._log(tool, test, way)
         if way is None:
