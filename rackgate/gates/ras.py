@@ -100,6 +100,15 @@ declare(Check("PLAT-RAS", "node", probe=ras_probe.of_node, judge=ras_level, show
 
 
 # --- FAB-ERRORS / SRV-HW-ERRORS: rises during a stage ----------------------------------------
+def unbracketable(snap: Snapshot, expected: int) -> str:
+    """Why a snapshot cannot bracket a stage on its node ("" when it can): a GPU without a ras/
+    directory or error count file shows no ECC to compare, and a card count off leaves GPUs unseen."""
+    why = [f"{g.label}: {u}" for g in snap.gpus for u in _unseen(g) if "gpu_vram_bad_pages" not in u]
+    if len(snap.gpus) != expected:
+        why.append(f"{len(snap.gpus)} amdgpu cards, expected {expected} (gpus_per_node)")
+    return f"node {snap.node}: " + "; ".join(why) if why else ""
+
+
 LINK_BLOCKS = ("xgmi_wafl", "pcie_bif")
 
 

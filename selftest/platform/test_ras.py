@@ -191,6 +191,14 @@ def test_an_unreadable_snapshot_is_could_not_observe_for_that_node_and_a_stage_t
         b.charged(("serving load",), "node2")
 
 
+def test_a_gpu_without_a_ras_directory_cannot_be_bracketed_never_passes():
+    bare = card(0, BDFS[0], ras_dir=False) + "".join(card(i, b) for i, b in list(enumerate(BDFS))[1:])
+    b = _bracket({"node1": [bare, bare]})
+    b.enter("fabric")
+    with pytest.raises(CouldNotObserve, match="node1: gpu0 .*no ras/ directory"):
+        b.charged(("fabric",), "node1")
+
+
 def test_our_own_bug_in_a_snapshot_is_an_error_not_a_verdict():
     b = _bracket({"node1": [KeyError("bug")]})
     with pytest.raises(KeyError):
