@@ -62,6 +62,12 @@ class PlatformExpect(Section):
     # ...and how many correctable ECC errors (None: recorded as facts for -m regression, never judged).
     ras_ce_max_rise: int | None = Field(default=None, ge=0)
 
+    # SRV-THROTTLE: the largest share of a serving stage one GPU may spend throttled on any one
+    # violation type (PPT power, socket/HBM/VR thermal, PROCHOT), from amd-smi's accumulators.
+    # amdsmi documents any activity above 0% as a violation; 5% is the suite's allowance for a
+    # power cap brushed at the peaks, not AMD's.
+    throttle_max_share: float = Field(default=0.05, ge=0, le=1)
+
     # PLAT-FREE: containers besides rack.container that are ours (never foreign).
     own_containers: list[str] = Field(default_factory=list)
     # The docker events window for recent creates (`docker events --since`).

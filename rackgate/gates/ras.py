@@ -113,7 +113,10 @@ LINK_BLOCKS = ("xgmi_wafl", "pcie_bif")
 
 
 def kind(counter: str) -> str:
-    """What a counter's rise is: 'uncorrectable', 'link' or 'correctable'."""
+    """What a counter's rise is: 'uncorrectable', 'link', 'correctable' or 'throttle' (amd-smi's
+    violation accumulators: they tick all the time, SRV-THROTTLE reads them)."""
+    if counter.startswith("throttle."):
+        return "throttle"
     block = counter.split(".")[1] if counter.startswith("ras.") else ""
     if counter.startswith(("aer.correctable.", "pcie.")) or block in LINK_BLOCKS:
         return "link" if not counter.endswith(".ue") else "uncorrectable"
@@ -156,3 +159,35 @@ def correctable_by_gpu(rises: dict[str, list[Rise]]) -> dict[str, int]:
             if kind(r.counter) == "correctable":
                 out[r.gpu] = out.get(r.gpu, 0) + r.by
     return out
+
+
+# --- SRV-THROTTLE: throttling residency under load ----------------------------------------------
+TICKS = "throttle.accumulation_counter"
+
+
+def throttling(rises: dict[str, list[Rise]], gpus: list[str], rack: Rack, where: str, unread: str = "") -> list[str]:
+    """The share of each stage's accumulation ticks a GPU spent throttled, per violation type
+    (amd-smi's <TYPE>_ACCUMULATED over ACCUMULATION_COUNTER), against platform.throttle_max_share.
+    A GPU whose accumulation counter did not move has no throttle reading: could not observe."""
+    limit = rack.platform.throttle_max_share
+    out: list[str] = []
+    unseen: list[str] = []
+    for stage, found in rises.items():
+        for gpu in gpus:
+            mine = {r.counter: r.by for r in found if r.gpu == gpu}
+            ticks = mine.get(TICKS, 0)
+            if ticks <= 0:
+                unseen.append(f"{gpu} during {stage}")
+                continue
+            over = {k.removeprefix("throttle.").removesuffix("_accumulated"): v / ticks for k, v in mine.items()
+                    if k != TICKS and v / ticks > limit}
+            if over:
+                out.append(f"{gpu} during {stage}: throttled " + ", ".join(
+                    f"{k} {share:.0%} of the time" for k, share in sorted(over.items()))
+                    + f" (allowed {limit:.0%})")
+    if out:
+        return out
+    if unseen:
+        raise CouldNotObserve(f"{where}: no throttle accumulators moved (amd-smi metric --throttle) for "
+                              + ", ".join(unseen) + (f": {unread}" if unread else ""))
+    return []

@@ -23,13 +23,15 @@ format above knows, or a marker out of place is UnrecognisedOutput.
 """
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 import time
 from dataclasses import dataclass, field
 
 from ..errors import CouldNotObserve, UnrecognisedOutput
 from ..transport import Host
-from . import drm
+from . import amdsmi, drm
 from .target import On
 
 END = "@@rackgate-ras-end"
@@ -52,7 +54,8 @@ _SCRIPT = (
     'show "$dev/ras/gpu_vram_bad_pages" ras/gpu_vram_bad_pages; show "$dev/ras/features" ras/features; '
     'else echo "@@nodir ras"; fi; '
     'for f in aer_dev_correctable aer_dev_fatal aer_dev_nonfatal pcie_replay_count; do show "$dev/$f" "$f"; done; '
-    'done; echo "$3"')
+    'done; if command -v amd-smi >/dev/null 2>&1; then echo "@@smi"; amd-smi metric --throttle --json 2>/dev/null; '
+    'echo "@@smi-rc $?"; else echo "@@nosmi"; fi; echo "$3"')
 
 _COUNT = re.compile(r"(ue|ce|de):\s*(\d+)")
 _PAGE = re.compile(r"0x([0-9a-fA-F]{1,16})\s*:\s*0x([0-9a-fA-F]{1,16})\s*:\s*([RPF])")
@@ -89,6 +92,7 @@ class GpuCounters:
     replay: int | None = None  # pcie_replay_count
     absent: tuple[str, ...] = ()  # counter files that are not there
     unreadable: tuple[str, ...] = ()  # there, but reading failed or said "inaccessible"
+    throttle: dict[str, int] | None = None  # amd-smi metric --throttle: accumulators (None: not read)
 
     @property
     def label(self) -> str:
@@ -109,6 +113,8 @@ class GpuCounters:
                 out[f"aer.{f.removeprefix('aer_dev_')}.{n}"] = v
         if self.replay is not None:
             out["pcie.replay"] = self.replay
+        for k, v in (self.throttle or {}).items():
+            out[f"throttle.{k}"] = v
         return out
 
 
@@ -118,6 +124,7 @@ class Snapshot:
     at: float
     gpus: tuple[GpuCounters, ...]
     raw: str = ""
+    throttle_error: str = ""  # why amd-smi's throttle counters were not read ("" when they were)
 
     def gpu(self, card: int) -> GpuCounters | None:
         return next((g for g in self.gpus if g.card == card), None)
@@ -191,12 +198,33 @@ class _Card:
     nodir: bool = False
 
 
-def _sections(text: str, node: str) -> list[_Card]:
+@dataclass
+class _Smi:
+    text: list[str] = field(default_factory=list)
+    rc: int | None = None
+    absent: bool = False
+    open: bool = False
+
+
+def _sections(text: str, node: str, smi: _Smi) -> list[_Card]:
     cards: list[_Card] = []
     cur: _Card | None = None
     body: list[str] | None = None
     name = ""
     for line in text.split("\n"):
+        if smi.open:
+            m = re.fullmatch(r"@@smi-rc (\d+)", line)
+            if m:
+                smi.open, smi.rc = False, int(m.group(1))
+            else:
+                smi.text.append(line)
+            continue
+        if line in ("@@smi", "@@nosmi"):
+            if body is not None and cur is not None:
+                cur.files[name] = "\n".join(body)
+            body = None
+            smi.open, smi.absent = line == "@@smi", line == "@@nosmi"
+            continue
         if line.startswith("@@"):
             if body is not None and cur is not None:
                 cur.files[name] = "\n".join(body)
@@ -263,14 +291,54 @@ def _gpu(c: _Card, card: drm.Card, gpu: int | None, node: str) -> GpuCounters:
 def parse(text: str, node: str, expected: int | None = None, at: float = 0.0) -> Snapshot:
     """The script's reply (without its end marker) -> Snapshot. `expected`: gpus_per_node (GPU
     numbers are given only when the node shows exactly that many amdgpu cards)."""
-    secs = _sections(text, node)
+    smi = _Smi()
+    secs = _sections(text, node, smi)
     pairs = [(s, drm.parse_listing(s.line, f"node {node}")[0]) for s in secs]
     gmap = drm.GpuMap.of(node, [c for _, c in pairs])
     order = {c.card: i for i, c in enumerate(gmap.gpus)}
     numbered = expected is None or len(gmap.gpus) == expected
     out = [_gpu(s, c, order.get(c.card) if numbered else None, node) for s, c in pairs]
     out.sort(key=lambda g: drm.pci_key(g.bdf) if g.bdf else (1 << 32,))
-    return Snapshot(node, at, tuple(out), text)
+    got, why = _throttle(smi)
+    if got and numbered:
+        out = [dataclasses.replace(g, throttle=got.get(g.gpu)) if g.gpu is not None else g for g in out]
+    return Snapshot(node, at, tuple(out), text, why)
+
+
+def parse_throttle(text: str) -> dict[int, dict[str, int]]:
+    """`amd-smi metric --throttle --json` -> GPU index -> the accumulators it printed as numbers
+    (ACCUMULATION_COUNTER, <TYPE>_ACCUMULATED; "N/A" left out). Not amd-smi JSON: UnrecognisedOutput."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        raise UnrecognisedOutput(f"amd-smi metric --throttle --json is not JSON: {text.strip()[:120]!r}") from None
+    out: dict[int, dict[str, int]] = {}
+    for pos, rec in enumerate(amdsmi.gpu_list(data, UnrecognisedOutput)):
+        t = rec.get("throttle") if isinstance(rec, dict) else None
+        gpu = rec.get("gpu") if isinstance(rec, dict) else None
+        if not isinstance(t, dict) or not isinstance(gpu, int) or isinstance(gpu, bool):
+            raise UnrecognisedOutput(f"amd-smi metric --throttle entry {pos} has no 'gpu' and 'throttle'")
+        vals: dict[str, int] = {}
+        for k, v in t.items():
+            v = v.get("value") if isinstance(v, dict) else v
+            if str(k) == "accumulation_counter" or str(k).endswith("_accumulated"):
+                if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+                    vals[str(k)] = v
+        out[gpu] = vals
+    return out
+
+
+def _throttle(smi: _Smi) -> tuple[dict[int, dict[str, int]], str]:
+    if smi.absent:
+        return {}, "amd-smi is not installed (amd-smi metric --throttle)"
+    if smi.rc is None:
+        return {}, "amd-smi metric --throttle printed nothing the probe could take"
+    if smi.rc != 0:
+        return {}, f"amd-smi metric --throttle --json exited {smi.rc}"
+    try:
+        return parse_throttle("\n".join(smi.text)), ""
+    except UnrecognisedOutput as e:
+        return {}, str(e)
 
 
 def snapshot(host: Host, expected: int | None = None) -> Snapshot:

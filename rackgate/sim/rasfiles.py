@@ -11,6 +11,7 @@ noise) and rewrites the files.
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 from . import drm, nodeview
@@ -63,7 +64,11 @@ def write(root: Path, node: dict, gpu: dict) -> None:
 
 
 def bump(ras: dict, counter: str, by: int) -> None:
-    """counter: '<block>.ue|ce|de', 'aer_dev_*.<Name>', 'pcie_replay_count' or 'bad_pages'."""
+    """counter: '<block>.ue|ce|de', 'aer_dev_*.<Name>', 'pcie_replay_count', 'bad_pages' or
+    'throttle.ppt' (power throttling from now on, `by` percent of the time)."""
+    if counter == "throttle.ppt":  # power throttling from now on, `by` percent of the time
+        ras["throttle"] = {"ppt_since": time.time(), "ppt_fraction": by / 100}
+        return
     if counter in ("pcie_replay_count", "bad_pages"):
         ras["replay" if counter == "pcie_replay_count" else "bad_pages"] += by
         return

@@ -89,6 +89,7 @@ class Ras(JsonState):
     ras_dir: bool = True  # False: no ras/ directory (RAS not enabled on this board)
     noise: str = ""  # the stage whose runs add a correctable UMC error now and then (healthy)
     rises: list[dict] = field(default_factory=list)  # {stage, counter, by[, every]}: a fault's rises
+    throttle: dict = field(default_factory=dict)  # {ppt_since, ppt_fraction}: power throttling (amd-smi metric)
 
 
 @dataclass

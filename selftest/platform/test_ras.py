@@ -203,3 +203,45 @@ def test_our_own_bug_in_a_snapshot_is_an_error_not_a_verdict():
     b = _bracket({"node1": [KeyError("bug")]})
     with pytest.raises(KeyError):
         b.enter("fabric")
+
+
+# --- SRV-THROTTLE -----------------------------------------------------------------------------
+# amd-smi metric --throttle --json (ROCm/amdsmi: {"gpu_data": [{"gpu": N, "throttle": {...}}]}; keys as
+# its CHANGELOG's THROTTLE example, lower-cased as the CLI's JSON writes them; "N/A" where unsupported)
+THROTTLE_JSON = """{"gpu_data": [%s]}""" % ", ".join(
+    '{"gpu": %d, "throttle": {"accumulation_counter": %d, "prochot_accumulated": 0, "ppt_accumulated": %d, '
+    '"socket_thermal_accumulated": 0, "vr_thermal_accumulated": 0, "hbm_thermal_accumulated": 0, '
+    '"gfx_clk_below_host_limit_accumulated": "N/A", "ppt_violation_status": "NOT ACTIVE", '
+    '"ppt_violation_activity": {"value": 0, "unit": "%%"}}}' % (g, 1226415116, 12) for g in range(4))
+
+
+def with_throttle(node: str, text: str) -> str:
+    return node + f"@@smi\n{text}\n@@smi-rc 0\n"
+
+
+def test_the_throttle_accumulators_parse_from_amd_smi_json_and_na_is_left_out():
+    got = ras.parse_throttle(THROTTLE_JSON)
+    assert got[3]["ppt_accumulated"] == 12 and got[0]["accumulation_counter"] == 1226415116
+    assert "gfx_clk_below_host_limit_accumulated" not in got[0]
+    snap = ras.parse(with_throttle(NODE, THROTTLE_JSON), "node1", 4)
+    assert snap.throttle_error == "" and snap.gpus[2].counters()["throttle.ppt_accumulated"] == 12
+    assert "not installed" in ras.parse(NODE + "@@nosmi\n", "node1", 4).throttle_error
+    assert "exited 2" in ras.parse(NODE + "@@smi\nusage\n@@smi-rc 2\n", "node1", 4).throttle_error
+    assert "not JSON" in ras.parse(with_throttle(NODE, "GPU: 0"), "node1", 4).throttle_error
+
+
+def test_throttling_over_the_share_fails_a_healthy_share_passes_no_reading_is_could_not_observe():
+    before = ras.parse(with_throttle(NODE, THROTTLE_JSON), "node1", 4)
+    later = THROTTLE_JSON.replace("1226415116", "1226425116")  # 10000 ticks on (gpu 3's ppt below)
+    hot = later.replace('"gpu": 3, "throttle": {"accumulation_counter": 1226425116, "prochot_accumulated": 0, '
+                        '"ppt_accumulated": 12', '"gpu": 3, "throttle": {"accumulation_counter": 1226425116, '
+                        '"prochot_accumulated": 0, "ppt_accumulated": 3312')
+    gpus = [g.label for g in before.gpus]
+    cool = {"serving load": ras.rises(before, ras.parse(with_throttle(NODE, later), "node1", 4))}
+    assert judge.throttling(cool, gpus, rack(), "node1") == []
+    assert judge.stage_rises(cool, rack()) == []  # the ticks are no error count
+    found = judge.throttling({"serving load": ras.rises(before, ras.parse(with_throttle(NODE, hot), "node1", 4))},
+                             gpus, rack(), "node1")
+    assert found == [f"{gpus[3]} during serving load: throttled ppt 33% of the time (allowed 5%)"]
+    with pytest.raises(CouldNotObserve, match="amd-smi is not installed"):
+        judge.throttling({"serving load": []}, gpus, rack(), "node1", "amd-smi is not installed")

@@ -147,6 +147,7 @@ PARSERS = [
            lambda out: len(out.gpus) == 4 and all(g.blocks for g in out.gpus)),
     Parser("ras.parse_err_count", lambda t: ras.parse_err_count(t, "n/ras/umc_err_count"), (rs.UMC_COUNT, rs.ERR_COUNT),
            lambda out: out is not None and out.ue == 0),
+    Parser("ras.parse_throttle", ras.parse_throttle, (rs.THROTTLE_JSON,), lambda out: len(out) == 4),
     Parser("ras.parse_bad_pages", lambda t: ras.parse_bad_pages(t, "n"), (rs.BAD_PAGES,)),
     Parser("ras.parse_aer", lambda t: ras.parse_aer(t, "n", "aer_dev_fatal"), (rs.AER_FATAL,),
            lambda out: out["TOTAL_ERR_FATAL"] == 0),

@@ -50,3 +50,10 @@ def _noise(state):
        "(ras/umc_err_count ue 0 -> 1 at the node's first forward pass)", target="gpu", default="node2:3")
 def _ue_serving(state, node, gpu):
     state.nodes[node].gpus[gpu].ras.rises.append({"stage": "serving load", "counter": "umc.ue", "by": 1})
+
+
+@fault("throttle-under-load", "SRV-THROTTLE", "a GPU throttles on power (PPT) a third of the time once the "
+       "server serves (amd-smi metric --throttle: PPT_ACCUMULATED rising, PPT_VIOLATION_STATUS: ACTIVE)",
+       target="gpu", default="node3:1")
+def _throttle(state, node, gpu):
+    state.nodes[node].gpus[gpu].ras.rises.append({"stage": "serving load", "counter": "throttle.ppt", "by": 33})
