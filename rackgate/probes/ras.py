@@ -54,8 +54,8 @@ _SCRIPT = (
     'show "$dev/ras/gpu_vram_bad_pages" ras/gpu_vram_bad_pages; show "$dev/ras/features" ras/features; '
     'else echo "@@nodir ras"; fi; '
     'for f in aer_dev_correctable aer_dev_fatal aer_dev_nonfatal pcie_replay_count; do show "$dev/$f" "$f"; done; '
-    'done; if command -v amd-smi >/dev/null 2>&1; then echo "@@smi"; amd-smi metric --throttle --json 2>/dev/null; '
-    'echo "@@smi-rc $?"; else echo "@@nosmi"; fi; echo "$3"')
+    'done; [ "$4" = throttle ] && if command -v amd-smi >/dev/null 2>&1; then echo "@@smi"; '
+    'amd-smi metric --throttle --json 2>/dev/null; echo "@@smi-rc $?"; else echo "@@nosmi"; fi; echo "$3"')
 
 _COUNT = re.compile(r"(ue|ce|de):\s*(\d+)")
 _PAGE = re.compile(r"0x([0-9a-fA-F]{1,16})\s*:\s*0x([0-9a-fA-F]{1,16})\s*:\s*([RPF])")
@@ -331,8 +331,10 @@ def parse_throttle(text: str) -> dict[int, dict[str, int]]:
 def _throttle(smi: _Smi) -> tuple[dict[int, dict[str, int]], str]:
     if smi.absent:
         return {}, "amd-smi is not installed (amd-smi metric --throttle)"
+    if smi.rc is None and not smi.open:
+        return {}, "not read in this snapshot"
     if smi.rc is None:
-        return {}, "amd-smi metric --throttle printed nothing the probe could take"
+        return {}, "amd-smi metric --throttle's output did not end (no exit status)"
     if smi.rc != 0:
         return {}, f"amd-smi metric --throttle --json exited {smi.rc}"
     try:
@@ -341,10 +343,11 @@ def _throttle(smi: _Smi) -> tuple[dict[int, dict[str, int]], str]:
         return {}, str(e)
 
 
-def snapshot(host: Host, expected: int | None = None) -> Snapshot:
-    """Every counter of every amdgpu card of a node, in one command."""
+def snapshot(host: Host, expected: int | None = None, throttle: bool = False) -> Snapshot:
+    """Every counter of every amdgpu card of a node, in one command; with `throttle`, amd-smi's
+    throttle accumulators too (one amd-smi start more: only where SRV-THROTTLE needs them)."""
     at = time.time()
-    res = host.shell(_SCRIPT, host.path("/sys/class/drm"), NO_DRM, END, timeout=30)
+    res = host.shell(_SCRIPT, host.path("/sys/class/drm"), NO_DRM, END, "throttle" if throttle else "-", timeout=60)
     if not res.ok:
         raise CouldNotObserve(f"node {host.name}: reading the GPUs' error counters failed (rc {res.rc}): "
                               f"{res.stderr.strip()[:200]}")

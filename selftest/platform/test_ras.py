@@ -151,7 +151,7 @@ def test_link_errors_within_the_allowance_pass():
 
 # --- the bracket ------------------------------------------------------------------------------
 def _bracket(readings: dict[str, list[str | Exception]], wanted=("fabric", "collective")) -> Bracket:
-    def take(node: str, stage: str) -> ras.Snapshot:
+    def take(node: str, stages: tuple[str, ...]) -> ras.Snapshot:
         got = readings[node].pop(0)
         if isinstance(got, Exception):
             raise got
