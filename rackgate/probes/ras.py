@@ -34,8 +34,6 @@ from ..transport import Host
 from . import amdsmi, drm
 from .target import On
 
-END = "@@rackgate-ras-end"
-NO_DRM = "@@rackgate-ras-no-drm"
 AER_FILES = ("aer_dev_correctable", "aer_dev_fatal", "aer_dev_nonfatal")
 AER_TOTALS = {"aer_dev_correctable": "TOTAL_ERR_COR", "aer_dev_fatal": "TOTAL_ERR_FATAL",
               "aer_dev_nonfatal": "TOTAL_ERR_NONFATAL"}
@@ -347,16 +345,8 @@ def snapshot(host: Host, expected: int | None = None, throttle: bool = False) ->
     """Every counter of every amdgpu card of a node, in one command; with `throttle`, amd-smi's
     throttle accumulators too (one amd-smi start more: only where SRV-THROTTLE needs them)."""
     at = time.time()
-    res = host.shell(_SCRIPT, host.path("/sys/class/drm"), NO_DRM, END, "throttle" if throttle else "-", timeout=60)
-    if not res.ok:
-        raise CouldNotObserve(f"node {host.name}: reading the GPUs' error counters failed (rc {res.rc}): "
-                              f"{res.stderr.strip()[:200]}")
-    if res.stdout.strip() == NO_DRM:
-        raise CouldNotObserve(f"node {host.name}: no /sys/class/drm: no GPU error counters to read")
-    if not res.stdout.endswith(END + "\n"):
-        raise UnrecognisedOutput(f"node {host.name}: the GPUs' error counters did not come back whole: "
-                                 f"{res.came_back()}")
-    snap = parse(host.node_text(res.stdout.removesuffix(END + "\n")), host.name, expected, at)
+    text = drm.read_drm(host, _SCRIPT, "reading the GPUs' error counters", "throttle" if throttle else "-", timeout=60)
+    snap = parse(text, host.name, expected, at)
     if not snap.gpus:
         raise CouldNotObserve(f"node {host.name}: no DRM card bound to amdgpu: no GPU error counters to read")
     return snap
