@@ -53,6 +53,7 @@ pytest_plugins = [
     "rackgate.fixtures.ubench_plan",
     "rackgate.fixtures.verdict_file",
     "rackgate.fixtures.gate_results",
+    "rackgate.fixtures.bracket",
 ]
 
 # rackgate's options: name -> (metavar: None for a flag, help). `--verdict-file` is

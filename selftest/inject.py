@@ -25,6 +25,7 @@ from typing import NotRequired, Sequence, TypedDict
 from rackgate.transport import wrap_runners
 from rackgate.transport.result import CommandTimeout, Result, TransportError
 from rackgate.transport.runners import Runner, shown
+from rackgate.transport.sent_for import current
 
 WAYS = ("missing", "nonzero", "empty", "garbage", "cut", "timeout", "sudo", "ssh255")
 _LOCK = threading.Lock()
@@ -105,7 +106,7 @@ class FailingRunner:
 
     def run(self, cmd: Sequence[str], timeout: float, stdin: str | None = None) -> Result:
         tool = tool_of(cmd)
-        test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+        test = current()
         way = self.fail.get(f"{tool}@{test.split('[', 1)[0]}") or self.fail.get(tool)
         self._log(tool, test, way)
         if way is None:

@@ -22,6 +22,10 @@ ROW_FILES = ("plat", "fab", "srv", "bench", "acc", "reg")
 # decisive server checks and before the costly ones.
 DEFAULT_ORDER = 60
 FAMILY_ORDER = {"PLAT": 1, "FAB": 2}
+# The stage of a run a row's items belong to (rackgate/fixtures/bracket.py snapshots the GPUs' error
+# counters where the stage changes); a row may name its own `stage`, "" is none (it moves no hardware).
+FAMILY_STAGE = {"PLAT": "platform", "FAB": "fabric", "SRV": "serving load", "BENCH": "benchmark",
+                "ACC": "accuracy", "REG": ""}
 # What a finding asks of the tray (verdict.json, the fleet's drain): `none` -- nothing to do to the
 # tray, the fix is in the launch, the rack file or the image; `re-run` -- clear the named leftover or
 # transient and run again; `reboot-or-reload-driver`; `service-hardware`; `do-not-use` -- keep work
@@ -83,6 +87,10 @@ class Row(_Data):
     # The MLPerf Inference compliance test the row follows (mlcommons/inference compliance/), and
     # where rackgate differs from it; docs/catalogue.md lists them.
     mlperf: str = ""
+    # The stage of the run its items belong to (FAMILY_STAGE by default), and the stages whose
+    # hardware error counter rises this row judges (its items then belong to no stage themselves).
+    stage: str = ""
+    brackets: tuple[str, ...] = ()
 
     @property
     def area(self) -> str:
@@ -155,6 +163,8 @@ def rows() -> dict[str, Row]:
         for raw in tomllib.loads(path.read_text())["row"]:
             family = raw.get("id", "").split("-", 1)[0]
             raw.setdefault("order", FAMILY_ORDER.get(family, DEFAULT_ORDER))
+            if not raw.get("brackets"):
+                raw.setdefault("stage", FAMILY_STAGE.get(family, ""))
             try:
                 r = Row(**raw, family=family)
             except ValidationError as e:

@@ -53,6 +53,21 @@ class PlatformExpect(Section):
     # Two HBM sizes closer than this are the same board (amd-smi rounds to MB).
     hbm_tolerance_gib: float = Field(default=1.0, ge=0)
 
+    # PLAT-RAS: the most retired (bad) VRAM pages a GPU may carry. None: the driver's typical
+    # threshold, one page per 100 MiB of VRAM (amdgpu_ras.c RAS_BAD_PAGE_COVER) of hbm_gib.
+    ras_bad_pages_max: int | None = Field(default=None, ge=0)
+    # FAB-ERRORS / SRV-HW-ERRORS: how many PCIe AER errors, replays and xGMI/WAFL errors one GPU may
+    # add during one stage (0: any rise is a finding).
+    ras_link_errors_max_rise: int = Field(default=0, ge=0)
+    # ...and how many correctable ECC errors (None: recorded as facts for -m regression, never judged).
+    ras_ce_max_rise: int | None = Field(default=None, ge=0)
+
+    # SRV-THROTTLE: the largest share of a serving stage one GPU may spend throttled on any one
+    # violation type (PPT power, socket/HBM/VR thermal, PROCHOT), from amd-smi's accumulators.
+    # amdsmi documents any activity above 0% as a violation; 5% is the suite's allowance for a
+    # power cap brushed at the peaks, not AMD's.
+    throttle_max_share: float = Field(default=0.05, ge=0, le=1)
+
     # PLAT-FREE: containers besides rack.container that are ours (never foreign).
     own_containers: list[str] = Field(default_factory=list)
     # The docker events window for recent creates (`docker events --since`).

@@ -105,6 +105,12 @@ def _defaults() -> dict[str, Tolerance]:
         "accuracy.output_tokens.mean": _t("both", rel=0.10, noise=3.0),
         "accuracy.output_tokens.stdev": _t("both", rel=0.25, noise=3.0),
         "accuracy.output_tokens.per_question": _t("report"),
+        # Correctable ECC errors one GPU added during the fabric / serving stages (FAB-ERRORS,
+        # SRV-HW-ERRORS): HBM corrects a few bits now and then; a rate that climbs after an image
+        # change (a hotter board, a memory clock) is a finding. Retired pages never go back.
+        "hw.ecc_ce.fabric": _t("lower", rel=1.0, abs=10.0),
+        "hw.ecc_ce.server_boot": _t("lower", rel=1.0, abs=10.0),
+        "platform.ras.bad_pages": _t("lower"),
     }
 
 

@@ -130,15 +130,19 @@ def where(node: str, gpu: int | None, card: int, bdf: str | None) -> str:
     return f"{node}/{label(gpu, card, bdf)}"
 
 
-def discover(host: Host) -> GpuMap:
-    res = host.shell(_LIST, host.path("/sys/class/drm"), NO_DRM, END, timeout=30)
+def read_drm(host: Host, script: str, what: str, *args: str, timeout: float = 30) -> str:
+    """Run a script over /sys/class/drm ($1; it prints $2 when there is none and ends with $3,
+    then takes `args`) and return what it printed, in node paths. `what` names the reading."""
+    res = host.shell(script, host.path("/sys/class/drm"), NO_DRM, END, *args, timeout=timeout)
     if not res.ok:
-        raise CouldNotObserve(f"node {host.name}: listing /sys/class/drm failed (rc {res.rc}): "
-                              f"{res.stderr.strip()[:200]}")
+        raise CouldNotObserve(f"node {host.name}: {what} failed (rc {res.rc}): {res.stderr.strip()[:200]}")
     if res.stdout.strip() == NO_DRM:
-        raise CouldNotObserve(f"node {host.name}: no /sys/class/drm to find the GPUs' DRM cards in")
+        raise CouldNotObserve(f"node {host.name}: no /sys/class/drm for {what}")
     if not res.stdout.endswith(END + "\n"):
-        raise UnrecognisedOutput(f"node {host.name}: the /sys/class/drm listing did not come back whole: "
-                                 f"{res.came_back()}")
-    return GpuMap.of(host.name, parse_listing(host.node_text(res.stdout.removesuffix(END + "\n")),
-                                              f"node {host.name}"))
+        raise UnrecognisedOutput(f"node {host.name}: {what} did not come back whole: {res.came_back()}")
+    return host.node_text(res.stdout.removesuffix(END + "\n"))
+
+
+def discover(host: Host) -> GpuMap:
+    text = read_drm(host, _LIST, "listing /sys/class/drm")
+    return GpuMap.of(host.name, parse_listing(text, f"node {host.name}"))

@@ -77,6 +77,22 @@ class JsonState:
 
 # --- the state --------------------------------------------------------------------------------
 @dataclass
+class Ras(JsonState):
+    """A GPU's hardware error counters (rackgate/sim/rasfiles.py writes them in the kernel's formats;
+    rackgate/sim/areas/ras.py sets the healthy values, faults change them)."""
+    blocks: dict[str, list[int]]  # RAS block -> [ue, ce] or [ue, ce, de] (UMC)
+    bad_pages: int = 0  # retired pages in ras/gpu_vram_bad_pages
+    bad_page_flag: str = "R"
+    features: int = 0
+    aer: dict[str, dict[str, int]] = field(default_factory=dict)  # aer_dev_* -> error name -> count
+    replay: int = 0  # pcie_replay_count
+    ras_dir: bool = True  # False: no ras/ directory (RAS not enabled on this board)
+    noise: str = ""  # the stage whose runs add a correctable UMC error now and then (healthy)
+    rises: list[dict] = field(default_factory=list)  # {stage, counter, by[, every]}: a fault's rises
+    throttle: dict = field(default_factory=dict)  # {ppt_since, ppt_fraction}: power throttling (amd-smi metric)
+
+
+@dataclass
 class Gpu(JsonState):
     card: int
     accel_state: str  # UALink sysfs attributes, in the driver's formats
@@ -91,6 +107,7 @@ class Gpu(JsonState):
     bdf: str | None = None  # PCI address (rackgate/sim/areas/plat.py)
     bandwidth: str | None = None  # ualink bandwidth / latency (rackgate/sim/areas/fab.py)
     latency: str | None = None
+    ras: Ras | None = None  # error counters (rackgate/sim/areas/ras.py)
 
 
 @dataclass

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from . import fabwire as fab
-from . import nodeview
+from . import nodeview, rasfiles
 
 SIZES = (("1MB", 0.08), ("16MB", 0.55), ("256MB", 0.93), ("512MB", 0.97), ("1.00GB", 1.0))
 
@@ -166,6 +166,7 @@ def connect(c: Ctx) -> int:
 
 def main(tool: str, exe: str, module: str) -> None:
     reexec_as(exe, module)
+    rasfiles.during("fabric")  # the GPUs' error counters move while the fabric is exercised
     c = Ctx(tool, sys.argv[1:])
     servers = {"p2p": ("export", f"[export] {len(c.gpus)} GPU(s) exported as fabric handles; "
                                  f"waiting for the importer on port {c.port}"),

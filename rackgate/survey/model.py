@@ -16,6 +16,7 @@ CHECKS: tuple[tuple[str, str, str], ...] = (
     ("free", "PLAT-FREE", "free"),
     ("tuned", "PLAT-TUNED", "tuned this boot"),
     ("params", "PLAT-PARAMS", "driver params"),
+    ("ras", "PLAT-RAS", "RAS"),
     ("links", "FAB-STATE", "links active"),
     ("accel", "FAB-ACCEL-ID", "accel_id"),
     ("pod", "FAB-POD", "PPOD/VPOD"),

@@ -113,6 +113,13 @@ def check_gpus(host: Host, node: Node, rack: Rack) -> tuple[str, list[str]]:
                          lambda got: f"{len(got.gpus.gpus)} GPUs ({got.gpus.source})")
 
 
+def check_ras(host: Host, node: Node, rack: Rack) -> tuple[str, list[str]]:
+    """PLAT-RAS: no uncorrectable ECC since the driver loaded, retired pages within the limit."""
+    return declared_cell("PLAT-RAS", host, node, rack, lambda got: (
+        f"{len(got.gpus)} GPUs' RAS counters: no uncorrectable error, "
+        f"{sum(len(g.bad_pages or ()) for g in got.gpus)} retired page(s)"))
+
+
 def survey_tray(host: Host, node: Node, rack: Rack, now: float | None = None) -> TrayReport:
     """node: the rack-file Node (its tray number). Raises nothing: everything lands in cells."""
     t0 = time.monotonic()
@@ -127,6 +134,7 @@ def survey_tray(host: Host, node: Node, rack: Rack, now: float | None = None) ->
         rep.cells["free"] = _cell(lambda: check_free(host, node, rack, at))
         rep.cells["tuned"] = _cell(lambda: check_tuned(host, node, rack))
         rep.cells["params"] = _cell(lambda: check_params(host, node, rack))
+        rep.cells["ras"] = _cell(lambda: check_ras(host, node, rack))
         _links(host, node, rack, rep)
     except TransportError as e:
         rep.cells = {"reach": Cell(UNOBSERVED, str(e))}

@@ -61,6 +61,10 @@ def test_healthy_foreign_rack_fails_nothing(tmp_path, foreign):
     assert any("ualoe_p2p.exe (rack-file key fabric.ubench_dir)" in m for m in errors.values())
     assert any("node fn1: docker is not installed" in m for m in errors.values())
     assert any("fn2: no perf_setup report matches platform.perf_report_glob" in m for m in errors.values())
+    # its GPUs show no ras/ directory: the hardware error rows could not observe, naming the GPU
+    for item in ("rackgate/checks/test_declared.py::test_plat_ras[fn1]",
+                 "rackgate/checks/fabric/test_errors.py::test_fab_errors[fn1]"):
+        assert "no ras/ directory" in errors.get(item, ""), (item, run.outcomes.get(item))
     assert run.ids("passed"), "nothing passed on a healthy rack"
 
 

@@ -24,6 +24,7 @@ from rackgate.probes import (
     modules,
     perf_setup,
     procs,
+    ras,
     shm,
     ualink,
     ubench,
@@ -31,6 +32,7 @@ from rackgate.probes import (
 
 from ..fabric import test_parsers as fab
 from ..platform import test_drm
+from ..platform import test_ras as rs
 from ..serving import test_bench_parse as bp
 from ..serving import test_logs_parse as lp
 
@@ -141,6 +143,14 @@ PARSERS = [
     Parser("logfacts.sync_dp_failed", logfacts.sync_dp_failed, (SYNC,)),
     Parser("logfacts.HotswapCounts", _hotswap, ("[hsa-hotswap-rj] installed eager gfx1250 B0-to-A0 hook\n"
                                                 "[hsa-hotswap-rj] reused tier=aot input_bytes=501616 status=0",)),
+    Parser("ras.parse", lambda t: ras.parse(t, "n", 4), (rs.NODE, rs.UE),
+           lambda out: len(out.gpus) == 4 and all(g.blocks for g in out.gpus)),
+    Parser("ras.parse_err_count", lambda t: ras.parse_err_count(t, "n/ras/umc_err_count"), (rs.UMC_COUNT, rs.ERR_COUNT),
+           lambda out: out is not None and out.ue == 0),
+    Parser("ras.parse_throttle", ras.parse_throttle, (rs.THROTTLE_JSON,), lambda out: len(out) == 4),
+    Parser("ras.parse_bad_pages", lambda t: ras.parse_bad_pages(t, "n"), (rs.BAD_PAGES,)),
+    Parser("ras.parse_aer", lambda t: ras.parse_aer(t, "n", "aer_dev_fatal"), (rs.AER_FATAL,),
+           lambda out: out["TOTAL_ERR_FATAL"] == 0),
     Parser("signatures.match", signatures.match,
            ("\x1b[31mMemory access fault by GPU node-2 (Agent handle: 0x5a)\x1b[0m", KV_ERR)),
 ]

@@ -84,7 +84,7 @@ def test_pytest_m_survey_reports_each_tray_and_check(tmp_path):
     assert o["rackgate/checks/survey/test_survey.py::test_tray[node7-free]"].message.count("could not observe") >= 1
     assert o["rackgate/checks/survey/test_survey.py::test_node_set"].status == "passed"
     assert o["rackgate/checks/survey/test_survey.py::test_tray[node1-free]"].status == "passed"
-    assert len(o) == 18 * 7 + 1  # per tray: reachable + 6 cells (GPUs, free, tuned, params, links, accel)
+    assert len(o) == 18 * 8 + 1  # per tray: reachable + 7 cells (GPUs, free, tuned, params, RAS, links, accel)
 
 
 @pytest.mark.parametrize("args, said", [

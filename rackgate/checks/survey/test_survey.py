@@ -33,7 +33,8 @@ def test_reachable(tray, survey, evidence):
 
 # Each tray's own checks: (survey cell, catalogue row); each carries its row's marker.
 CHECKS = [pytest.param(cell, row, marks=pytest.mark.row(row), id=cell) for cell, row in (
-    ("gpus", "PLAT-GPUS"), ("free", "PLAT-FREE"), ("tuned", "PLAT-TUNED"), ("params", "PLAT-PARAMS"), ("links", "FAB-STATE"),
+    ("gpus", "PLAT-GPUS"), ("free", "PLAT-FREE"), ("tuned", "PLAT-TUNED"), ("params", "PLAT-PARAMS"), ("ras", "PLAT-RAS"),
+    ("links", "FAB-STATE"),
     ("accel", "FAB-ACCEL-ID"))]
 
 

@@ -19,6 +19,7 @@ import time
 import traceback
 from pathlib import Path
 
+from .. import rasfiles
 from ..state import ServerState, node_dir
 from .log import MEGA_WIRE_RENAMED, Log, RankLog
 
@@ -81,6 +82,9 @@ class Rank:
         self.profiling = False
         self.dead = False
         self.stuck = False
+        # GPU error counters a fault makes rise under the serving load (rackgate/sim/rasfiles.py)
+        self.ras_pending = any(r.get("stage") == rasfiles.SERVING for g in node["gpus"]
+                               for r in (g.get("ras") or {}).get("rises", []))
 
     def fault(self, name: str):
         """The behaviour `name` (a ServerFaults field) when it hits this rank, else None."""
@@ -171,6 +175,9 @@ class Rank:
             return self.profile(req["action"])
         if self.dead or self.stuck or self.fault("hung_ranks"):
             return None  # accepted, never answered: the request hangs, /health stays 200
+        if self.ras_pending:  # the first forward pass this rank serves
+            self.ras_pending = False
+            rasfiles.during(rasfiles.SERVING)
         tokens = int(req.get("prompt_tokens", 0)) + int(req.get("max_tokens", 0))
         with self.lock:
             self.inflight += 1

@@ -1,0 +1,193 @@
+"""Judgments over the GPUs' hardware error counters (rackgate/probes/ras.py): PLAT-RAS on one
+snapshot, FAB-ERRORS and SRV-HW-ERRORS on what rose between the snapshots the bracket took at a
+stage's start and end (rackgate/fixtures/bracket.py).
+
+A GPU without a ras/ directory, a counter file that is absent or could not be read, is
+could-not-observe naming it -- never "no errors" -- unless a finding was already made.
+"""
+from __future__ import annotations
+
+from ..config.model import Rack
+from ..errors import CouldNotObserve
+from ..probes import ras as ras_probe
+from ..probes.ras import GpuCounters, Rise, Snapshot
+from .declare import Check, Fact, Shown, declare
+
+# amdgpu_ras.c: "typical ECC bad page rate is 1 bad page per 100MB VRAM" (RAS_BAD_PAGE_COVER),
+# the driver's bad page threshold when amdgpu.bad_page_threshold asks for the formula.
+BAD_PAGE_COVER_MIB = 100
+
+
+def bad_page_limit(rack: Rack) -> int | None:
+    p = rack.platform
+    if p.ras_bad_pages_max is not None:
+        return p.ras_bad_pages_max
+    if p.hbm_gib is None:
+        return None
+    return int(p.hbm_gib * 1024 // BAD_PAGE_COVER_MIB)
+
+
+def _unseen(g: GpuCounters) -> list[str]:
+    """The sources of one GPU PLAT-RAS needs and could not read."""
+    if g.blocks is None:
+        return ["no ras/ directory (RAS not enabled or not supported: the driver shows no error counts)"]
+    out = []
+    if not g.blocks and not any(u.startswith("ras/") for u in g.unreadable):
+        out.append("no ras/<block>_err_count file")
+    out += [f"{u} unreadable" for u in g.unreadable if u.startswith("ras/")]
+    if g.bad_pages is None:
+        out.append("no ras/gpu_vram_bad_pages")
+    return out
+
+
+# --- PLAT-RAS ---------------------------------------------------------------------------------
+def ras_level(snap: Snapshot, rack: Rack, where: str) -> list[str]:
+    """Uncorrectable errors since the driver loaded, retired pages over the limit, pages the
+    driver could not reserve; could-not-observe for what it could not read."""
+    limit = bad_page_limit(rack)
+    out: list[str] = []
+    unseen: list[str] = []
+    for g in snap.gpus:
+        ue = [f"{b.name} ue: {b.ue}" for b in (g.blocks or {}).values() if b.ue]
+        if ue:
+            out.append(f"{g.label}: uncorrectable errors since the driver loaded: {', '.join(ue)}")
+        pages = g.bad_pages or ()
+        unreserved = [p for p in pages if p.flag == "F"]
+        if unreserved:
+            out.append(f"{g.label}: {len(unreserved)} retired page(s) the driver could not reserve "
+                       f"(flag F, first pfn 0x{unreserved[0].pfn:08x})")
+        if pages and limit is not None and len(pages) > limit:
+            out.append(f"{g.label}: {len(pages)} retired VRAM pages, over the limit of {limit}")
+        elif pages and limit is None:
+            unseen.append(f"{g.label}: {len(pages)} retired pages and no limit to judge them by "
+                          "(set platform.ras_bad_pages_max or platform.hbm_gib)")
+        unseen += [f"{g.label}: {u}" for u in _unseen(g)]
+    if out:
+        return out
+    if unseen:
+        raise CouldNotObserve(f"{where}: " + "; ".join(unseen))
+    if len(snap.gpus) != rack.gpus_per_node:
+        raise CouldNotObserve(f"{where}: read the error counters of {len(snap.gpus)} amdgpu cards, expected "
+                              f"{rack.gpus_per_node} (gpus_per_node; PLAT-GPUS says which)")
+    return []
+
+
+def ras_shown(snap: Snapshot, rack: Rack) -> list[Shown]:
+    return [Shown("GPU error counters (one read of the node)", table(snap))]
+
+
+def table(snap: Snapshot) -> str:
+    lines = []
+    for g in snap.gpus:
+        c = g.counters()
+        ras = " ".join(f"{k.removeprefix('ras.')}={v}" for k, v in c.items() if k.startswith("ras.") and v)
+        lines.append(f"{g.label}: ras/ {'absent' if g.blocks is None else ras or 'all 0'}; "
+                     f"bad pages {'absent' if g.bad_pages is None else len(g.bad_pages)}; "
+                     f"AER cor {c.get('aer.correctable.TOTAL_ERR_COR', '-')} "
+                     f"nonfatal {c.get('aer.nonfatal.TOTAL_ERR_NONFATAL', '-')} "
+                     f"fatal {c.get('aer.fatal.TOTAL_ERR_FATAL', '-')}; replays {c.get('pcie.replay', '-')}"
+                     + (f"; absent: {', '.join(g.absent)}" if g.absent else "")
+                     + (f"; unreadable: {', '.join(g.unreadable)}" if g.unreadable else ""))
+    return "\n".join(lines) or "(no amdgpu card)"
+
+
+def ras_facts(snap: Snapshot, where: str) -> list[Fact]:
+    return [Fact("platform.ras.bad_pages", len(g.bad_pages), "pages", f"{where}/gpu{g.gpu}")
+            for g in snap.gpus if g.bad_pages is not None and g.gpu is not None]
+
+
+declare(Check("PLAT-RAS", "node", probe=ras_probe.of_node, judge=ras_level, shows=ras_shown, facts=ras_facts))
+
+
+# --- FAB-ERRORS / SRV-HW-ERRORS: rises during a stage ----------------------------------------
+def unbracketable(snap: Snapshot, expected: int) -> str:
+    """Why a snapshot cannot bracket a stage on its node ("" when it can): a GPU without a ras/
+    directory or error count file shows no ECC to compare, and a card count off leaves GPUs unseen."""
+    why = [f"{g.label}: {u}" for g in snap.gpus for u in _unseen(g) if "gpu_vram_bad_pages" not in u]
+    if len(snap.gpus) != expected:
+        why.append(f"{len(snap.gpus)} amdgpu cards, expected {expected} (gpus_per_node)")
+    return f"node {snap.node}: " + "; ".join(why) if why else ""
+
+
+LINK_BLOCKS = ("xgmi_wafl", "pcie_bif")
+
+
+def kind(counter: str) -> str:
+    """What a counter's rise is: 'uncorrectable', 'link', 'correctable' or 'throttle' (amd-smi's
+    violation accumulators: they tick all the time, SRV-THROTTLE reads them)."""
+    if counter.startswith("throttle."):
+        return "throttle"
+    block = counter.split(".")[1] if counter.startswith("ras.") else ""
+    if counter.startswith(("aer.correctable.", "pcie.")) or block in LINK_BLOCKS:
+        return "link" if not counter.endswith(".ue") else "uncorrectable"
+    if counter.endswith(".ue") or counter == "bad_pages" or counter.startswith(("aer.fatal.", "aer.nonfatal.")):
+        return "uncorrectable"
+    return "correctable"
+
+
+def stage_rises(rises: dict[str, list[Rise]], rack: Rack) -> list[str]:
+    """stage -> the rises charged to it (one node) -> one finding per GPU and stage."""
+    p = rack.platform
+    out = []
+    for stage, found in rises.items():
+        per_gpu: dict[str, list[Rise]] = {}
+        for r in found:
+            per_gpu.setdefault(r.gpu, []).append(r)
+        for gpu, rs in per_gpu.items():
+            bad = [r for r in rs if kind(r.counter) == "uncorrectable"]
+            link = [r for r in rs if kind(r.counter) == "link"]
+            # AER's named counts add up to its TOTAL_ERR_COR: count the total, not both
+            link_total = sum(r.by for r in link if not (r.counter.startswith("aer.correctable.")
+                                                        and not r.counter.endswith(".TOTAL_ERR_COR")))
+            ce = sum(r.by for r in rs if kind(r.counter) == "correctable")
+            shown = list(bad)
+            if link_total > p.ras_link_errors_max_rise:
+                shown += link
+            if p.ras_ce_max_rise is not None and ce > p.ras_ce_max_rise:
+                shown += [r for r in rs if kind(r.counter) == "correctable"]
+            if shown:
+                out.append(f"{gpu} during {stage}: " + ", ".join(
+                    f"{r.counter} {r.before} -> {r.after}" for r in shown))
+    return out
+
+
+def correctable_by_gpu(rises: dict[str, list[Rise]]) -> dict[str, int]:
+    """GPU label -> correctable ECC errors added over these stages (facts for -m regression)."""
+    out: dict[str, int] = {}
+    for found in rises.values():
+        for r in found:
+            if kind(r.counter) == "correctable":
+                out[r.gpu] = out.get(r.gpu, 0) + r.by
+    return out
+
+
+# --- SRV-THROTTLE: throttling residency under load ----------------------------------------------
+TICKS = "throttle.accumulation_counter"
+
+
+def throttling(rises: dict[str, list[Rise]], gpus: list[str], rack: Rack, where: str, unread: str = "") -> list[str]:
+    """The share of each stage's accumulation ticks a GPU spent throttled, per violation type
+    (amd-smi's <TYPE>_ACCUMULATED over ACCUMULATION_COUNTER), against platform.throttle_max_share.
+    A GPU whose accumulation counter did not move has no throttle reading: could not observe."""
+    limit = rack.platform.throttle_max_share
+    out: list[str] = []
+    unseen: list[str] = []
+    for stage, found in rises.items():
+        for gpu in gpus:
+            mine = {r.counter: r.by for r in found if r.gpu == gpu}
+            ticks = mine.get(TICKS, 0)
+            if ticks <= 0:
+                unseen.append(f"{gpu} during {stage}")
+                continue
+            over = {k.removeprefix("throttle.").removesuffix("_accumulated"): v / ticks for k, v in mine.items()
+                    if k != TICKS and v / ticks > limit}
+            if over:
+                out.append(f"{gpu} during {stage}: throttled " + ", ".join(
+                    f"{k} {share:.0%} of the time" for k, share in sorted(over.items()))
+                    + f" (allowed {limit:.0%})")
+    if out:
+        return out
+    if unseen:
+        raise CouldNotObserve(f"{where}: no throttle accumulators moved (amd-smi metric --throttle) for "
+                              + ", ".join(unseen) + (f": {unread}" if unread else ""))
+    return []
