@@ -20,11 +20,20 @@ The full parse (this plugin's options known) gives the value back to its option,
 decides "no test path given" from that parse (`Parser.parse_known_args`), so `--rack FILE` and
 `--rack=FILE` select and configure the same run, from any directory. What the first parse settled
 stays: the rootdir may then be the value's folder and the checkout's ini not found (the markers and
-defaults above stand in for it), and test ids are then relative to rackgate/checks
-(`platform/test_driver.py::...`) rather than to the checkout (`rackgate/checks/platform/...`). The
-`rackgate` command writes every option of OPTIONS that takes a value as `--opt=value` (paths made
-absolute) before pytest sees it, so its runs keep the rootdir of the directory they start in; a plain
-pytest run whose rootdir moved that way gets a warning naming the option (taken_for_paths).
+defaults above stand in for it); a plain pytest run whose rootdir moved that way gets a warning
+naming the option (taken_for_paths), since pytest's cache goes to that rootdir. The `rackgate`
+command writes every option of OPTIONS that takes a value as `--opt=value` (paths made absolute)
+before pytest sees it, so its runs keep the rootdir of the directory they start in.
+
+Test ids. pytest names a test by its path from the rootdir (or, outside it, from the test path
+given), so the same check would be `rackgate/checks/platform/test_driver.py::...` from a checkout,
+`platform/test_driver.py::...` from a wheel or after the rootdir moved. The ids are what the
+baseline's sources, `-m regression`, `rackgate fleet --failed-only`, verdict.json, JUnit and Allure
+key on, so this plugin names every module of rackgate/checks itself (pytest_pycollect_makemodule):
+`rackgate/checks/<path in the package>::<test>`, the same whatever the rootdir, the form of the
+options, the directory or the install. rackgate/ids.py's check_id() reads an id recorded under another rootdir
+(`platform/...`, or `tests/...` before the package move) as that one; its path_arg() turns an id back
+into a test path that pytest resolves from any directory.
 """
 from __future__ import annotations
 
@@ -34,7 +43,7 @@ from pathlib import Path
 
 import pytest
 
-CHECKS = Path(__file__).resolve().parent / "checks"
+from .ids import CHECKS, ID_PREFIX
 
 # The suite's fixtures and hooks, one module per concern.
 pytest_plugins = [
@@ -155,9 +164,18 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     if taken and not (here.resolve() == root or root in here.resolve().parents):
         early_config.issue_config_time_warning(pytest.PytestConfigWarning(
             f"rackgate: pytest settled its rootdir ({root}) taking {', '.join(taken)} for a test path: the run "
-            "is the same (the value is the option's), but test ids are relative to rackgate/checks and pytest's "
-            "cache goes to that rootdir; write the option as --opt=VALUE (or run the rackgate command) to keep "
+            "and its test ids are the same (the value is the option's), but pytest's cache goes to that rootdir "
+            "and an ini here is not read; write the option as --opt=VALUE (or run the rackgate command) to keep "
             "the rootdir here"), stacklevel=2)
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module | None:
+    """A module of rackgate/checks is named `rackgate/checks/<its path in the package>`, whatever the
+    rootdir (test ids above); its tests' ids follow from it."""
+    path = Path(module_path).resolve()
+    if CHECKS not in path.parents:
+        return None
+    return pytest.Module.from_parent(parent, path=module_path, nodeid=ID_PREFIX + path.relative_to(CHECKS).as_posix())
 
 
 def pytest_configure(config: pytest.Config) -> None:
