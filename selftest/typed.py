@@ -3,10 +3,12 @@ a directory of the test's choosing, and read back what a run's verdict.json says
 (times and paths aside), so that runs typed different ways can be compared."""
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from .harness import REPO, user_env
@@ -37,3 +39,24 @@ def verdict(path: Path) -> dict:
                                   tuple(sorted((f["row"], f["where"]) for f in n["findings"])))
                       for n in v["nodes"]},
             "rack_findings": sorted((f["row"], f["where"]) for f in v["rack_findings"])}
+
+
+Row = dict[str, str]
+
+
+def _pairs(row: Row) -> set[tuple[tuple[str, str], tuple[str, str]]]:
+    return set(itertools.combinations(sorted(row.items()), 2))
+
+
+def pairwise(dims: Mapping[str, Sequence[str]], allowed: Callable[[Row], bool] = lambda r: True) -> list[Row]:
+    """Rows of the cross product of dims (those `allowed`) such that every pair of two dimensions'
+    values that some allowed row holds is held by a chosen row: greedy, deterministic (the first row
+    covering the most pairs not yet covered), far fewer rows than the whole product."""
+    every = [row for row in (dict(zip(dims, vals)) for vals in itertools.product(*dims.values())) if allowed(row)]
+    left = set().union(*(_pairs(r) for r in every))
+    chosen: list[Row] = []
+    while left:
+        best = max(every, key=lambda r: len(_pairs(r) & left))
+        chosen.append(best)
+        left -= _pairs(best)
+    return chosen
