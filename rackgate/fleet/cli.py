@@ -97,7 +97,7 @@ def _run(o: argparse.Namespace, results: Path, runs: list[plan.RackRun],
             new = gather.rack_verdict(r, codes.get(r.name))
             verdict_file.write(Path(r.results) / "verdict.json", verdict_file.rebuild(merge_over[r.name], new))
     fleet = gather.gather(results, [*runs, *kept], codes)
-    print(gather.merge_reports(results, [*runs, *kept], render=not o.no_render))
+    print(gather.merge_reports(results, [*runs, *kept], render=not o.no_render, fleet=fleet))
     _summary(fleet)
     return fleet
 
