@@ -12,7 +12,10 @@ plugin autoloading is off). It brings:
   from any directory): the suite's markers, always; and for a run that collects only rackgate's
   checks, the suite's defaults (DEFAULTS: `-ra`, `--strict-markers`, `--junitxml=reports/junit.xml`,
   `--alluredir=reports/allure-results`, `--timeout=300`), each only where neither the command line
-  nor the ini gave a value. Relative paths are from the directory the run started in.
+  nor the ini gave a value. Relative paths are from the directory the run started in;
+- bad input as one line (pytest.UsageError: exit 2 from the `rackgate` command, 4 from pytest): an
+  --atom-url that is not a URL, a --baseline that is not a baseline (check_options), and -m / -k
+  leaving none of the checks collected ("no rackgate check matches -m 'gaet'; markers: ...").
 
 Option forms. pytest settles its rootdir and ini from a first parse of the command line that does
 not know plugin options: there the value of `--rack FILE` (space form) is taken for a test path.
@@ -40,9 +43,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
+from . import baseline as bl
 from .ids import CHECKS, ID_PREFIX
 
 # The suite's fixtures and hooks, one module per concern.
@@ -178,8 +183,59 @@ def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> 
     return pytest.Module.from_parent(parent, path=module_path, nodeid=ID_PREFIX + path.relative_to(CHECKS).as_posix())
 
 
+def check_options(opt: object) -> None:
+    """Values of rackgate's options that cannot be right, as one line each (pytest.UsageError): an
+    --atom-url that is no http(s) URL, a --baseline file that is not a rackgate baseline. (The rack
+    file and --sim-fault are checked where they are read: rackgate/fixtures/rack.py.)"""
+    url = getattr(opt, "atom_url", None)
+    if url is not None:
+        parts = urlsplit(url)
+        try:
+            port_ok = parts.port is None or parts.port > 0
+        except ValueError:
+            port_ok = False
+        if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+            raise pytest.UsageError(f"--atom-url {url!r} is not a URL of a server: give http://HOST:PORT")
+    path = getattr(opt, "baseline", None)
+    if path and Path(path).exists():
+        try:
+            bl.load(path)
+        except bl.BaselineError as e:
+            raise pytest.UsageError(f"{e} (--baseline)") from None
+        except OSError as e:
+            raise pytest.UsageError(f"--baseline {path}: cannot read it: {e.strerror or e}") from None
+
+
+def marker_names() -> list[str]:
+    return [line.split(":", 1)[0] for line in MARKERS if "(" not in line.split(":", 1)[0]]
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    check_options(config.option)
     for line in MARKERS:
         config.addinivalue_line("markers", line)
     for line in FILTERWARNINGS:
         config.addinivalue_line("filterwarnings", line)
+
+
+_COLLECTED = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Before -m and -k deselect: how many of rackgate's checks this run collected."""
+    config.stash[_COLLECTED] = sum(CHECKS in Path(it.path).resolve().parents for it in items)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """rackgate's checks collected and -m / -k leaving none of them: one line naming the expression
+    and the markers (pytest.UsageError), never a run that judged nothing. Not on an xdist worker
+    (each worker collects alone; the controller reports the run)."""
+    config = session.config
+    if session.items or not config.stash.get(_COLLECTED, 0) or hasattr(config, "workerinput"):
+        return
+    opt = config.option
+    given = " ".join(f"{flag} {value!r}" for flag, value in (("-m", opt.markexpr), ("-k", opt.keyword)) if value)
+    if given:
+        raise pytest.UsageError(f"no rackgate check matches {given}; markers: {', '.join(marker_names())}")

@@ -209,4 +209,5 @@ def load(path: str | Path) -> Baseline | None:
         facts = {f.key: f for f in (Fact.from_dict(raw) for raw in body["facts"])}
         return Baseline(str(p), body.get("provenance", {}), facts)
     except (ValueError, KeyError, TypeError, AttributeError) as e:
-        raise BaselineError(f"baseline {p}: not a rackgate baseline ({e})") from None
+        why = f"no {e.args[0]!r} entry" if isinstance(e, KeyError) else str(e)
+        raise BaselineError(f"baseline {p}: not a rackgate baseline ({why})") from None
