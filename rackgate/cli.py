@@ -7,7 +7,9 @@ line would otherwise take a separate value for a test path and settle its rootdi
 reports/ (junit.xml, allure-results, verdict.json) is relative to the current directory.
 
 Subcommands: add a function `(argv: list[str]) -> int` to SUBCOMMANDS (name -> (function, one-line
-help)); `rackgate NAME args...` calls it, and `rackgate help` lists them.
+help)); `rackgate NAME args...` calls it, and `rackgate --help` (`rackgate help`) lists them in its
+usage (USAGE_TEXT: one screen, rackgate's own; pytest's help is `rackgate --help-pytest`). `rackgate
+--version` names rackgate's version, then pytest's.
 """
 from __future__ import annotations
 
@@ -58,10 +60,54 @@ def normalize(argv: list[str], cwd: Path) -> list[str]:
     return out
 
 
+HELP, HELP_PYTEST, VERSION = ("-h", "--help"), "--help-pytest", ("-V", "--version")
+
+# rackgate's usage: the first screen of `rackgate --help` (24 lines with the subcommands).
+USAGE_TEXT = """\
+usage: rackgate [--rack FILE] [-m MARKERS] [options] [TEST PATH...]   run rackgate's checks (pytest)
+       rackgate SUBCOMMAND [ARGS]                                    a tool (below)
+Hardware acceptance for AI inference racks: each failure of the catalogue is a check that passes
+on health, fails on its fault, or says it could not observe (which node, which tool).
+
+subcommands:
+{subcommands}
+main options:
+  --rack FILE                rack file (TOML); default: the simulated rack
+  --atom-url URL             attach to a running server (never stopped) instead of launching one
+                             from the rack file's [launch]; --served-model NAME with it
+  -m platform                one node, before anything else    -m fabric      the fabric between nodes
+  -m gate                    before any benchmark (serving, accuracy gates)
+  -m regression              after an image change: compare with --baseline FILE
+                             (recorded on a known-good image with --record-baseline)
+reports, in the directory the run starts in: reports/verdict.json (--verdict-file), reports/junit.xml,
+  reports/allure-results (npx allure generate reports/allure-results)
+exit codes: 0 every check passed; 1 a finding about the rack; 2 usage or rack-file error (nothing
+  judged); 3 no finding, but something could not be observed
+all pytest options: rackgate --help-pytest      version: rackgate --version"""
+
+
+def usage() -> str:
+    width = max(len(name) for name in SUBCOMMANDS)
+    subs = "\n".join(f"  {name:<{width}}  {text}" for name, (_, text) in SUBCOMMANDS.items())
+    return USAGE_TEXT.format(subcommands=subs)
+
+
+def version() -> str:
+    """rackgate's version (its installed distribution's, else the package's), then pytest's."""
+    import importlib.metadata
+
+    import pytest
+
+    from . import __version__
+    try:
+        mine = importlib.metadata.version("rackgate")
+    except importlib.metadata.PackageNotFoundError:
+        mine = __version__
+    return f"rackgate {mine}\npytest {pytest.__version__}"
+
+
 def _help(argv: list[str]) -> int:
-    print("rackgate [pytest options]      run the suite (e.g. rackgate --rack FILE -m gate)")
-    for name, (_, text) in sorted(SUBCOMMANDS.items()):
-        print(f"rackgate {name:<20} {text}")
+    print(usage())
     return 0
 
 
@@ -75,10 +121,10 @@ def _module(name: str) -> Callable[[list[str]], int]:
 
 # name -> (function(argv) -> exit status, one-line help). A new subcommand is one line here.
 SUBCOMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
-    "help": (_help, "list the subcommands"),
-    "compare": (_module(".baseline.cli"), "OLD.json NEW.json: the regression table from two recorded runs"),
     "fleet": (_module(".fleet.cli"), "RACK.toml... [--scheduler local|slurm] [-- pytest args]: one run per rack, one report"),
     "survey": (_module(".survey.cli"), "--rack RACK.toml [--pick N] [--write-rack FILE]: which trays can be used now"),
+    "compare": (_module(".baseline.cli"), "OLD.json NEW.json: the regression table from two recorded runs"),
+    "help": (_help, "this usage (rackgate --help)"),
 }
 
 
@@ -87,6 +133,15 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         return int(SUBCOMMANDS[argv[0]][0](argv[1:]))
     import pytest
+
+    from .pytest_plugin import Command
+    if any(a in HELP for a in argv):
+        return _help(argv)
+    if any(a in VERSION for a in argv):
+        print(version())
+        return ALL_PASSED
+    if HELP_PYTEST in argv:
+        return int(pytest.main([*QUIET, "--help"], plugins=[Command()]))
     try:
         args = normalize(argv, Path.cwd())
     except SystemExit as e:
@@ -95,7 +150,6 @@ def main(argv: list[str] | None = None) -> int:
     verdict_path = _verdict_path(args, Path.cwd())
     if verdict_path is not None and verdict_path.exists():
         verdict_path.unlink()  # an old run's verdict must not stand for this one
-    from .pytest_plugin import Command
     rc = int(pytest.main([*QUIET, *args], plugins=[Command()]))
     from .report import verdict_file
     try:

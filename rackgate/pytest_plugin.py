@@ -12,7 +12,10 @@ plugin autoloading is off). It brings:
   from any directory): the suite's markers, always; and for a run that collects only rackgate's
   checks, the suite's defaults (DEFAULTS: `-ra`, `--strict-markers`, `--junitxml=reports/junit.xml`,
   `--alluredir=reports/allure-results`, `--timeout=300`), each only where neither the command line
-  nor the ini gave a value. Relative paths are from the directory the run started in.
+  nor the ini gave a value. Relative paths are from the directory the run started in;
+- bad input as one line (pytest.UsageError: exit 2 from the `rackgate` command, 4 from pytest): an
+  --atom-url that is not a URL, a --baseline that is not a baseline (check_options), and -m / -k
+  leaving none of the checks collected ("no rackgate check matches -m 'gaet'; markers: ...").
 
 Option forms. pytest settles its rootdir and ini from a first parse of the command line that does
 not know plugin options: there the value of `--rack FILE` (space form) is taken for a test path.
@@ -20,21 +23,32 @@ The full parse (this plugin's options known) gives the value back to its option,
 decides "no test path given" from that parse (`Parser.parse_known_args`), so `--rack FILE` and
 `--rack=FILE` select and configure the same run, from any directory. What the first parse settled
 stays: the rootdir may then be the value's folder and the checkout's ini not found (the markers and
-defaults above stand in for it), and test ids are then relative to rackgate/checks
-(`fabric/test_ubench07.py::...`) rather than to the checkout (`rackgate/checks/fabric/...`). The
-`rackgate` command writes every option of OPTIONS that takes a value as `--opt=value` (paths made
-absolute) before pytest sees it, so its runs keep the rootdir of the directory they start in; a plain
-pytest run whose rootdir moved that way gets a warning naming the option (taken_for_paths).
+defaults above stand in for it); a plain pytest run whose rootdir moved that way gets a warning
+naming the option (taken_for_paths), since pytest's cache goes to that rootdir. The `rackgate`
+command writes every option of OPTIONS that takes a value as `--opt=value` (paths made absolute)
+before pytest sees it, so its runs keep the rootdir of the directory they start in.
+
+Test ids. pytest names a test by its path from the rootdir (or, outside it, from the test path
+given), so the same check would be `rackgate/checks/platform/test_driver.py::...` from a checkout,
+`platform/test_driver.py::...` from a wheel or after the rootdir moved. The ids are what the
+baseline's sources, `-m regression`, `rackgate fleet --failed-only`, verdict.json, JUnit and Allure
+key on, so this plugin names every module of rackgate/checks itself (pytest_pycollect_makemodule):
+`rackgate/checks/<path in the package>::<test>`, the same whatever the rootdir, the form of the
+options, the directory or the install. rackgate/ids.py's check_id() reads an id recorded under another rootdir
+(`platform/...`, or `tests/...` before the package move) as that one; its path_arg() turns an id back
+into a test path that pytest resolves from any directory.
 """
 from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
-CHECKS = Path(__file__).resolve().parent / "checks"
+from . import baseline as bl
+from .ids import CHECKS, ID_PREFIX
 
 # The suite's fixtures and hooks, one module per concern.
 pytest_plugins = [
@@ -158,13 +172,73 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     if taken and not (here.resolve() == root or root in here.resolve().parents):
         early_config.issue_config_time_warning(pytest.PytestConfigWarning(
             f"rackgate: pytest settled its rootdir ({root}) taking {', '.join(taken)} for a test path: the run "
-            "is the same (the value is the option's), but test ids are relative to rackgate/checks and pytest's "
-            "cache goes to that rootdir; write the option as --opt=VALUE (or run the rackgate command) to keep "
+            "and its test ids are the same (the value is the option's), but pytest's cache goes to that rootdir "
+            "and an ini here is not read; write the option as --opt=VALUE (or run the rackgate command) to keep "
             "the rootdir here"), stacklevel=2)
 
 
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module | None:
+    """A module of rackgate/checks is named `rackgate/checks/<its path in the package>`, whatever the
+    rootdir (test ids above); its tests' ids follow from it."""
+    path = Path(module_path).resolve()
+    if CHECKS not in path.parents:
+        return None
+    return pytest.Module.from_parent(parent, path=module_path, nodeid=ID_PREFIX + path.relative_to(CHECKS).as_posix())
+
+
+def check_options(opt: object) -> None:
+    """Values of rackgate's options that cannot be right, as one line each (pytest.UsageError): an
+    --atom-url that is no http(s) URL, a --baseline file that is not a rackgate baseline. (The rack
+    file and --sim-fault are checked where they are read: rackgate/fixtures/rack.py.)"""
+    url = getattr(opt, "atom_url", None)
+    if url is not None:
+        parts = urlsplit(url)
+        try:
+            port_ok = parts.port is None or parts.port > 0
+        except ValueError:
+            port_ok = False
+        if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+            raise pytest.UsageError(f"--atom-url {url!r} is not a URL of a server: give http://HOST:PORT")
+    path = getattr(opt, "baseline", None)
+    if path and Path(path).exists():
+        try:
+            bl.load(path)
+        except bl.BaselineError as e:
+            raise pytest.UsageError(f"{e} (--baseline)") from None
+        except OSError as e:
+            raise pytest.UsageError(f"--baseline {path}: cannot read it: {e.strerror or e}") from None
+
+
+def marker_names() -> list[str]:
+    return [line.split(":", 1)[0] for line in MARKERS if "(" not in line.split(":", 1)[0]]
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    check_options(config.option)
     for line in MARKERS:
         config.addinivalue_line("markers", line)
     for line in FILTERWARNINGS:
         config.addinivalue_line("filterwarnings", line)
+
+
+_COLLECTED = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Before -m and -k deselect: how many of rackgate's checks this run collected."""
+    config.stash[_COLLECTED] = sum(CHECKS in Path(it.path).resolve().parents for it in items)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """rackgate's checks collected and -m / -k leaving none of them: one line naming the expression
+    and the markers (pytest.UsageError), never a run that judged nothing. Not on an xdist worker
+    (each worker collects alone; the controller reports the run)."""
+    config = session.config
+    if session.items or not config.stash.get(_COLLECTED, 0) or hasattr(config, "workerinput"):
+        return
+    opt = config.option
+    given = " ".join(f"{flag} {value!r}" for flag, value in (("-m", opt.markexpr), ("-k", opt.keyword)) if value)
+    if given:
+        raise pytest.UsageError(f"no rackgate check matches {given}; markers: {', '.join(marker_names())}")

@@ -62,7 +62,7 @@ def test_outside_the_checkout_the_checks_are_collected_and_the_users_options_win
     p = _pytest(tmp_path, "--co", "-q", "-m", "platform", "--junitxml=mine.xml", "--verdict-file=")
     ids = [x for x in p.stdout.splitlines() if "::" in x]
     assert p.returncode == 0 and ids, p.stdout[-2000:] + p.stderr[-2000:]
-    assert all((REPO / "rackgate/checks" / i.split("::")[0]).is_file() for i in ids), ids[:5]
+    assert all(i.startswith("rackgate/checks/") and (REPO / i.split("::")[0]).is_file() for i in ids), ids[:5]   # the same ids as in the checkout
     assert (tmp_path / "mine.xml").is_file() and not (tmp_path / "reports" / "junit.xml").exists()
     assert (tmp_path / "reports" / "allure-results").is_dir()   # the default the user did not override
 
@@ -89,7 +89,7 @@ def test_a_separate_value_that_moved_the_rootdir_is_named(tmp_path):
     assert f"taking --rack {elsewhere / 'rack.toml'} for a test path" in space.stdout, space.stdout[-2000:]
     assert "for a test path" not in joined.stdout
     ids = {i for i in joined.stdout.splitlines() if "::" in i}
-    assert ids and {f"rackgate/checks/{i}" for i in space.stdout.splitlines() if "::" in i} == ids
+    assert ids and {i for i in space.stdout.splitlines() if "::" in i} == ids   # the same ids (rackgate/ids.py)
     assert not pytest_plugin.taken_for_paths(["--rack", "no-such.toml", "-m", "x", "--record-baseline", "."], tmp_path)
 
 

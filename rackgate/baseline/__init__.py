@@ -240,4 +240,5 @@ def load(path: str | Path) -> Baseline | None:
             raise TypeError("sets is not an object")
         return Baseline(str(p), body.get("provenance", {}), facts, sets)
     except (ValueError, KeyError, TypeError, AttributeError) as e:
-        raise BaselineError(f"baseline {p}: not a rackgate baseline ({e})") from None
+        why = f"no {e.args[0]!r} entry" if isinstance(e, KeyError) else str(e)
+        raise BaselineError(f"baseline {p}: not a rackgate baseline ({why})") from None

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..config import RackFileError
+from ..ids import CHECKS, path_arg
 from ..report import verdict_file
 from . import drain, gather, local, plan, slurm
 
@@ -37,7 +38,7 @@ def _retry_args(v: verdict_file.Verdict) -> list[str] | None:
     bad = [i["test"] for i in v.get("items", []) if i["outcome"] != "PASS"]
     if v["verdict"] == "UNKNOWN" and not v.get("items"):
         return None
-    return sorted(set(bad))
+    return sorted({path_arg(t) for t in bad})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,7 +97,7 @@ def _run(o: argparse.Namespace, results: Path, runs: list[plan.RackRun],
             new = gather.rack_verdict(r, codes.get(r.name))
             verdict_file.write(Path(r.results) / "verdict.json", verdict_file.rebuild(merge_over[r.name], new))
     fleet = gather.gather(results, [*runs, *kept], codes)
-    print(gather.merge_reports(results, [*runs, *kept], render=not o.no_render))
+    print(gather.merge_reports(results, [*runs, *kept], render=not o.no_render, fleet=fleet))
     _summary(fleet)
     return fleet
 
@@ -136,7 +137,7 @@ def _failed_only(o: argparse.Namespace, results: Path) -> int:
 
 
 def _is_test_path(a: str) -> bool:
-    return not a.startswith("-") and (a.startswith("rackgate/checks/") or "::" in a or a.endswith(".py"))
+    return not a.startswith("-") and (a.startswith(("rackgate/checks/", str(CHECKS))) or "::" in a or a.endswith(".py"))
 
 
 def _drain(o: argparse.Namespace, fleet: gather.Fleet) -> int:

@@ -3,6 +3,8 @@ verdict file (it died, overran, never started) is its own UNKNOWN entry; the oth
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 from typing import TypedDict
 
@@ -87,26 +89,48 @@ def gather(results: Path, runs: list[RackRun], codes: dict[str, int | None]) -> 
     return out
 
 
-def merge_reports(results: Path, runs: list[RackRun], render: bool = True) -> str:
-    """Every rack's Allure results (those that left any) into results/allure-merged, rendered once
-    into results/report; returns a line saying what was done (a merge or render that fails is said
-    there: the fleet's verdict stands without the report)."""
+def merge_reports(results: Path, runs: list[RackRun], render: bool = True, fleet: Fleet | None = None) -> str:
+    """Every rack's Allure results (those that left any) into results/allure-merged, with the
+    fleet's overview (each rack's verdict and findings) when `fleet` is given; rendered once into
+    results/report, each rack's own into <its results>/report; returns a line saying what was done
+    (a merge or render that fails is said there: the fleet's verdict stands without the report)."""
     sources = [Path(r.results) / "allure" for r in runs if (Path(r.results) / "allure" / allure_fleet.ENV).exists()]
     if not sources:
         return "no rack left Allure results"
-    merged = results / "allure-merged"
+    merged, report = results / "allure-merged", results / "report"
     try:
+        if merged.exists():
+            shutil.rmtree(merged)   # a re-run's merge is the fleet now, not the fleet now and before
         counts = allure_fleet.merge(merged, sources)
     except (allure_fleet.FleetError, OSError, json.JSONDecodeError) as e:
         return f"Allure results not merged: {e}"
     line = f"Allure results merged in {merged} ({', '.join(f'{k}: {v}' for k, v in counts.items())})"
+    own = {r.name: Path(r.results) / "report" for r in runs if Path(r.results) / "allure" in sources}
+    if fleet is not None:
+        allure_fleet.overview(merged, [_summary(r, os.path.relpath(own[r["rack"]] / "index.html", report)
+                                                if render and r["rack"] in own else "") for r in fleet["racks"]])
     if render:
         from ..report import render as allure_render
+        title = allure_fleet.title([_summary(r, "") for r in fleet["racks"]]) if fleet is not None else "fleet"
         try:
-            line += f"; report: {allure_render.render(merged, results / 'report', name='fleet')}"
+            for r in runs:
+                if r.name in own:
+                    allure_render.render(Path(r.results) / "allure", own[r.name], name=f"{r.name}: {_verdict_of(fleet, r.name)}")
+            line += f"; report: {allure_render.render(merged, report, name=title)}"
+            line += "; each rack's own: " + ", ".join(str(p) for p in own.values())
         except allure_render.RenderError as e:
             line += f"; not rendered: {str(e).splitlines()[0]}"
     return line
+
+
+def _summary(r: RackEntry, report: str) -> allure_fleet.RackSummary:
+    return {"rack": r["rack"], "verdict": r["verdict"], "report": report,
+            "findings": [f"{f['row']} [{f['where']}] {f['seen'][:200]}" for f in r["findings"]],
+            "unknown": [f"{u['test']}: {u['why'][:200]}" for u in r["unknown"]]}
+
+
+def _verdict_of(fleet: Fleet | None, rack: str) -> str:
+    return next((r["verdict"] for r in (fleet or {"racks": []})["racks"] if r["rack"] == rack), "?")
 
 
 def load(results: Path) -> Fleet:

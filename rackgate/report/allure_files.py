@@ -129,9 +129,11 @@ def fact_plots(facts: Sequence[RecordedFact]) -> list[tuple[str, bytes]]:
     return out
 
 
-def write_globals(results: Path, attachments: list[tuple[str, bytes, str]]) -> Path | None:
-    """Report-level attachments (name, body, mime type): an Allure 3 globals file."""
-    if not attachments:
+def write_globals(results: Path, attachments: list[tuple[str, bytes, str]],
+                  errors: list[dict[str, str]] | None = None) -> Path | None:
+    """Report-level attachments (name, body, mime type) and errors ({"message", "trace"}): an Allure 3
+    globals file."""
+    if not attachments and not errors:
         return None
     entries = []
     now = int(time.time() * 1000)
@@ -141,7 +143,7 @@ def write_globals(results: Path, attachments: list[tuple[str, bytes, str]]) -> P
         _atomic(results / source, body)
         entries.append({"name": name, "source": source, "type": mime, "timestamp": now})
     return _atomic(results / f"{uuid.uuid4()}-globals.json",
-                   json.dumps({"attachments": entries, "errors": []}, indent=1).encode())
+                   json.dumps({"attachments": entries, "errors": errors or []}, indent=1).encode())
 
 
 def _atomic(path: Path, body: bytes) -> Path:

@@ -4,11 +4,17 @@
     python -m rackgate.report.render OUT -o reports/fleet-report   # then render once (docs/fleet.md)
 
 Each rack's run (one CI job per rack file) writes its own results; its environment.properties
-names the rack (`rack=`). Merging copies every file and tags each test result with the rack: a
-`rack` label, a `rack` parameter (shown on the test's page) and a parentSuite of the rack name (the
-Suites tree groups by rack), and its historyId/testCaseId made per rack, so the same check on two
-racks is two results, never one result retried. The merged environment.properties lists every
-rack's entries prefixed with its name.
+names the rack (`rack=`). Merging copies every file and tags each test result with the rack: its
+name starts with the rack (`sim-b: test_plat_driver[node1]`), its title path too (Allure 3's
+tree groups by it: rack, then the check's module), a `rack` label and parameter, a parentSuite of
+the rack name (for a report grouped by suites), and its historyId/testCaseId made per rack, so the
+same check on two racks is two results, never one result retried. The merged
+environment.properties lists every rack's entries prefixed with its name.
+
+overview() (rackgate fleet, which knows each rack's verdict) adds what a person reads first: the
+report's title names each rack's PASS / FAIL / UNKNOWN, one global error per rack that did not
+pass (its findings, or what could not be observed), a global attachment with every rack's
+verdict, findings and the path of its own report, and `<rack>.verdict` in the environment.
 """
 from __future__ import annotations
 
@@ -17,9 +23,20 @@ import json
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
+
+from . import allure_files
 
 ENV = "environment.properties"
+
+
+class RackSummary(TypedDict):
+    """One rack as the overview shows it (rackgate fleet's fleet.json entry, and its report)."""
+    rack: str
+    verdict: str          # PASS, FAIL, UNKNOWN
+    findings: list[str]   # "ROW [where] seen"
+    unknown: list[str]    # "test: why"
+    report: str           # its own report's index.html, relative to the merged report ("" if none)
 
 
 class FleetError(ValueError):
@@ -48,6 +65,12 @@ def tag(result: dict[str, Any], rack: str) -> dict[str, Any]:
     result["labels"] = labels + [{"name": "rack", "value": rack}, {"name": "parentSuite", "value": rack}]
     params = [p for p in result.get("parameters", []) if p.get("name") != "rack"]
     result["parameters"] = [{"name": "rack", "value": rack}] + params
+    prefix = f"{rack}: "
+    for key in ("name", "fullName"):
+        if key in result and not str(result[key]).startswith(prefix):
+            result[key] = prefix + str(result[key])
+    path = [p for p in result.get("titlePath", []) if p not in ("rackgate", "checks")]   # rackgate/checks: every check's
+    result["titlePath"] = [rack, *(path[1:] if path[:1] == [rack] else path)]
     for key in ("historyId", "testCaseId"):
         if key in result:
             result[key] = _per_rack(result[key], rack)
@@ -80,6 +103,31 @@ def merge(out: Path, sources: list[Path]) -> dict[str, int]:
                 shutil.copyfile(f, out / f.name)
     (out / ENV).write_text("\n".join([f"racks={', '.join(counts)}", *env_lines]) + "\n")
     return counts
+
+
+def title(racks: list[RackSummary]) -> str:
+    """The merged report's name: the fleet's verdict, then each rack's."""
+    worst = "FAIL" if any(r["verdict"] == "FAIL" for r in racks) else (
+        "UNKNOWN" if any(r["verdict"] != "PASS" for r in racks) or not racks else "PASS")
+    return f"fleet {worst}: " + ", ".join(f"{r['rack']} {r['verdict']}" for r in racks)
+
+
+def overview(out: Path, racks: list[RackSummary]) -> None:
+    """Each rack's verdict where the merged report shows it first (module docstring)."""
+    lines = []
+    for r in racks:
+        lines.append(f"{r['rack']}: {r['verdict']}")
+        lines += [f"  finding: {f}" for f in r["findings"]] + [f"  could not observe: {u}" for u in r["unknown"]]
+        lines.append(f"  its report: {r['report'] or '(none rendered)'}")
+    errors = [{"message": f"{r['rack']}: {r['verdict']}" + "".join(f"; {x}" for x in (r["findings"] or r["unknown"])[:5]),
+               "trace": "\n".join(r["findings"] + r["unknown"])} for r in racks if r["verdict"] != "PASS"]
+    allure_files.write_globals(out, [("fleet: the verdict of each rack", "\n".join(lines).encode() + b"\n", "text/plain")],
+                               errors=errors)
+    env = out / ENV
+    old = env.read_text().splitlines() if env.exists() else []
+    verdicts = [f"{r['rack']}.verdict={r['verdict']}" + (f" ({'; '.join(r['findings'])})" if r["findings"] else "")
+                for r in racks]
+    env.write_text("\n".join([*old[:1], *verdicts, *old[1:]]) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,31 @@
+"""rackgate/ids.py: an id recorded under any rootdir names the same check; an id turns back into a
+test path that resolves from any directory."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rackgate.ids import CHECKS, check_id, path_arg
+
+pytestmark = pytest.mark.unit
+
+ID = "rackgate/checks/platform/test_driver.py::test_driver_loaded[node1]"
+
+
+@pytest.mark.parametrize("recorded", [ID, "platform/test_driver.py::test_driver_loaded[node1]",
+                                      "tests/platform/test_driver.py::test_driver_loaded[node1]"])
+def test_an_id_from_any_rootdir_names_the_packages_check(recorded):
+    assert check_id(recorded) == ID
+
+
+@pytest.mark.parametrize("other", ["selftest/test_ids.py::test_x", "platform/test_nothing_here.py::t", "", "x"])
+def test_an_id_of_no_check_of_the_package_stays(other):
+    assert check_id(other) == other
+
+
+def test_an_id_turns_into_an_absolute_test_path():
+    arg = path_arg("platform/test_driver.py::test_driver_loaded[node1]")
+    path, _, name = arg.partition("::")
+    assert Path(path).is_absolute() and Path(path) == CHECKS / "platform/test_driver.py" and Path(path).is_file()
+    assert name == "test_driver_loaded[node1]"

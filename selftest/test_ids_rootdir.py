@@ -1,0 +1,38 @@
+"""The ids of rackgate's checks do not depend on pytest's rootdir (rackgate/ids.py): a baseline
+recorded with `--baseline FILE` (space form: once FILE exists, pytest's first parse takes it for a
+test path and settles its rootdir in FILE's folder) is compared clean typed that way or the other,
+and `-m regression` selects the checks that recorded it."""
+from __future__ import annotations
+
+import pytest
+
+from . import typed
+from .harness import REPO
+
+pytestmark = pytest.mark.suite
+
+
+def test_a_baseline_recorded_and_compared_in_the_space_form_is_clean(tmp_path):
+    away = tmp_path / "x"
+    away.mkdir()
+    base = away / "base.json"
+    common = ["-m", "platform or regression", "--junitxml=" + str(tmp_path / "j.xml"),
+              "--alluredir=" + str(tmp_path / "allure")]
+    rec = typed.run([*typed.PYTEST, "-q", *common, "--record-baseline", "--baseline", str(base),
+                     f"--verdict-file={tmp_path / 'rec.json'}"], REPO)
+    assert rec.returncode == 0 and base.exists(), rec.stdout[-3000:]
+    sources = {f["source"] for f in __import__("json").loads(base.read_text())["facts"]}
+    assert sources and all(s.startswith("rackgate/checks/") for s in sources), sources
+    verdicts = {}
+    for form in (["--baseline", str(base)], [f"--baseline={base}"]):
+        out = tmp_path / f"cmp{len(verdicts)}.json"
+        cmp = typed.run([*typed.PYTEST, "-q", "-m", "regression", *form, f"--verdict-file={out}",
+                         "--junitxml=" + str(tmp_path / "j2.xml"), "--alluredir=" + str(tmp_path / "allure2")], REPO)
+        assert cmp.returncode == 0, cmp.stdout[-3000:]
+        assert "facts within tolerance" in cmp.stdout and "REGRESSED" not in cmp.stdout, cmp.stdout[-3000:]
+        v = typed.verdict(out)
+        ran = {t.split("::")[0] for t in v["items"]}
+        # the checks that recorded the facts ran again, under the same ids as when recorded
+        assert {s.split("::")[0] for s in sources} < ran, (sources, ran)
+        verdicts[form[0]] = v
+    assert verdicts["--baseline"] == verdicts[f"--baseline={base}"]
