@@ -13,6 +13,8 @@ from rackgate.sim.areas import files as sim_files
 from rackgate.sim.faults import Fault, FaultError, NodeFile
 from rackgate.sim.render import node_root
 
+pytestmark = pytest.mark.suite
+
 
 def test_every_declaration_names_a_probe_and_a_judge_where_the_floor_plan_puts_them():
     checks = declared()

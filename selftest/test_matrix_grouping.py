@@ -13,6 +13,8 @@ from rackgate.report.junit import Verdict as Outcome
 from . import matrix as mx
 from .harness import SuiteRun
 
+pytestmark = pytest.mark.suite
+
 CASES = sim_matrix.cases()  # the explicit cases and those derived from declared checks
 
 

@@ -9,6 +9,8 @@ from rackgate.transport import ports
 from rackgate.transport.deadline import wait_for
 from rackgate.transport.procs import REGISTRY, Overran, run_bounded
 
+pytestmark = pytest.mark.suite
+
 
 def alive(pid: int) -> bool:
     try:

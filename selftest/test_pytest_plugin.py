@@ -16,6 +16,8 @@ from rackgate import cli, pytest_plugin
 
 from .harness import REPO, SUITE_PLUGINS, user_env
 
+pytestmark = pytest.mark.suite
+
 
 def test_the_command_writes_rackgate_options_with_their_values(tmp_path):
     got = cli.normalize(["--rack", "r.toml", "--sim-fault", "stuck-link@node2:1", "--served-model", "models/x",

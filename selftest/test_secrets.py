@@ -1,9 +1,13 @@
 """Secrets from the rack file never appear in output, JUnit or Allure results."""
 
+import pytest
+
 from rackgate import secrets
 from rackgate.report.verdict import CheckFailed
 
 from .harness import REPO, run_suite
+
+pytestmark = pytest.mark.suite
 
 API_KEY = "sk-rackgate-test-0123456789"
 HF_TOKEN = "hf_rackgatetesttoken987"

@@ -12,6 +12,8 @@ from rackgate.sim import faults, state
 from rackgate.sim.engine.behaviour import ServerFaults, UnknownBehaviour
 from rackgate.sim.launch import SIM_BENCH, SIM_LAUNCH, Command, Drop, EditError, Env, Set
 
+pytestmark = pytest.mark.suite
+
 
 def _flags(cmd: str) -> dict:
     return argv.flags(argv.split(cmd))

@@ -9,6 +9,8 @@ from rackgate.transport.host import Spawned
 from rackgate.transport.inject import failed
 from rackgate.transport.result import Result
 
+pytestmark = pytest.mark.unit
+
 
 class _Kill:
     node, kind = "node1", "stub"

@@ -19,6 +19,8 @@ from rackgate.transport.inject import WAYS
 
 from .harness import run_suite
 
+pytestmark = pytest.mark.matrix
+
 SELECTIONS = {"platform": ("-m", "platform", "-p", "no:xdist"), "fabric": ("-m", "fabric", "-p", "no:xdist")}
 # A tool whose absence the probe answers from another source by design: PASSED is then allowed,
 # but only when the item read that source in the same run (it sent a command that did not fail).

@@ -15,6 +15,8 @@ import pytest
 
 from .harness import REPO, parse_junit, user_env
 
+pytestmark = pytest.mark.suite
+
 LONG = 600   # a bound, never a speed figure: a suite run on a busy 2-core machine
 
 

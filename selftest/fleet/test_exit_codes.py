@@ -8,6 +8,8 @@ import pytest
 
 from ..harness import REPO, user_env
 
+pytestmark = pytest.mark.suite
+
 DRIVER = ["-p", "no:cacheprovider", "rackgate/checks/platform/test_driver.py::test_amdgpu_params"]
 
 

@@ -5,11 +5,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rackgate.fleet import gather, slurm
 from rackgate.fleet.plan import RackRun
 
 from ..harness import REPO, user_env
 from . import racks
+
+pytestmark = pytest.mark.suite
 
 
 def test_one_array_and_an_exclusive_job_for_a_rack_of_slurm_nodes(tmp_path):

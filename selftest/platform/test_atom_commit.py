@@ -13,6 +13,8 @@ from rackgate.probes import atom_commit
 from rackgate.transport import Host
 from rackgate.transport.runners import LocalRunner
 
+pytestmark = pytest.mark.suite
+
 SHA = "4f1c0e2d9b8a7c6e5d4f3a2b1c0d9e8f7a6b5c4d"
 
 

@@ -14,6 +14,8 @@ from rackgate.transport.result import Result
 
 from ..properties.mutate import SETTINGS, cases
 
+pytestmark = pytest.mark.suite
+
 AMDGPU = "../../../../bus/pci/drivers/amdgpu"
 # What the listing prints on a tray whose BMC video card (ASPEED, driver ast) holds card0.
 BMC_TRAY = (

@@ -7,6 +7,8 @@ from rackgate.gsm8k import lengths
 from rackgate.gsm8k.scoring import ItemVerdict
 from rackgate.report import plots
 
+pytestmark = pytest.mark.suite
+
 
 def _items(counts):
     return [ItemVerdict(i, "x", "stop", "1", tokens=n) for i, n in enumerate(counts)]

@@ -12,6 +12,8 @@ from rackgate.baseline import compare as cmp
 
 from ..harness import run_suite
 
+pytestmark = pytest.mark.suite
+
 COMPARE = "rackgate/checks/regression/test_regression.py::test_facts_within_tolerance"
 
 # Every fact kind the healthy sim can record cheaply (GSM8K, ~2 min of lm-eval start-up per run,

@@ -9,6 +9,8 @@ from rackgate.sim.rack import SHIPPED_RACK
 
 from ..harness import REPO
 
+pytestmark = pytest.mark.suite
+
 RACK = config.load(REPO / "racks" / "example-gfx1250.toml")
 CMD = launch_command(RACK, RACK.nodes[0], 0)
 ENV = dict(RACK.launch.env)

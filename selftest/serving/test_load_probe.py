@@ -4,9 +4,13 @@ for requests a stuck rank will never answer; a request with no answer is counted
 as a refusal. Driven by events, never by sleeps."""
 import threading
 
+import pytest
+
 from rackgate.atom import load
 from rackgate.atom.client import Reply, ServerError
 from rackgate.gates import sanity
+
+pytestmark = pytest.mark.unit
 
 JUDGES = {"degenerate": sanity.degenerate, "degenerate_so_far": sanity.degenerate_so_far}  # the checks' judges
 

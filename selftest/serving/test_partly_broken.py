@@ -14,6 +14,8 @@ from rackgate.atom.client import Client
 from rackgate.gates import sanity
 from rackgate.sim.httpjson import JsonHandler
 
+pytestmark = pytest.mark.suite
+
 BOUND = 200000  # a '!' stream this server would send in full: far more than any check reads
 
 

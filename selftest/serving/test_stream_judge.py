@@ -12,6 +12,8 @@ from rackgate.errors import CouldNotObserve
 from rackgate.gates import stream
 from rackgate.sim import model
 
+pytestmark = pytest.mark.suite
+
 TEXT = " Paris. It is the largest city in France."
 
 

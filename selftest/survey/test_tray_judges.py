@@ -21,6 +21,8 @@ from rackgate.survey.model import FAIL, PASS, UNOBSERVED
 
 from ..harness import REPO
 
+pytestmark = pytest.mark.suite
+
 ACTIVE, ERROR = ["active", "ready"], ["error"]
 
 
