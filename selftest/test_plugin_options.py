@@ -44,3 +44,18 @@ def test_defaults_only_where_none_was_given():
     assert pytest_plugin.defaults(given, _Config({"timeout": "60"})) == []
     no_allure = SimpleNamespace(reportchars="a", strict_markers=True, xmlpath="j", timeout=5)   # plugin not loaded
     assert pytest_plugin.defaults(no_allure, _Config({})) == []
+
+
+def test_a_rootdir_above_the_checkouts_own_ini_moved(tmp_path):
+    """A checkout under /tmp, the taken value under /tmp too: pytest settles on the common folder
+    (tmp_path here), above the checkout's pyproject.toml -- moved, as a rootdir elsewhere is; a run
+    from a plain sub-folder of a project whose rootdir is the project's is not."""
+    checkout, elsewhere, sub = tmp_path / "clone", tmp_path / "elsewhere", tmp_path / "clone" / "docs"
+    sub.mkdir(parents=True)
+    elsewhere.mkdir()
+    (checkout / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    assert pytest_plugin.rootdir_moved(checkout, tmp_path)
+    assert pytest_plugin.rootdir_moved(checkout, elsewhere)
+    assert not pytest_plugin.rootdir_moved(checkout, checkout)
+    assert not pytest_plugin.rootdir_moved(sub, checkout)
+    assert not pytest_plugin.rootdir_moved(tmp_path / "elsewhere", tmp_path)   # no project file between
