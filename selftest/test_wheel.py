@@ -54,6 +54,10 @@ def venv(tmp_path_factory) -> dict:
     where = _run([str(python), "-c", "import rackgate; print(rackgate.__file__)"], d, env)
     package = Path(where.stdout.strip()).parent
     assert where.returncode == 0 and package.is_relative_to(d / "venv"), _said(where)   # the venv's copy, not the checkout
+    # its dependencies are the running environment's (a user's venv), not the base interpreter's
+    dep = _run([str(python), "-c", "import allure_pytest; print(allure_pytest.__file__)"], d, env)
+    assert dep.returncode == 0 and any(Path(dep.stdout.strip()).is_relative_to(s) for s in running_site_dirs()), \
+        (_said(dep), running_site_dirs())
     return {"python": str(python), "rackgate": str(rackgate), "package": package, "env": env}
 
 
