@@ -1,4 +1,5 @@
-"""The one free-port finder (transport.ports): ranges outside the kernel's ephemeral range, claims, slots."""
+"""The one free-port finder (transport.ports): ranges outside the kernel's ephemeral range, claims,
+slots."""
 import os
 import socket
 import time

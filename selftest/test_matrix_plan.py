@@ -1,4 +1,5 @@
-"""The real fault matrix's plan keeps its guards (collects the suite; the grouping rules on made-up cases: test_matrix_grouping.py)."""
+"""The real fault matrix's plan keeps its guards (collects the suite; the grouping rules on made-up
+cases: test_matrix_grouping.py)."""
 import pytest
 
 from rackgate import faultmatrix as sim_matrix

@@ -1,4 +1,5 @@
-"""The plugin's options without a pytest run: the command's --opt=value form, the verdict file's place, the defaults (the runs: test_pytest_plugin.py)."""
+"""The plugin's options without a pytest run: the command's --opt=value form, the verdict file's
+place, the defaults (the runs: test_pytest_plugin.py)."""
 from __future__ import annotations
 
 from pathlib import Path

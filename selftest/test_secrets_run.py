@@ -1,4 +1,5 @@
-"""No secret from the rack file leaves a suite run (its output, logs, reports; the redaction alone: test_secrets.py)."""
+"""No secret from the rack file leaves a suite run (its output, logs, reports; the redaction alone:
+test_secrets.py)."""
 import pytest
 
 from .harness import REPO, run_suite

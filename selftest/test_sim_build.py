@@ -1,4 +1,5 @@
-"""The sim's built nodes: their executables import no typed state, a failed build leaves nothing (starts processes; the sim's data alone: test_sim_data.py)."""
+"""The sim's built nodes: their executables import no typed state, a failed build leaves nothing
+(starts processes; the sim's data alone: test_sim_data.py)."""
 import os
 import tempfile
 

@@ -1,4 +1,5 @@
-"""The fleet command at its edges, run: a rack's run cut short, a Kubernetes index, no Slurm tools (the plan alone: test_fleet_plan.py)."""
+"""The fleet command at its edges, run: a rack's run cut short, a Kubernetes index, no Slurm tools
+(the plan alone: test_fleet_plan.py)."""
 import json
 import subprocess
 import sys

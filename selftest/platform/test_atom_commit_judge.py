@@ -1,4 +1,5 @@
-"""PLAT-ATOM-COMMIT's judgment and the sim's commits, without a checkout (the git reads: test_atom_commit.py)."""
+"""PLAT-ATOM-COMMIT's judgment and the sim's commits, without a checkout (the git reads:
+test_atom_commit.py)."""
 import pytest
 
 from rackgate import baseline as bl

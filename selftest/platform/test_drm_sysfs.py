@@ -1,4 +1,5 @@
-"""GPU card discovery against made-up /sys/class/drm trees, read through the node's shell (the listing's judge alone: test_drm.py)."""
+"""GPU card discovery against made-up /sys/class/drm trees, read through the node's shell (the
+listing's judge alone: test_drm.py)."""
 from types import SimpleNamespace
 
 import pytest

@@ -1,4 +1,5 @@
-"""The baseline file and its comparison without a suite run: tolerances, facts, merging, the header (the recorded runs: test_regression.py)."""
+"""The baseline file and its comparison without a suite run: tolerances, facts, merging, the header
+(the recorded runs: test_regression.py)."""
 import json
 
 import pytest

@@ -1,4 +1,5 @@
-"""The output-length distributions' picture (matplotlib in a subprocess; the facts alone: test_output_lengths.py)."""
+"""The output-length distributions' picture (matplotlib in a subprocess; the facts alone:
+test_output_lengths.py)."""
 import pytest
 
 from rackgate.report import plots

@@ -1,4 +1,5 @@
-"""LAUNCH-LINT on the sim's own launch: the sim's launch command is clean (builds the sim; the rules alone: test_lint.py)."""
+"""LAUNCH-LINT on the sim's own launch: the sim's launch command is clean (builds the sim; the
+rules alone: test_lint.py)."""
 import pytest
 
 from rackgate import config

@@ -1,4 +1,5 @@
-"""The stream client against a served ATOM-shaped stream (a local HTTP server; the judge alone: test_stream_judge.py)."""
+"""The stream client against a served ATOM-shaped stream (a local HTTP server; the judge alone:
+test_stream_judge.py)."""
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
