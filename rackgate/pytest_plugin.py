@@ -131,6 +131,26 @@ def taken_for_paths(invoked: Sequence[str], here: Path) -> list[str]:
     return [f"{a} {v}" for a, v in itertools.pairwise(invoked) if a in value_options() and (here / v).exists()]
 
 
+# Files pytest settles its rootdir and ini by (an ini candidate, or setup.py).
+PROJECT_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg", "setup.py")
+
+
+def rootdir_moved(here: Path, root: Path) -> bool:
+    """Whether a rootdir settled with a taken value (taken_for_paths) is not the one the run would
+    have had from `here`: it is not here or above here, or a project file lies in here or a folder
+    between here and it (where pytest would have settled). A checkout under /tmp with the value
+    under /tmp too: the common folder /tmp became the rootdir, above the checkout's own ini."""
+    here, root = here.resolve(), root.resolve()
+    if here != root and root not in here.parents:
+        return True
+    for d in (here, *here.parents):
+        if d == root:
+            return False
+        if any((d / name).is_file() for name in PROJECT_FILES):
+            return True
+    return False
+
+
 def _in_checks(arg: str, here: Path) -> bool:
     path = (here / arg.split("::")[0]).resolve()
     return path == CHECKS or CHECKS in path.parents
@@ -169,7 +189,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
         args[:0] = defaults(ns, early_config)
     root = early_config.rootpath.resolve()
     taken = taken_for_paths(early_config.invocation_params.args, here)
-    if taken and not (here.resolve() == root or root in here.resolve().parents):
+    if taken and rootdir_moved(here, root):
         early_config.issue_config_time_warning(pytest.PytestConfigWarning(
             f"rackgate: pytest settled its rootdir ({root}) taking {', '.join(taken)} for a test path: the run "
             "and its test ids are the same (the value is the option's), but pytest's cache goes to that rootdir "

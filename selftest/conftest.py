@@ -1,24 +1,46 @@
-"""The self-tests under `pytest -n 3 --dist loadgroup` (the README's self-test command): every
-module runs whole on one worker (its module-scoped fixtures — one foreign rack, one recorded
-baseline, one fault-matrix pool — are made once), unless it names a group of its own (the
-real-engine modules share one, so their model servers are started once per run). The longest
-groups are handed out first (the fault matrix, the real engine, the tool-failure runs), so the
-other workers work through the rest beside them. Three workers on two cores: the workers mostly wait on the suite
-runs and servers they start."""
+"""The self-tests under `pytest -n 3 --dist loadgroup` (the README's self-test command).
+
+Every self-test module carries exactly one tier mark (selftest/tiers.py: unit, suite, matrix,
+realengine, system); a module with none or more than one stops the run at collection, naming it.
+From the tiers follows the rest:
+- the hand-out order: the tiers' order in selftest/tiers.py TIERS (the fault matrices first, then
+  the real engine, system, suite, unit), so the longest groups start first and the other workers
+  work through the rest beside them;
+- the grouping: every module runs whole on one worker (its module-scoped fixtures -- one foreign
+  rack, one recorded baseline, one fault-matrix pool -- are made once), unless it names a group of
+  its own (the real-engine modules share one, so their model servers start once per run);
+- the guard: a `unit` test that starts a process, builds the sim or listens on a socket fails,
+  naming itself (tiers.unit_guard), so the quick tier stays quick.
+Three workers on two cores: the workers mostly wait on the suite runs and servers they start."""
+from pathlib import Path
+
 import pytest
 
 from rackgate.fixtures.rack import JUDGES_NO_RACK
 
-from . import gsm8k_data
+from . import gsm8k_data, tiers
+
+HERE = Path(__file__).resolve().parent
 
 
 def pytest_configure(config):
-    """The self-tests' own session checks no rack: no rack header, no verdict file (the suite runs
-    they start are sessions of their own)."""
+    # The self-tests' own session checks no rack: no rack header, no verdict file (the suite runs
+    # they start are sessions of their own).
     config.stash[JUDGES_NO_RACK] = True
-    # issue 36's cost tiers (it registers them for the whole tree; registering twice is harmless)
-    for tier in ("unit", "suite", "matrix", "realengine", "system"):
-        config.addinivalue_line("markers", f"{tier}: self-test tier (issue 36)")
+    for name, (what, _) in tiers.TIERS.items():
+        config.addinivalue_line("markers", f"{name}: self-test tier: {what} (selftest/tiers.py)")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    """A self-test module without exactly one tier is a collection error, one line naming it (the
+    run stops there, under xdist too)."""
+    rep = yield
+    if isinstance(collector, pytest.Module) and rep.passed and HERE in collector.path.parents:
+        why = tiers.problem(collector.module.__name__, tiers.tiers_of(collector))
+        if why:
+            rep.outcome, rep.longrepr, rep.result = "failed", why, []
+    return rep
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook turns the groups into node-id suffixes
@@ -26,15 +48,16 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
-    items.sort(key=_longest_first)  # stable: the order within a module is kept
+    items.sort(key=tiers.order)  # stable: the order within a tier and a module is kept
 
 
-FIRST = ("selftest.test_fault_matrix", "selftest.realengine.", "selftest.test_tool_failures")
-
-
-def _longest_first(item) -> int:
-    name = item.module.__name__
-    return next((i for i, p in enumerate(FIRST) if name == p or name.startswith(p)), len(FIRST))
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A `unit` test runs (fixtures, call, teardown) with processes, sim builds and servers refused."""
+    if item.get_closest_marker("unit") is None:
+        return (yield)
+    with tiers.unit_guard(item.nodeid):
+        return (yield)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -4,6 +4,8 @@ import pytest
 from rackgate.gates import lint
 from rackgate.probes import argv, bench
 
+pytestmark = pytest.mark.unit
+
 CMD = ("python -m atom.entrypoints.openai_server --model /models/Kimi-K3 \\\n  --kv_cache_dtype fp8 "
        "--max-num-batched-tokens=8192 --enforce-eager -tp 4 --served-model-name 'Kimi K3'")
 

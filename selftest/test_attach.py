@@ -1,11 +1,15 @@
 """Attach mode: --atom-url/--served-model never launches or stops anything, and the gate judges
 the server it is pointed at."""
+import pytest
+
 from rackgate.catalogue import row
 from rackgate.sim.gsm8k import SHARED as SHARED_GSM8K
 from rackgate.sim.model import write_tokenizer
 
 from .harness import REPO, run_suite
 from .simserver import sim_server
+
+pytestmark = pytest.mark.suite
 
 SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
 LINT = "rackgate/checks/serving/test_boot.py::test_launch_lint"

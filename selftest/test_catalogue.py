@@ -6,6 +6,8 @@ import pytest
 from rackgate import catalogue
 from rackgate.catalogue import MatrixCase, Pattern, Row, case_problems, rows
 
+pytestmark = pytest.mark.unit
+
 PATTERNS = [(r.id, p) for r in rows().values() for p in r.patterns]
 
 

@@ -12,6 +12,8 @@ import pytest
 
 from .harness import REPO, run_suite, user_env
 
+pytestmark = pytest.mark.system
+
 
 def processes_mentioning(text: str) -> list[str]:
     """Live processes whose command line or environment mentions text (the run's sim directory:

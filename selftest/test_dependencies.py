@@ -1,10 +1,14 @@
 """Dependencies and order as catalogue data (`order`, `needs`): the decisive checks run first, and
 once one of them FAILED (or the server did not boot, or does not serve the name) the checks that
 depend on it ERROR at once with "not run: <ROW> failed (see it)" -- never SKIPPED, never exit 0."""
+import pytest
+
 from rackgate.catalogue import rows
 
 from .harness import run_suite
 from .simserver import sim_server
+
+pytestmark = pytest.mark.suite
 
 SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
 MODELS = "rackgate/checks/serving/test_server.py::test_models_lists_served_name"

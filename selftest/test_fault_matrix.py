@@ -13,6 +13,8 @@ from rackgate.sim import faults as sim_faults
 from . import matrix as mx
 from .harness import dist_mode
 
+pytestmark = pytest.mark.matrix
+
 CASES = sim_matrix.cases()  # the explicit cases and those derived from declared checks
 
 

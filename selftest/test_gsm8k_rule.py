@@ -4,7 +4,11 @@ the variable; with RACKGATE_GSM8K=require (CI) they fail instead -- never a usag
 import subprocess
 import sys
 
+import pytest
+
 from .harness import REPO, user_env
+
+pytestmark = pytest.mark.suite
 
 USES = "def test_rows(gsm8k_dir):\n    assert (gsm8k_dir / 'test.jsonl').is_file()\n"
 

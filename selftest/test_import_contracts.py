@@ -13,6 +13,8 @@ import pytest
 
 from .harness import REPO
 
+pytestmark = pytest.mark.suite
+
 
 def _lint(root: Path) -> subprocess.CompletedProcess[str]:
     lint = shutil.which("lint-imports")

@@ -3,7 +3,11 @@
 import json
 import os
 
+import pytest
+
 from .harness import run_suite
+
+pytestmark = pytest.mark.suite
 
 PLANT = """
 import rackgate.gates.plat as judge

@@ -7,9 +7,13 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from rackgate.transport.deadline import wait_for
 
 from .harness import REPO, user_env
+
+pytestmark = pytest.mark.suite
 
 CLAIMER = """
 import sys

@@ -2,7 +2,11 @@
 import rules of the floor plan are import-linter's contracts: selftest/test_import_contracts.py."""
 import re
 
+import pytest
+
 from .harness import REPO
+
+pytestmark = pytest.mark.unit
 
 
 def test_readme_layout_lists_every_package():

@@ -17,6 +17,8 @@ from rackgate.transport.deadline import wait_for
 
 from .inject import FailingRunner
 
+pytestmark = pytest.mark.suite
+
 SPAWN = 'sh:log="$1"; shift; mkdir -p'
 KILL = 'sh:kill -"$1" -"$2" 2>/dev/null'
 

@@ -1,9 +1,13 @@
 """A REG matrix case's `moved` facts: judged on the run's old -> new table by verdict and
 direction, never by the figures (a measured figure moves with load and sampling)."""
+import pytest
+
 from rackgate.baseline.compare import Move, table
 from rackgate.catalogue import matrix
 
 from .matrix import moved_problems, regressed_rows
+
+pytestmark = pytest.mark.unit
 
 
 def _table(old, new, ok=False, name="accuracy.gsm8k.full", where="", unit=""):

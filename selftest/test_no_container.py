@@ -1,7 +1,11 @@
 """container = "" in the rack file: the engine runs on the node itself. Every path honours it --
 the server is launched, watched and asked on the node (never `docker exec ''`), and the checks
 about a container say they do not apply."""
+import pytest
+
 from .harness import REPO, run_suite
+
+pytestmark = pytest.mark.suite
 
 SLICE = ["rackgate/checks/serving/test_server.py::test_models_lists_served_name",
          "rackgate/checks/serving/test_server.py::test_sanity", "rackgate/checks/test_declared.py::test_plat_container"]

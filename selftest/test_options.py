@@ -11,6 +11,8 @@ import pytest
 
 from .harness import REPO, SUITE_PLUGINS, user_env
 
+pytestmark = pytest.mark.suite
+
 CHECKS = "rackgate/checks/"
 
 

@@ -7,6 +7,8 @@ from rackgate import config as rackfile
 from .harness import run_suite
 from .simserver import sim_server
 
+pytestmark = pytest.mark.suite
+
 MODELS = "rackgate/checks/serving/test_server.py::test_models_lists_served_name"
 LINT = "rackgate/checks/serving/test_boot.py::test_launch_lint"
 

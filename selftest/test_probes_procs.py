@@ -9,6 +9,8 @@ from rackgate.probes import procs
 from rackgate.transport import Host, LocalRunner
 from rackgate.transport.deadline import wait_for
 
+pytestmark = pytest.mark.suite
+
 
 def test_parsers():
     ps = "  17 /usr/bin/python3 -m atom.entrypoints.openai_server --model /m --server-port=8000\n 18 sleep 9\n"

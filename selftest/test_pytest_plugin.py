@@ -8,48 +8,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-from rackgate import cli, pytest_plugin
+from rackgate import pytest_plugin
 
 from .harness import REPO, SUITE_PLUGINS, user_env
 
-
-def test_the_command_writes_rackgate_options_with_their_values(tmp_path):
-    got = cli.normalize(["--rack", "r.toml", "--sim-fault", "stuck-link@node2:1", "--served-model", "models/x",
-                         "--atom-url", "http://h:8000", "-m", "gate", "--junitxml", "j.xml", "--verdict-file=v.json",
-                         "--record-baseline", "rackgate/checks/fabric"], tmp_path)
-    assert got == [f"--rack={tmp_path / 'r.toml'}", "--sim-fault=stuck-link@node2:1", "--served-model=models/x",
-                   "--atom-url=http://h:8000", "-m", "gate", f"--junitxml={tmp_path / 'j.xml'}",
-                   f"--verdict-file={tmp_path / 'v.json'}", "--record-baseline", "rackgate/checks/fabric"]
-    with pytest.raises(SystemExit, match="--rack needs a value"):
-        cli.normalize(["-m", "gate", "--rack"], tmp_path)
-
-
-def test_the_verdict_file_is_relative_to_where_the_run_starts(tmp_path):
-    assert cli._verdict_path(["-m", "gate"], tmp_path) == tmp_path / "reports" / "verdict.json"
-    assert cli._verdict_path(["--verdict-file=a.json", "--verdict-file=/x/b.json"], tmp_path) == Path("/x/b.json")
-    assert cli._verdict_path(["--verdict-file="], tmp_path) is None
-
-
-class _Config:
-    def __init__(self, ini: dict[str, str]):
-        self.ini = ini
-
-    def getini(self, name: str) -> str:
-        return self.ini.get(name, "")
-
-
-def test_defaults_only_where_none_was_given():
-    bare = SimpleNamespace(reportchars="fE", strict_markers=False, xmlpath=None, allure_report_dir=None, timeout=None)
-    assert pytest_plugin.defaults(bare, _Config({})) == [
-        "-ra", "--strict-markers", "--junitxml=reports/junit.xml", "--alluredir=reports/allure-results", "--timeout=300"]
-    given = SimpleNamespace(reportchars="fEs", strict_markers=True, xmlpath="mine.xml", allure_report_dir="al", timeout=None)
-    assert pytest_plugin.defaults(given, _Config({"timeout": "60"})) == []
-    no_allure = SimpleNamespace(reportchars="a", strict_markers=True, xmlpath="j", timeout=5)   # plugin not loaded
-    assert pytest_plugin.defaults(no_allure, _Config({})) == []
+pytestmark = pytest.mark.suite
 
 
 def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -78,8 +44,9 @@ def test_a_test_path_given_is_all_that_runs(tmp_path):
 
 def test_a_separate_value_that_moved_the_rootdir_is_named(tmp_path):
     """`--rack /elsewhere/rack.toml` from the checkout: pytest's first parse takes the value for a
-    test path and settles the rootdir there; the run is the same, and a warning names the option.
-    `--rack=...` keeps the rootdir and says nothing."""
+    test path and settles the rootdir there (or, for a checkout under /tmp, at /tmp: above the
+    checkout's ini); the run is the same, and a warning names the option. `--rack=...` keeps the
+    rootdir and says nothing. Wherever the checkout lives (proven from a clone under /tmp)."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     shutil.copy(REPO / "rackgate/sim/racks/sim.toml", elsewhere / "rack.toml")

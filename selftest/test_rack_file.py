@@ -8,6 +8,8 @@ from rackgate import config
 
 from .harness import REPO, user_env
 
+pytestmark = pytest.mark.suite
+
 
 def run_pytest(*args):
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=REPO,

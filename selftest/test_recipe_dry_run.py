@@ -17,6 +17,8 @@ import pytest
 
 from .harness import REPO, SUITE_PLUGINS, parse_junit, user_env
 
+pytestmark = pytest.mark.suite
+
 ROW_ID = "PLAT-DRYRUN-NUMA"
 ITEM = "rackgate/checks/test_declared.py::test_plat_dryrun_numa"
 FAULT = "dryrun-numa-balancing-on"

@@ -4,7 +4,11 @@ from __future__ import annotations
 import shutil
 import subprocess
 
+import pytest
+
 from .harness import REPO
+
+pytestmark = pytest.mark.suite
 
 
 def test_ruff_is_clean():

@@ -10,7 +10,11 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 
+import pytest
+
 from .harness import REPO
+
+pytestmark = pytest.mark.unit
 
 FIRST_PARTY = {"rackgate", "selftest"}
 # Imported by self-test code that runs in another Python, or installed by setup.sh on its own:

@@ -9,9 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rackgate.transport.deadline import wait_for
 
 from .harness import REPO
+
+pytestmark = pytest.mark.suite
 
 
 def _children(pid: int) -> list[int]:

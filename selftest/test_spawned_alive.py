@@ -10,6 +10,8 @@ from rackgate.transport.result import Result
 
 from .inject import failed
 
+pytestmark = pytest.mark.unit
+
 
 class _Kill:
     node, kind = "node1", "stub"

@@ -12,6 +12,8 @@ from rackgate.transport import CommandTimeout, Host, SshRunner, TransportError
 from .harness import run_suite
 from .sshd import sshd
 
+pytestmark = pytest.mark.system
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):

@@ -6,6 +6,8 @@ import pytest
 
 from rackgate.transport import REGISTRY, CommandTimeout, Host, LocalRunner, SshRunner, TransportError
 
+pytestmark = pytest.mark.suite
+
 
 def alive(pid: int) -> bool:
     try:

@@ -7,6 +7,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.unit
+
 REPO = Path(__file__).resolve().parent.parent
 SCANNED = ("rackgate",)
 COMMANDS = {"run", "spawn", "argv", "shell"}  # Host methods whose first argument is a command

@@ -18,6 +18,8 @@ from rackgate.transport.deadline import wait_for
 
 from .sshd import sshd
 
+pytestmark = pytest.mark.system
+
 RUNNERS = ["local", "ssh", "docker-over-local", "docker-over-ssh"]
 # RG_NODE is exported first on the node; $RG_NODE in the next value must take *that* value, not
 # this machine's ("here"). Quotes, backquotes and backslashes stay literal.

@@ -8,7 +8,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from .harness import REPO
+
+pytestmark = pytest.mark.suite
 
 
 def test_mypy_is_clean():

@@ -1,9 +1,13 @@
 """An unreachable node is an ERROR item naming it, never a hang or a shorter node list."""
 import textwrap
 
+import pytest
+
 from rackgate.sim.drm import lay_out_card
 
 from .harness import run_suite
+
+pytestmark = pytest.mark.suite
 
 
 def test_unreachable_node_is_its_own_error(tmp_path):

@@ -12,6 +12,8 @@ from rackgate.gates import fabric as judge
 from rackgate.probes import amdsmi, gpus
 from rackgate.transport import Host, LocalRunner
 
+pytestmark = pytest.mark.suite
+
 
 def _host(tmp_path, name="n1", tools: dict[str, str] | None = None) -> Host:
     """A local node whose PATH starts with executables written from `tools` ({name: sh body})."""

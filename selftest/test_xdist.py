@@ -4,7 +4,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from .harness import REPO, run_suite, user_env
+
+pytestmark = pytest.mark.suite
 
 # Counts every launch of the session server, in whichever process makes it.
 COUNT_PLUGIN = """

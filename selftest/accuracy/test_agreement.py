@@ -16,7 +16,7 @@ from rackgate.sim.gsm8k import data_dir
 
 from .stub import Stub
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.suite, pytest.mark.timeout(900)]
 
 # (content, finish_reason) for test document i, from its reference answer's number
 HARD = [

@@ -1,9 +1,13 @@
 """True diagnoses (issue 12.4): ACC-BUDGET defers degenerate content to SRV-SANITY and tells a
 reasoning parser from a budget; ACC-QUICK separates degenerate, truncated and wrong answers."""
+import pytest
+
 from rackgate.gates import budget
 from rackgate.gsm8k import quick
 from rackgate.gsm8k.scoring import FilterVerdict, ItemVerdict, Outcome
 from rackgate.gsm8k.task import STRICT
+
+pytestmark = pytest.mark.unit
 
 
 def chat(content, finish, reasoning=None):

@@ -11,6 +11,8 @@ import pytest
 from rackgate.errors import CouldNotObserve
 from rackgate.gsm8k import lmeval
 
+pytestmark = pytest.mark.unit
+
 NOW = 1_796_000_000.0  # one instant for both runs: the same second
 
 

@@ -9,6 +9,8 @@ from rackgate.config.accuracy import AccuracyExpect
 from rackgate.gsm8k.sequential import Sprt
 from rackgate.gsm8k.setup import sprt_for
 
+pytestmark = pytest.mark.unit
+
 S = sprt_for(AccuracyExpect())
 
 

@@ -16,7 +16,7 @@ from rackgate.sim.rack import SHIPPED_RACK
 
 from .simserver import MODEL, sim_server
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.suite, pytest.mark.timeout(900)]
 
 
 @pytest.fixture(scope="module")

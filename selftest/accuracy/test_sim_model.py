@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from rackgate.sim import gsm8k as sg
+
+pytestmark = pytest.mark.unit
 
 STRICT = re.compile(r"#### (\-?[0-9\.\,]+)")
 

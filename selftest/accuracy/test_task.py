@@ -11,6 +11,8 @@ from rackgate.gsm8k.data import DataError, read_dir
 from rackgate.gsm8k.task import FLEXIBLE, STRICT, Gsm8kTask, load_config, response_text
 from rackgate.sim.gsm8k import data_dir
 
+pytestmark = pytest.mark.unit
+
 GEN = {"max_tokens": 12288, "temperature": 0, "top_p": 1}
 
 

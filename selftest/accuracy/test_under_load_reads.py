@@ -1,7 +1,11 @@
 """ACC-UNDER-LOAD reads ACC-QUICK's accuracy, not its verdict (catalogue `reads`): a model below
 the quick gate's threshold still has an accuracy to agree with, while degenerate answers have none
 (SRV-SANITY's finding, named)."""
+import pytest
+
 from ..harness import run_suite
+
+pytestmark = pytest.mark.suite
 
 QUICK = "rackgate/checks/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
 UNDER_LOAD = "rackgate/checks/accuracy/test_under_load.py::test_accuracy_under_load"

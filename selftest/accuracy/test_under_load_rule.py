@@ -1,6 +1,10 @@
 """ACC-UNDER-LOAD's agreement rule (rackgate/gsm8k/under_load.py): the accuracy under load may
 fall below the quick gate's by at most z standard errors of the difference."""
+import pytest
+
 from rackgate.gsm8k.under_load import Agreement, Fixed
+
+pytestmark = pytest.mark.unit
 
 
 def test_same_accuracy_agrees():

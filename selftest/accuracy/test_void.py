@@ -1,6 +1,10 @@
 """ACC-FAKE-EPLB's judgment on launch commands and Engine kwargs (ATOM's real formats)."""
+import pytest
+
 from rackgate.atom.logfacts import engine_kwargs
 from rackgate.gates import void
+
+pytestmark = pytest.mark.unit
 
 RUNBOOK = ("python3 -m atom.entrypoints.openai_server --model /models/Kimi-K3 --served-model-name x "
            "--trust-remote-code -tp 1 --enable-expert-parallel --max-num-batched-tokens 2048 "

@@ -13,6 +13,8 @@ import pytest
 from ..harness import run_suite
 from .blankrack import EmptyServer, rack_text
 
+pytestmark = pytest.mark.suite
+
 
 @pytest.fixture(scope="module")
 def blank_run(tmp_path_factory):

@@ -10,7 +10,7 @@ from ..harness import run_suite
 from .dockerd import Dockerd, local_node, usable
 
 WHY = usable()
-pytestmark = [pytest.mark.docker, pytest.mark.skipif(bool(WHY), reason=f"real dockerd: {WHY}")]
+pytestmark = [pytest.mark.system, pytest.mark.docker, pytest.mark.skipif(bool(WHY), reason=f"real dockerd: {WHY}")]
 IMAGE = "rg/atom:selftest"
 ITEM = "rackgate/checks/fabric/test_collectives.py::test_collective[dk1]"
 

@@ -12,7 +12,7 @@ from rackgate.probes import docker
 from rackgate.transport import Host
 from rackgate.transport.runners import LocalRunner
 
-pytestmark = pytest.mark.skipif(not shutil.which("docker"), reason="no docker client (scripts/system_tools.sh)")
+pytestmark = [pytest.mark.system, pytest.mark.skipif(not shutil.which("docker"), reason="no docker client (scripts/system_tools.sh)")]
 
 
 @pytest.fixture

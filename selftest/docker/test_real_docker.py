@@ -12,7 +12,7 @@ from rackgate.transport.runners import LocalRunner
 from .dockerd import Dockerd, usable
 
 WHY = usable()
-pytestmark = [pytest.mark.docker, pytest.mark.skipif(bool(WHY), reason=f"real dockerd: {WHY}")]
+pytestmark = [pytest.mark.system, pytest.mark.docker, pytest.mark.skipif(bool(WHY), reason=f"real dockerd: {WHY}")]
 IMAGE = "rg/atom:selftest"
 
 

@@ -15,7 +15,7 @@ from ..harness import run_suite
 from .dockerd import Dockerd, usable
 
 WHY = usable()
-pytestmark = [pytest.mark.docker, pytest.mark.skipif(bool(WHY), reason=f"real dockerd: {WHY}")]
+pytestmark = [pytest.mark.system, pytest.mark.docker, pytest.mark.skipif(bool(WHY), reason=f"real dockerd: {WHY}")]
 IMAGE = "rg/atom:selftest"
 ITEMS = {"free": "rackgate/checks/test_declared.py::test_plat_free[dk1]",
          "container": "rackgate/checks/test_declared.py::test_plat_container[dk1]",

@@ -4,12 +4,16 @@ link on its last GPU (card4) FAILS naming gpu3 and card4 -- the suite once read 
 GPUs 0..3, so card0 was "could not observe" and card4 never read."""
 import re
 
+import pytest
+
 from rackgate import config
 from rackgate.sim.rack import SHIPPED_RACK, build
 from rackgate.survey import run
 from rackgate.survey.model import FAIL, PASS, UNOBSERVED
 
 from ..harness import run_suite
+
+pytestmark = pytest.mark.suite
 
 SYSFS_CHECKS = ("-m", "fabric or platform", "-k", "test_links or test_fab_state or test_fab_pod or test_unpopulated or test_plat_gpus or test_plat_driver")
 

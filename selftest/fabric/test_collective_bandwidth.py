@@ -5,6 +5,8 @@ import pytest
 
 from rackgate.probes import collective
 
+pytestmark = pytest.mark.unit
+
 
 def _lines(ws, times, size=1 << 28):
     return "".join(f"RGCOLL-BW scope=local ws={ws} rank={r} bytes={size} iters=20 warmup=5 mean_s={t}\n"

@@ -15,6 +15,8 @@ import pytest
 from rackgate.probes import collective
 from rackgate.transport import ports
 
+pytestmark = pytest.mark.suite
+
 REPO = Path(__file__).resolve().parents[2]
 
 

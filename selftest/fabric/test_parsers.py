@@ -10,6 +10,8 @@ from rackgate.gates import fabric as judge
 from rackgate.probes import amdsmi, collective, dmesg, ualink, ubench
 from rackgate.probes.accel import FAB_DMESG, accel_map, name_accids
 
+pytestmark = pytest.mark.unit
+
 # --- ualink sysfs ---------------------------------------------------------------------------
 HEALTHY = {"accel_state": "active\n", "accel_id": "5\n", "link_type": "UALoE\n",
            "ppod_id": "5a1c0de0-0000-4000-8000-000000000001\n", "vpod_id": "2\n", "local_accels": "7 6 5 4\n",

@@ -4,12 +4,16 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from rackgate import config
 from rackgate.fabric import pairs, ubench07
 from rackgate.sim.rack import SHIPPED_RACK, build
 from rackgate.transport import host_for
 
 from ..harness import REPO, run_suite
+
+pytestmark = pytest.mark.suite
 
 
 def _sim(tmp_path, *faults):

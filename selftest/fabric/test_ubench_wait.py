@@ -4,7 +4,11 @@ sitting; a tool that never prints anything is still ended at the bound counted f
 import threading
 from types import SimpleNamespace
 
+import pytest
+
 from rackgate.fabric import ubench07
+
+pytestmark = pytest.mark.unit
 
 
 class Clock:

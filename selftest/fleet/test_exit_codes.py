@@ -8,6 +8,8 @@ import pytest
 
 from ..harness import REPO, user_env
 
+pytestmark = pytest.mark.suite
+
 DRIVER = ["-p", "no:cacheprovider", "rackgate/checks/test_declared.py::test_plat_params"]
 
 

@@ -6,11 +6,14 @@ import subprocess
 import sys
 
 import jsonschema
+import pytest
 
 from rackgate.report import verdict_file
 
 from ..harness import REPO, user_env
 from . import racks
+
+pytestmark = pytest.mark.suite
 
 
 def _fleet(*args, timeout=600):

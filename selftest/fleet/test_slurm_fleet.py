@@ -13,6 +13,8 @@ from . import racks
 from .slurm_cluster import SlurmMissing, cluster
 from .test_local_fleet import _failed_results
 
+pytestmark = pytest.mark.system
+
 
 @pytest.mark.timeout(900)
 def test_three_sim_racks_as_one_slurm_array(tmp_path):

@@ -3,10 +3,13 @@ exit codes from pytest's status and the verdict; drain lines only for trays with
 import json
 
 import jsonschema
+import pytest
 
 from rackgate.cli import exit_code
 from rackgate.fleet import drain
 from rackgate.report import verdict_file as vf
+
+pytestmark = pytest.mark.unit
 
 SCHEMA = json.loads(vf.SCHEMA.read_text())
 NODES = [("node1", 1, "h1"), ("node2", 2, "h2"), ("node3", 3, "h3")]

@@ -20,7 +20,7 @@ from .hosts import OPERATOR, UNSET, ForeignRack, Node, usable
 
 SEL = ("-m", "platform or fabric", "-p", "no:randomly")
 WHY = usable()
-pytestmark = pytest.mark.skipif(bool(WHY), reason=f"foreign rack: {WHY}")
+pytestmark = [pytest.mark.system, pytest.mark.skipif(bool(WHY), reason=f"foreign rack: {WHY}")]
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ from rackgate.errors import CouldNotObserve
 from rackgate.gates import plat as judge
 from rackgate.probes import docker, gpus, perf_setup, procs
 
+pytestmark = pytest.mark.unit
+
 S = Path(__file__).parent / "samples"
 BOOT = perf_setup.Boot("2026-09-21 09:12:03", 1790579523)
 GOOD = {"mtype_local": "0", "noretry": "1"}

@@ -5,6 +5,8 @@ import pytest
 
 from rackgate.probes import container, dmesg, docker, gpus, perf_setup, procs, shm
 
+pytestmark = pytest.mark.unit
+
 S = Path(__file__).parent / "samples"
 
 

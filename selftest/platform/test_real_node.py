@@ -3,8 +3,12 @@ real lsmod, dmesg, docker, /proc. There is no GPU and usually no docker daemon h
 checks fail; each must fail in one line, with a verdict or a could-not-observe, never a traceback."""
 import os
 
+import pytest
+
 from selftest.harness import run_suite
 from selftest.matrix import is_explained
+
+pytestmark = pytest.mark.suite
 
 RACK = """
 name = "this-machine"

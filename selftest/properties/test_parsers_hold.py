@@ -12,6 +12,8 @@ from rackgate.errors import CouldNotObserve
 from .mutate import SETTINGS, cases
 from .parsers import PARSERS
 
+pytestmark = pytest.mark.unit
+
 
 def _run(p, text):
     try:

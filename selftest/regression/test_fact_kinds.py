@@ -5,6 +5,8 @@ import pytest
 
 from rackgate.config.regression import RegressionExpect
 
+pytestmark = pytest.mark.unit
+
 EQUAL = ["platform.gpu.count", "platform.gpu.hbm_gib", "platform.patch.size_bytes", "platform.atom.commit",
          "ualink.accel_id", "ualink.local_accels", "ualink.station_lane_en_bitmap", "serving.engine.kwarg",
          "serving.translation.installed", "serving.translation.translated", "serving.translation.reused"]

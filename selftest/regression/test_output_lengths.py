@@ -5,7 +5,8 @@ import pytest
 from rackgate.config.regression import RegressionExpect
 from rackgate.gsm8k import lengths
 from rackgate.gsm8k.scoring import ItemVerdict
-from rackgate.report import plots
+
+pytestmark = pytest.mark.unit
 
 
 def _items(counts):
@@ -28,8 +29,3 @@ def test_tolerances_judge_mean_and_spread_and_only_report_counts():
     assert lengths.distribution_of("accuracy.gsm8k.quick") is None
 
 
-def test_distributions_picture():
-    png = plots.distributions("t", {"baseline": [100, 120, 140], "this run": [50, 60, 70]}, "tokens")
-    assert png.startswith(b"\x89PNG")
-    with pytest.raises(plots.PlotError):
-        plots.distributions("t", {"baseline": [1], "this run": []})

@@ -13,6 +13,8 @@ from ..harness import run_suite
 from ..matrix import suite_args
 from .browser import chromium, dump_dom, serve
 
+pytestmark = pytest.mark.suite
+
 # A cheap case of the fault matrix (no server): its expected failures are what we look for.
 CASE = next((c for c in matrix() if c["fault"] == "params-default"), None) or matrix()[0]
 

@@ -3,6 +3,9 @@ committed page must match the data (all but the status column, which is the last
 from rackgate.report import catalogue_page as page
 from rackgate.report.inventory import collect, matrix_cases
 from rackgate.report.junit import Verdict
+import pytest
+
+pytestmark = pytest.mark.suite
 
 
 def test_committed_page_is_up_to_date():

@@ -10,6 +10,8 @@ from rackgate.report import fleet, render
 from ..harness import REPO, run_suite
 from .browser import chromium, dump_dom, serve
 
+pytestmark = pytest.mark.suite
+
 
 @pytest.fixture(scope="module")
 def merged(tmp_path_factory):

@@ -7,6 +7,8 @@ import pytest
 from rackgate.baseline import Fact
 from rackgate.report import allure_files, evidence, plots
 
+pytestmark = pytest.mark.suite
+
 PNG = b"\x89PNG\r\n\x1a\n"
 
 

@@ -8,6 +8,8 @@ from rackgate.atom.client import Client, ServerError, first_choice, refusal
 
 from ..simserver import sim_server
 
+pytestmark = pytest.mark.suite
+
 MODEL = "moonshotai/Kimi-K3"
 
 

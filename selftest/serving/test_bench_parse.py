@@ -9,6 +9,8 @@ import pytest
 from rackgate.gates import bench as gate
 from rackgate.probes import bench as probe
 
+pytestmark = pytest.mark.unit
+
 
 def table(rows: list[tuple[str, object]]) -> str:
     out = ["{s:{c}^{n}}".format(s=" Serving Benchmark Result ", n=50, c="=")]

@@ -15,6 +15,8 @@ from rackgate.transport import host_for
 
 from ..test_cleanup import processes_mentioning
 
+pytestmark = pytest.mark.suite
+
 
 @pytest.fixture
 def launched(tmp_path):

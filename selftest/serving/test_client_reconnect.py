@@ -12,6 +12,8 @@ import pytest
 
 from rackgate.atom.client import Client, ServerError
 
+pytestmark = pytest.mark.suite
+
 OK = json.dumps({"choices": [{"text": " Paris", "finish_reason": "length"}]}).encode()
 
 

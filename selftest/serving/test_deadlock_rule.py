@@ -3,7 +3,11 @@ never on latency: a server too slow for the load window is could-not-observe, no
 deadlocked sim is FAILED naming the silent rank and quoting its last KV-usage line."""
 import re
 
+import pytest
+
 from ..harness import REPO, run_suite
+
+pytestmark = pytest.mark.suite
 
 CHECK = "rackgate/checks/serving/test_under_load.py::test_no_dp_sync_deadlock"
 

@@ -1,8 +1,12 @@
 """SRV-CONSISTENCY, SRV-KV, SRV-ENGINE-ARGS, SRV-DEADLOCK, SRV-TRANSLATION judgments; finish_reason
 mapping; the boot signatures agree with the catalogue."""
+import pytest
+
 from rackgate.atom import finish, logfacts, signatures
 from rackgate.catalogue import row
 from rackgate.gates import consistency, serverlogs
+
+pytestmark = pytest.mark.unit
 
 TEXT = " Paris. It is the largest city in France"
 

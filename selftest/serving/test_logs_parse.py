@@ -4,6 +4,8 @@ import pytest
 
 from rackgate.atom import logfacts, logformat
 
+pytestmark = pytest.mark.unit
+
 MORE = ("[atom WARNING] 2026-09-24 13:38:47.1 - EngineCore-DP11:4242 - /app/ATOM/atom/model_engine/engine_core.py:711"
         " - _sync_dp_state")
 BUDGET = ("Memory budget: total_gpu=432.00GB, free=431.40GB, utilization=0.9, budget=388.80GB, peak_torch=194.67GB, "

@@ -15,6 +15,8 @@ from rackgate.sim.httpjson import JsonHandler
 
 from .loopback import Loopback
 
+pytestmark = pytest.mark.suite
+
 BOUND = 200000  # a '!' stream this server would send in full: far more than any check reads
 
 
@@ -88,14 +90,6 @@ def test_stop_when_leaves_a_coherent_stream_whole(engines):
     assert "stopped" not in r.body and r.body["choices"][0]["text"] == " Paris."
 
 
-def test_degenerate_so_far():
-    assert sanity.degenerate_so_far("!!!") is None  # too short to tell
-    assert sanity.degenerate_so_far("") is None  # empty is known only at the end
-    assert "'!'" in sanity.degenerate_so_far("!" * sanity.STREAM_BANG)
-    assert sanity.degenerate_so_far(" Paris. It is the capital and largest city of France") is None
-    assert "repeated" in sanity.degenerate_so_far(" the" * sanity.STREAM_TOKENS)
-
-
 # --- many at once: the first degenerate answer decides ----------------------------------------
 def _asks(ranks):
     return [fanout.Ask("The capital of France is", r) for r in ranks]
@@ -118,22 +112,6 @@ def test_fan_out_reaches_every_rank_and_names_the_bad_one(engines):
     assert "node- or rank-specific" in said and sanity.blamed(answers) == "node2/dp2"
 
 
-def test_share_of_a_wholly_broken_server_is_global():
-    answers = [sanity.Answer("p", "!!!!", "every character is '!'", r, f"node{r // 2 + 1}") for r in range(4)]
-    said = sanity.share(answers, 4)
-    assert said.startswith("4 of 4 answers degenerate, the other 0 coherent")
-    assert "common to the whole server" in said and "specific" not in said
-    assert sanity.blamed(answers) == ""  # the whole server: no node to name
-
-
-def test_share_without_rank_hints_says_the_rank_is_not_known():
-    answers = [sanity.Answer("p", "!!!!", "every character is '!'"), sanity.Answer("p", " Paris")]
-    said = sanity.share(answers, 3)
-    assert said.startswith("1 of 2 answers degenerate, the other 1 coherent (2 of 3 answers back)")
-    assert "node- or rank-specific" in said and "not known" in said
-    assert sanity.blamed(answers) == ""
-
-
 @pytest.mark.parametrize("engines", [(2, {0, 1})], indirect=True)
 def test_fan_out_stops_at_the_first_degenerate_answer(engines):
     """settle_s 0: the read ends with the first decisive answer; nothing is left generating."""
@@ -153,12 +131,6 @@ def test_a_server_that_refuses_the_rank_hint_is_not_sent_it(engines):
 @pytest.mark.parametrize("engines", [(2, set())], indirect=True)
 def test_a_server_that_takes_the_rank_hint_gets_it(engines):
     assert fanout.takes_rank_hint(Client(engines.url, "m", 60), 2, 60)[0]
-
-
-def test_degenerate_so_far_reads_the_first_characters_only():
-    coherent = " Paris is the capital of France." * 40
-    assert len(coherent) > sanity.STREAM_WINDOW
-    assert sanity.degenerate_so_far(coherent + "!" * 5000) is None  # the end is judged whole, at the end
 
 
 def test_long_requests_fail_naming_a_degenerate_answer(tmp_path):

@@ -7,9 +7,13 @@ import json
 import threading
 from http.server import ThreadingHTTPServer
 
+import pytest
+
 from rackgate.sim.httpjson import JsonHandler
 
 from ..harness import run_suite
+
+pytestmark = pytest.mark.suite
 
 MODEL = "moonshotai/Kimi-K3"
 

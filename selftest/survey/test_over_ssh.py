@@ -14,6 +14,8 @@ from rackgate.survey import run
 from ..harness import REPO
 from ..sshd import sshd
 
+pytestmark = pytest.mark.system
+
 
 class CountingProxy:
     """127.0.0.1:<port> -> the sshd, counting the TCP connections made through it."""

@@ -4,6 +4,8 @@ import pytest
 from rackgate.config.fabric import FabricExpect
 from rackgate.fabric import pairs
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 7, 8, 18, 63, 64])
 def test_plan_is_minimal_and_disjoint(n):

@@ -4,6 +4,8 @@ import pytest
 from rackgate.survey import pick
 from rackgate.survey.model import FAIL, PASS, UNOBSERVED, Cell, TrayReport
 
+pytestmark = pytest.mark.unit
+
 A = ("ppod-a", "2")
 B = ("ppod-b", "2")
 

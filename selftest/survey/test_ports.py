@@ -6,6 +6,8 @@ from rackgate.gates import plat
 from rackgate.probes import tcp as ports
 from rackgate.sim.areas.survey import _hex
 
+pytestmark = pytest.mark.unit
+
 TCP = """  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
    0: 0100007F:CD23 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 33292 1 0000000066600181 100 0 0 10 0
    1: 00000000:7374 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 564 1 0000000012c7d281 100 0 0 10 0

@@ -1,9 +1,13 @@
 """The rack map: trays x GPUs from a survey and from a suite run's verdicts, as text and PNG."""
 from types import SimpleNamespace as NS
 
+import pytest
+
 from rackgate.report import rackmap
 from rackgate.survey import pick
 from rackgate.survey.model import FAIL, PASS, UNOBSERVED, Cell, TrayReport
+
+pytestmark = pytest.mark.suite
 
 RACK = NS(gpus_per_node=2, nodes=[NS(name="node1", tray=1), NS(name="node2", tray=2), NS(name="node3", tray=3)])
 

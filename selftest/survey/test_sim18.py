@@ -13,6 +13,8 @@ from rackgate.survey.model import FAIL, PASS, UNOBSERVED
 
 from ..harness import REPO, run_suite
 
+pytestmark = pytest.mark.suite
+
 RACK18 = REPO / "racks" / "sim18.toml"
 BUSY, UNTUNED, UNREACHABLE, OTHER_PPOD, STUCK = ({"node2", "node9", "node15"}, {"node5", "node12"}, {"node7"},
                                                  {"node14", "node16", "node17", "node18"}, {"node11"})

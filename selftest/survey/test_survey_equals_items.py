@@ -34,6 +34,8 @@ from rackgate.survey.model import CHECKS, FAIL, PASS, UNOBSERVED, TrayReport
 from ..harness import REPO, SuiteRun, run_suite
 from ..matrix import fault_touches
 
+pytestmark = pytest.mark.suite
+
 RACK18 = REPO / "racks" / "sim18.toml"
 ROW_CELL = {row: key for key, row, _ in CHECKS if row}
 STATUS = {"passed": PASS, "failed": FAIL, "error": UNOBSERVED}

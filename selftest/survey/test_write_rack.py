@@ -3,10 +3,14 @@ chosen trays (in tray order), launch.head dropped when the head is not chosen; t
 accepts the result."""
 import tomllib
 
+import pytest
+
 from rackgate import config
 from rackgate.survey.rackfile import dumps, write_rack
 
 from ..harness import REPO
+
+pytestmark = pytest.mark.unit
 
 EXAMPLE = REPO / "racks" / "example-gfx1250.toml"
 

@@ -1,0 +1,38 @@
+"""Degenerate answers and the broken share, without a server (the servers: test_partly_broken.py)."""
+from __future__ import annotations
+
+import pytest
+
+from rackgate.gates import sanity
+
+pytestmark = pytest.mark.unit
+
+
+def test_degenerate_so_far():
+    assert sanity.degenerate_so_far("!!!") is None  # too short to tell
+    assert sanity.degenerate_so_far("") is None  # empty is known only at the end
+    assert "'!'" in sanity.degenerate_so_far("!" * sanity.STREAM_BANG)
+    assert sanity.degenerate_so_far(" Paris. It is the capital and largest city of France") is None
+    assert "repeated" in sanity.degenerate_so_far(" the" * sanity.STREAM_TOKENS)
+
+
+def test_share_of_a_wholly_broken_server_is_global():
+    answers = [sanity.Answer("p", "!!!!", "every character is '!'", r, f"node{r // 2 + 1}") for r in range(4)]
+    said = sanity.share(answers, 4)
+    assert said.startswith("4 of 4 answers degenerate, the other 0 coherent")
+    assert "common to the whole server" in said and "specific" not in said
+    assert sanity.blamed(answers) == ""  # the whole server: no node to name
+
+
+def test_share_without_rank_hints_says_the_rank_is_not_known():
+    answers = [sanity.Answer("p", "!!!!", "every character is '!'"), sanity.Answer("p", " Paris")]
+    said = sanity.share(answers, 3)
+    assert said.startswith("1 of 2 answers degenerate, the other 1 coherent (2 of 3 answers back)")
+    assert "node- or rank-specific" in said and "not known" in said
+    assert sanity.blamed(answers) == ""
+
+
+def test_degenerate_so_far_reads_the_first_characters_only():
+    coherent = " Paris is the capital of France." * 40
+    assert len(coherent) > sanity.STREAM_WINDOW
+    assert sanity.degenerate_so_far(coherent + "!" * 5000) is None  # the end is judged whole, at the end

@@ -1,0 +1,53 @@
+"""selftest/conftest.py holds every self-test module to exactly one tier, and keeps the `unit`
+tier free of processes: a copy of selftest/'s conftest beside test modules that break each rule,
+run as a pytest subprocess (the rules' pieces: selftest/test_tiers.py)."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from .harness import REPO, user_env
+
+pytestmark = pytest.mark.suite
+
+UNIT_THAT_STARTS_A_PROCESS = """
+import subprocess
+import pytest
+pytestmark = pytest.mark.unit
+def test_quiet():
+    assert 1 + 1 == 2
+def test_starts_true():
+    subprocess.run(["true"])
+"""
+
+
+def _pytest(tmp_path, modules: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    pkg = tmp_path / "selftest"
+    pkg.mkdir()
+    for name in ("__init__.py", "conftest.py", "tiers.py", "gsm8k_data.py"):
+        shutil.copy(REPO / "selftest" / name, pkg / name)
+    for name, text in modules.items():
+        (pkg / name).write_text(text)
+    env = {**user_env(), "PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO}", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "selftest", *args],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_a_module_with_no_tier_or_two_stops_the_run_naming_it(tmp_path):
+    run = _pytest(tmp_path, {"test_none.py": "def test_a():\n    pass\n",
+                             "test_two.py": "import pytest\npytestmark = [pytest.mark.unit, pytest.mark.suite]\n"
+                                            "def test_b():\n    pass\n",
+                             "test_one.py": "import pytest\npytestmark = pytest.mark.unit\ndef test_c():\n    pass\n"})
+    assert run.returncode != 0, run.stdout
+    assert "self-test module selftest.test_none carries no tier mark" in run.stdout, run.stdout
+    assert "self-test module selftest.test_two carries 2 tier marks (suite, unit)" in run.stdout, run.stdout
+    assert "test_one" not in run.stdout.split("short test summary")[-1]
+
+
+def test_a_unit_test_that_starts_a_process_fails_naming_itself(tmp_path):
+    run = _pytest(tmp_path, {"test_mis_marked.py": UNIT_THAT_STARTS_A_PROCESS}, "-rfE")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "1 failed, 1 passed" in run.stdout, run.stdout
+    assert "test_mis_marked.py::test_starts_true is marked `unit` but started a subprocess" in run.stdout, run.stdout
