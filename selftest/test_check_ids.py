@@ -10,11 +10,11 @@ from rackgate.ids import CHECKS, check_id, path_arg
 
 pytestmark = pytest.mark.unit
 
-ID = "rackgate/checks/platform/test_driver.py::test_driver_loaded[node1]"
+ID = "rackgate/checks/fabric/test_links.py::test_link_training[node1-card0]"
 
 
-@pytest.mark.parametrize("recorded", [ID, "platform/test_driver.py::test_driver_loaded[node1]",
-                                      "tests/platform/test_driver.py::test_driver_loaded[node1]"])
+@pytest.mark.parametrize("recorded", [ID, "fabric/test_links.py::test_link_training[node1-card0]",
+                                      "tests/fabric/test_links.py::test_link_training[node1-card0]"])
 def test_an_id_from_any_rootdir_names_the_packages_check(recorded):
     assert check_id(recorded) == ID
 
@@ -25,7 +25,7 @@ def test_an_id_of_no_check_of_the_package_stays(other):
 
 
 def test_an_id_turns_into_an_absolute_test_path():
-    arg = path_arg("platform/test_driver.py::test_driver_loaded[node1]")
+    arg = path_arg("fabric/test_links.py::test_link_training[node1-card0]")
     path, _, name = arg.partition("::")
-    assert Path(path).is_absolute() and Path(path) == CHECKS / "platform/test_driver.py" and Path(path).is_file()
-    assert name == "test_driver_loaded[node1]"
+    assert Path(path).is_absolute() and Path(path) == CHECKS / "fabric/test_links.py" and Path(path).is_file()
+    assert name == "test_link_training[node1-card0]"

@@ -30,13 +30,6 @@ def test_the_first_screen_is_rackgates_usage(argv, capsys):
     assert len(lines) <= SCREEN and max(map(len, lines)) <= 110
 
 
-def test_help_pytest_is_pytests_help_with_rackgates_options(capsys):
-    assert cli.main(["--help-pytest"]) == 0
-    out = capsys.readouterr().out
-    assert "positional arguments:" in out and "--junit-xml" in out
-    assert "rackgate: hardware acceptance" in out and "--sim-fault" in out
-
-
 @pytest.mark.parametrize("flag", ["--version", "-V"])
 def test_version_is_rackgates_then_pytests(flag, capsys):
     assert cli.main([flag]) == 0

@@ -29,7 +29,7 @@ def hang_evidence(server: Any, ranks: list[int], table: dict[int, str]) -> tuple
         try:
             out.append((f"last lines of {node}'s log", log.tail(30)))
             pids = {p: r for p, r in log.pids(refresh=True).items() if not ranks or r in ranks}
-            res = log.host.shell(f'command -v py-spy; echo {ASKED}', timeout=30)
+            res = log.host.shell('command -v py-spy; echo "$1"', ASKED, timeout=30)
             if ASKED not in res.stdout:
                 raise CouldNotObserve(f"could not ask for py-spy (rc={res.rc}): {res.came_back()}")
             if not [ln for ln in res.stdout.splitlines() if ln.strip() and ln.strip() != ASKED]:

@@ -18,7 +18,7 @@ from rackgate.sim.httpjson import JsonHandler
 
 from .loopback import Loopback
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.suite  # real loopback HTTP servers (the unit guard refuses listening sockets)
 
 TIMEOUT = 600  # the request timeout: never reached by these tests
 
