@@ -5,7 +5,7 @@ band as served (docs/serving.md, docs/performance.md).
 
 Starts one healthy `transformers serve` (SmolLM2-135M-Instruct, CPU, one thread: the self-tests'
 engine, selftest/realengine), asks the golden prompt set (rackgate/baseline/golden_prompts.toml)
-through SRV-GOLDEN's own request call (rackgate.atom.ask_ranks) greedily, 32 tokens, `--runs`
+through the per-rank mechanism SRV-GOLDEN asks with (rackgate.atom.perrank, non-streamed) greedily, 32 tokens, `--runs`
 times at each `--concurrency`, and counts the answers whose tokens (the text's word pieces:
 transformers serve returns no logprobs) differ from the first run at the first concurrency, with
 the seconds each round took. The engine is ours (stopped by its PID at the end).
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rackgate.atom import ask_ranks, fanout
+from rackgate.atom import fanout, perrank
 from rackgate.atom.client import Client
 from rackgate.baseline.golden import prompt_set
 from rackgate.probes.golden import pieces
@@ -44,17 +44,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d, \
             TransformersServer(env.venv_bin(), models.cache, models.name("healthy"), Path(d) / "serve.log") as srv:
         client = Client(srv.url, srv.model, 600)
+        asker = perrank.PerRank(client, perrank.Routing({}, False), fanout.HangRule(), 600)
         first: list[tuple[str, ...]] | None = None
         print(f"{'concurrency':>11s} {'run':>4s} {'seconds':>8s} {'answers moved':>14s}")
         for conc in args.concurrency:
             for run in range(1, args.runs + 1):
                 t0 = time.monotonic()
-                got = ask_ranks.ask(client, asks, args.max_tokens, 5, 600, conc)
+                got = [g for i in range(0, len(asks), conc)
+                       for g in asker.asks(asks[i:i + conc], args.max_tokens, stream=False, extra={"logprobs": 5}).got]
                 secs = time.monotonic() - t0
                 bad = [g.error for g in got if g.error]
                 if bad:
                     raise SystemExit(f"{len(bad)} requests failed: {bad[0]}")
-                toks = [pieces((g.choice or {}).get("text") or "") for g in got]
+                toks = [pieces(g.text) for g in got]
                 first = first or toks
                 moved = sum(1 for a, b in zip(first, toks) if a != b)
                 print(f"{conc:11d} {run:4d} {secs:8.1f} {moved:>8d} of {len(toks)}")

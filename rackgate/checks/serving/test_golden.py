@@ -6,21 +6,24 @@ recording of the same rack and image); the ranks are held to each other meanwhil
 answers otherwise than most is FAILED before its answers turn golden). Comparing: each answer
 against the golden answers of its prompt, within the band (rackgate/gates/golden.py).
 """
+from typing import Any
+
 import pytest
 
-from rackgate.atom import ask_ranks, fanout
+from rackgate.atom import fanout
 from rackgate.atom.logs import rank_table
 from rackgate.baseline import golden as store
 from rackgate.errors import CouldNotObserve
+from rackgate.fixtures.server import settle
 from rackgate.gates import golden
 from rackgate.probes import golden as answers_of
-from rackgate.report.verdict import check
+from rackgate.report.verdict import check, fail
 
 ROW = "SRV-GOLDEN"
 
 
 @pytest.mark.row(ROW)
-def test_golden(server, rack, evidence, facts, baseline, pytestconfig):
+def test_golden(server, per_rank, rack, evidence, facts, baseline, pytestconfig):
     cfg = rack.serving
     if not cfg.golden:
         pytest.skip("serving.golden = false in the rack file: the golden comparison does not apply")
@@ -34,19 +37,23 @@ def test_golden(server, rack, evidence, facts, baseline, pytestconfig):
     top_k = gold.top_k if gold else cfg.golden_top_k
     concurrency = gold.concurrency if gold else cfg.golden_concurrency
     table = rank_table(rack)
-    hinted = fanout.takes_rank_hint(server.client, len(table), cfg.request_timeout_s)
-    ranks: list[int | None] = list(table) if hinted else [None] * cfg.golden_repeats_attached
-    asks = [fanout.Ask(text, r) for r in ranks for text in ps.prompts.values()]
+    # every rank (the hint, or spread by the server: the run's routing, decided once), each prompt
+    targets = per_rank.routing.targets(1, cfg.golden_repeats_attached)
+    asks = [fanout.Ask(text, r) for r in targets for text in ps.prompts.values()]
     ids = {text: pid for pid, text in ps.prompts.items()}
-    got = ask_ranks.ask(server.client, asks, max_tokens, top_k, cfg.request_timeout_s, concurrency)
-    evidence.attach("golden prompts, every rank", "\n".join(
+    got = _asked(per_rank, asks, max_tokens, top_k, concurrency, server, evidence)
+    evidence.attach("golden prompts, every rank", per_rank.routing.describe() + "\n" + "\n".join(
         f"dp{g.ask.rank if g.ask.rank is not None else '?'}\t{g.seconds:.1f}s\t{ids[g.ask.prompt]}\t"
-        + (g.error or repr((g.choice or {}).get("text", ""))[:100]) for g in got))
+        + (g.error or repr(_choice(g).get("text", ""))[:100]) for g in got))
     failed = [g for g in got if g.error]
-    if failed:
-        raise CouldNotObserve(f"{len(failed)} of {len(got)} golden prompts got no answer (e.g. "
+    if failed and len(failed) == len(got):
+        raise CouldNotObserve(f"none of {len(got)} golden prompts was answered (e.g. "
                               f"{_at(failed[0].ask, table)}: {failed[0].error})")
-    answers = [answers_of.parse(ids[g.ask.prompt], g.choice or {}, g.ask.rank) for g in got]
+    if failed:  # others to the same server were answered: a finding about those ranks, not blindness
+        fail(ROW, ", ".join(dict.fromkeys(_at(g.ask, table) for g in failed)),
+             f"{len(failed)} of {len(got)} golden prompts answered with an error while the others were answered "
+             f"(e.g. {_at(failed[0].ask, table)}: {failed[0].error})")
+    answers = [answers_of.parse(ids[g.ask.prompt], _choice(g), g.ask.rank) for g in got]
     with_lp = all(a.has_logprobs for a in answers)
     floor = golden.Band(cfg.golden_logprob_tol, cfg.golden_kl_tol)
     if recording:
@@ -74,6 +81,28 @@ def test_golden(server, rack, evidence, facts, baseline, pytestconfig):
         for a in answers))
     seen = golden.read(drifts, answers, table, server.url, with_lp)
     check(not drifts, ROW, seen.where, f"{seen.text} (against {against}; band {tol.describe()})")
+
+
+def _asked(per_rank, asks: list[fanout.Ask], max_tokens: int, top_k: int, concurrency: int, server,
+           evidence) -> list[fanout.Got]:
+    """The golden asks, greedy and non-streamed (the whole choice with its logprobs), `concurrency`
+    at a time -- the concurrency the golden set was recorded at, since batching changes kernels --
+    each batch through the per-rank mechanism (rackgate/atom/perrank.py) with its hang rule: a
+    request that never returns while others came back is SRV-DEADLOCK's FAILED (settle)."""
+    extra = {"logprobs": top_k} if top_k else None
+    got: list[fanout.Got] = []
+    step = max(1, concurrency)
+    for i in range(0, len(asks), step):
+        spread = per_rank.asks(asks[i:i + step], max_tokens, stream=False, extra=extra)
+        settle(spread, ROW, server, evidence)
+        got += spread.got
+    return got
+
+
+def _choice(g: fanout.Got) -> dict[str, Any]:
+    """The first choice of a 200 answer as the server sent it ({} when none)."""
+    choices = g.body.get("choices") if not g.error else None
+    return choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
 
 
 def _golden_set(baseline, config):
