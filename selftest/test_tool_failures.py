@@ -27,6 +27,9 @@ SELECTIONS = {"platform": ("-m", "platform", "-p", "no:xdist"), "fabric": ("-m",
 # but only when the item read that source in the same run (it sent a command that did not fail).
 FALLBACKS = {("amd-smi", "missing"): "the driver's sysfs view (rackgate/probes/gpus.py)"}
 INTERNAL = "rackgate internal error"
+# Commands sent for their exit status alone (the nodes' reachability round trip, `true`): empty or
+# garbage output with rc 0 is their healthy answer, so an item may pass when only that way hit them.
+STATUS_ONLY = {"true"}
 # Commands the fabric's pair rounds send beside the tools whose output a pair item judges (they
 # are logged against the pair item that ran the rounds): a pair item may pass when only these
 # failed. `ps` is FAB-LEFTOVER's scan: its failure must then show on that node's FAB-LEFTOVER item
@@ -89,6 +92,8 @@ def violations(run, sent) -> list[str]:
         if o.status == "passed" and all((tool, way) in FALLBACKS and read_whole[test, node]
                                         for tool, way, node in fails):
             continue  # the designed fallback was read instead
+        if o.status == "passed" and all(tool in STATUS_ONLY and way in ("empty", "garbage") for tool, way, _ in fails):
+            continue  # rc 0 is all such a command answers: nothing failed
         if o.status == "passed" and test.startswith(PAIR_ITEMS) and all(
                 tool in BESIDE and (not BESIDE[tool] or _not_passed(run, BESIDE[tool].format(node=node)))
                 for tool, _, node in fails):
