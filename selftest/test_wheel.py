@@ -6,16 +6,14 @@ file and the report schema from the installed package and reports/ in that direc
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import site
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from .harness import REPO, parse_junit, user_env
+from . import wheel_venv
+from .harness import parse_junit
 
 pytestmark = pytest.mark.suite
 
@@ -32,51 +30,8 @@ def _said(p: subprocess.CompletedProcess[str]) -> str:
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory) -> dict:
-    """The wheel built from a copy of the tree, installed into a fresh venv: its python, its
-    `rackgate` command, its package folder, and an environment without the checkout on it."""
-    d = tmp_path_factory.mktemp("wheel")
-    src = d / "src"
-    src.mkdir()
-    shutil.copytree(REPO / "rackgate", src / "rackgate", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, src / name)
-    env = {k: v for k, v in user_env().items() if k not in ("PYTHONPATH", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_ADDOPTS")}
-    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-                  "-w", str(d / "dist"), str(src)], d, env)
-    assert built.returncode == 0, _said(built)
-    wheel = next((d / "dist").glob("rackgate-*.whl"))
-    made = _run([sys.executable, "-m", "venv", str(d / "venv")], d, env)
-    assert made.returncode == 0, _said(made)
-    _see_running_site(d / "venv")
-    python, rackgate = d / "venv" / "bin" / "python", d / "venv" / "bin" / "rackgate"
-    installed = _run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", str(wheel)], d, env)
-    assert installed.returncode == 0, _said(installed)
-    where = _run([str(python), "-c", "import rackgate; print(rackgate.__file__)"], d, env)
-    package = Path(where.stdout.strip()).parent
-    assert where.returncode == 0 and package.is_relative_to(d / "venv"), _said(where)   # the venv's copy, not the checkout
-    # its dependencies are the running environment's (a user's venv), not the base interpreter's
-    dep = _run([str(python), "-c", "import allure_pytest; print(allure_pytest.__file__)"], d, env)
-    assert dep.returncode == 0 and any(Path(dep.stdout.strip()).is_relative_to(s) for s in running_site_dirs()), \
-        (_said(dep), running_site_dirs())
-    return {"python": str(python), "rackgate": str(rackgate), "package": package, "env": env}
-
-
-def running_site_dirs() -> list[str]:
-    """The site directories of the environment running the self-tests: a venv's own (and the base
-    interpreter's where the venv was made with --system-site-packages), the user site if enabled."""
-    dirs = list(site.getsitepackages())
-    if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
-        dirs.append(site.getusersitepackages())
-    return dirs
-
-
-def _see_running_site(venv: Path) -> None:
-    """The new venv sees the running environment's packages after its own (`--system-site-packages`
-    would give it the *base* interpreter's site, which lacks what a user's venv installed): one
-    .pth line adding each running site directory as a site directory, its own .pth files included."""
-    own = next((venv / "lib").glob("python3*/site-packages"))
-    line = "import site; " + "; ".join(f"site.addsitedir({d!r})" for d in running_site_dirs())
-    (own / "zz_rackgate_selftest_running_site.pth").write_text(line + "\n")
+    """The wheel built from a copy of the tree, installed into a fresh venv (selftest/wheel_venv.py)."""
+    return wheel_venv.build(tmp_path_factory.mktemp("wheel"))
 
 
 def _verdict(run_dir: Path) -> dict:
