@@ -3,12 +3,14 @@
 Every self-test module carries exactly one tier mark (selftest/tiers.py: unit, suite, matrix,
 realengine, system); a module with none or more than one stops the run at collection, naming it.
 From the tiers follows the rest:
-- the hand-out order: the tiers' order in selftest/tiers.py TIERS (the fault matrices first, then
-  the real engine, system, suite, unit), so the longest groups start first and the other workers
-  work through the rest beside them;
 - the grouping: every module runs whole on one worker (its module-scoped fixtures -- one foreign
-  rack, one recorded baseline, one fault-matrix pool -- are made once), unless it names a group of
-  its own (the real-engine modules share one, so their model servers start once per run);
+  rack, one recorded baseline, one fault-matrix pool -- are made once), unless selftest/tiers.py
+  SHARED puts it in a group with others (the real-engine modules that borrow the session's model
+  servers: two groups) or its tests name a group of their own (the tool-failure selections);
+- the hand-out order: the long groups of selftest/tiers.py LONG first, longest first, then the
+  rest by tier (TIERS: matrix, realengine, system, suite, unit), so the longest chains start
+  first, the unit tier fills the gaps at the end; xdist's own reordering by number of tests is
+  off (it handed the one-test modules, the longest of all, out last);
 - the guard: a `unit` test that starts a process, builds the sim or listens on a socket fails,
   naming itself (tiers.unit_guard), so the quick tier stays quick.
 Three workers on two cores: the workers mostly wait on the suite runs and servers they start."""
@@ -29,6 +31,10 @@ def pytest_configure(config):
     config.stash[JUDGES_NO_RACK] = True
     for name, (what, _) in tiers.TIERS.items():
         config.addinivalue_line("markers", f"{name}: self-test tier: {what} (selftest/tiers.py)")
+    if hasattr(config.option, "loadscopereorder"):
+        # xdist (3.x) hands groups out by number of tests, most first, unless told not to: the
+        # order below would be lost (the one-test typed forms and tool failures went out last)
+        config.option.loadscopereorder = False
 
 
 @pytest.hookimpl(wrapper=True)
@@ -47,8 +53,8 @@ def pytest_make_collect_report(collector):
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
-    items.sort(key=tiers.order)  # stable: the order within a tier and a module is kept
+            item.add_marker(pytest.mark.xdist_group(tiers.group_of(item.module.__name__)))
+    items.sort(key=tiers.order)  # stable: the order within a group and a tier is kept
 
 
 @pytest.hookimpl(wrapper=True)

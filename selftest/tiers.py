@@ -13,6 +13,14 @@ Mark a module with `pytestmark = pytest.mark.<tier>` (in a list with its other m
 - system: sshd, dockerd, Slurm, network namespaces.
 
 docs/DEVELOPING.md says which tier to run while changing what.
+
+The schedule under `pytest -n 3 --dist loadgroup` (the README's self-test command) is this module's
+two tables and `order`, nothing else: SHARED names the modules that run on one worker together
+(their session fixtures made once), every other module is a group of its own; LONG lists the long
+groups' measured seconds, handed out first, longest first; the rest follow by tier. xdist's own
+reordering (groups by number of tests) is switched off (selftest/conftest.py): it handed the
+one-test modules, the longest of all, out last. `python3 -m selftest.tiers JUNIT` prints the
+groups' seconds from a whole run's junit to refresh LONG with.
 """
 from __future__ import annotations
 
@@ -34,6 +42,46 @@ TIERS: dict[str, tuple[str, int]] = {
 }
 
 
+# Modules that share one xdist group (one worker, their session-scoped fixtures made once there).
+# The real-engine modules that borrow the session's model servers (`serve` in
+# selftest/realengine/conftest.py) are two groups of about equal length, each with its own servers:
+# a server's start is ~6 CPU s, its tests' generation is what costs; as one group they were the
+# run's critical path (1,550 s on one worker, 2026-12-05). test_launch.py and test_launch_ctrl_c.py
+# start their own engines: groups of their own.
+SHARED: dict[str, tuple[str, ...]] = {
+    "realengine-gate": ("selftest.realengine.test_gate_command", "selftest.realengine.test_partly_broken"),
+    "realengine-suite": ("selftest.realengine.test_suite_on_engine", "selftest.realengine.test_golden_engine",
+                         "selftest.realengine.test_engine"),
+}
+
+# The long groups' summed test seconds in the last whole run (reports/selftest-junit.xml of the
+# README's command 2 after the wave-4 merge, 2026-12-05: 3 workers on 2 cores, 1,572 s): handed out
+# first, longest first, so that the last groups to start are short ones and the workers end
+# together (longest-processing-time first). A group not listed follows, in its tier's order.
+# Refresh: `python3 -m selftest.tiers reports/selftest-junit.xml` after a whole run.
+LONG: dict[str, int] = {
+    "realengine-suite": 734,
+    "realengine-gate": 653,
+    "selftest.test_fault_matrix": 526,
+    "tool_failures_fabric": 293,               # selftest/test_tool_failures.py's fabric selection
+    "selftest.test_typed_forms": 234,
+    "selftest.test_cleanup": 176,
+    "selftest.realengine.test_launch": 133,
+    "tool_failures_platform": 112,
+    "selftest.regression.test_regression": 108,
+    "selftest.accuracy.test_sim_e2e": 106,
+    "selftest.test_attach": 105,
+    "selftest.survey.test_sim18": 99,
+    "selftest.serving.test_golden_suite": 92,
+    "selftest.test_bad_input": 87,
+}
+
+
+def group_of(module_name: str) -> str:
+    """The xdist group of a module's tests (one a test names itself with xdist_group wins)."""
+    return next((g for g, mods in SHARED.items() if module_name in mods), module_name)
+
+
 def tiers_of(node) -> list[str]:
     """The tier marks a module or an item carries (a module's pytestmark reaches every item of it)."""
     return [name for name in TIERS if node.get_closest_marker(name) is not None]
@@ -48,10 +96,28 @@ def problem(module_name: str, tiers: list[str]) -> str:
             f"{', '.join(TIERS)} (`pytestmark = pytest.mark.<tier>`; selftest/tiers.py)")
 
 
-def order(item) -> int:
-    """The place of an item's module in the hand-out order (its tier's; stable sort keeps the rest)."""
+def order(item) -> tuple[int, int]:
+    """An item's place in the hand-out order: its group's LONG seconds (longest first), then its
+    tier's place (a stable sort keeps the order within a tier and a module)."""
+    mark = item.get_closest_marker("xdist_group")
+    group = (mark.args[0] if mark.args else mark.kwargs.get("name", "")) if mark is not None else ""
     found = tiers_of(item)
-    return TIERS[found[0]][1] if len(found) == 1 else len(TIERS)
+    return -LONG.get(group, 0), TIERS[found[0]][1] if len(found) == 1 else len(TIERS)
+
+
+def group_seconds(junit_xml: str) -> dict[str, float]:
+    """Summed test seconds per xdist group in a whole run's junit (a test's group is the `@NAME`
+    suffix xdist gives its name, else its module, joined as SHARED joins them)."""
+    import xml.etree.ElementTree as ET
+    out: dict[str, float] = {}
+    for case in ET.parse(junit_xml).getroot().iter("testcase"):
+        name, module = case.get("name", ""), case.get("classname", "")
+        at = name.rfind("@")
+        group = name[at + 1:] if at > name.rfind("]") else group_of(module)
+        if group == "realengine":  # the one real-engine group before wave 5: split as SHARED says
+            group = group_of(module)
+        out[group] = out.get(group, 0.0) + float(case.get("time") or 0)
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
 class OutsideUnitTier(RuntimeError):
@@ -84,3 +150,12 @@ def unit_guard(nodeid: str) -> Iterator[None]:
     finally:
         for obj, name, old in saved:
             setattr(obj, name, old)
+
+
+if __name__ == "__main__":
+    import sys
+    if len(sys.argv) != 2:
+        sys.exit("usage: python3 -m selftest.tiers JUNIT_XML (a whole self-test run's junit)")
+    for g, sec in group_seconds(sys.argv[1]).items():
+        if sec >= 30:
+            print(f"    {g!r}: {sec:.0f},")

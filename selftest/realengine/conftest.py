@@ -1,8 +1,9 @@
 """Fixtures for the real-engine self-tests: the venv, the model folders, and servers we own.
 
 Every test module here sets `pytestmark = pytest.mark.realengine`, so `-m realengine` runs them and
-`-m "not realengine"` leaves them out; and `xdist_group("realengine")`, so that under
-`pytest -n N --dist loadgroup` they share one worker and its one server per variant. Without
+`-m "not realengine"` leaves them out. Under `pytest -n N --dist loadgroup` the modules that borrow
+the session's servers run in the groups selftest/tiers.py SHARED names (two: each worker with its
+own server per variant, made once there). Without
 the venv they are skipped with the install command, unless RACKGATE_REALENGINE=require (CI)
 makes that a failure.
 """

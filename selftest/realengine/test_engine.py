@@ -9,7 +9,7 @@ import pytest
 
 from .server import TransformersServer
 
-pytestmark = [pytest.mark.realengine, pytest.mark.xdist_group("realengine"), pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.realengine, pytest.mark.timeout(600)]
 
 
 def test_server_starts_and_stops_by_pid(engine_bin, models, tmp_path):

@@ -33,7 +33,7 @@ from rackgate.transport.deadline import wait_for
 from ..harness import REPO
 from . import runners
 
-pytestmark = [pytest.mark.realengine, pytest.mark.xdist_group("realengine"), pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.realengine, pytest.mark.timeout(1800)]
 
 # ids relative to rackgate/checks: a separate option value that is a path outside the checkout (the
 # model folder, the GSM8K folder, the rack file) moves pytest's rootdir (rackgate/pytest_plugin.py),

@@ -27,7 +27,7 @@ from .balancer import Balancer
 from .server import TransformersServer
 from .test_gate_command import checks_id
 
-pytestmark = [pytest.mark.realengine, pytest.mark.xdist_group("realengine"), pytest.mark.timeout(2400)]
+pytestmark = [pytest.mark.realengine, pytest.mark.timeout(2400)]
 
 GOLDEN = "serving/test_golden.py::test_golden"
 SHARE = re.compile(r"(\d+) of (\d+) answers \((\d+)%\) drift from the golden set")

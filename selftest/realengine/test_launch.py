@@ -20,7 +20,7 @@ from ..harness import run_suite
 from ..test_cleanup import processes_mentioning
 from .server import free_loopback_port
 
-pytestmark = [pytest.mark.realengine, pytest.mark.xdist_group("realengine"), pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.realengine, pytest.mark.timeout(900)]
 
 BOOT = "rackgate/checks/serving/test_boot.py::test_boot"
 MODELS = "rackgate/checks/serving/test_server.py::test_models_lists_served_name"

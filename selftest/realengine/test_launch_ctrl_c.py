@@ -21,7 +21,7 @@ from ..harness import REPO, user_env
 from ..test_cleanup import POINT_PLUGIN, _alive, _as_from_a_shell, _tree, processes_mentioning, wait_for
 from .test_launch import BOOT, SANITY, _rack
 
-pytestmark = [pytest.mark.realengine, pytest.mark.xdist_group("realengine"), pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.realengine, pytest.mark.timeout(900)]
 
 
 def _engine_tree(tmp_path: Path, run_pid: int) -> set[tuple[int, str]]:

@@ -20,7 +20,7 @@ from .balancer import HUNG, Balancer
 from .server import TransformersServer
 from .test_gate_command import SANITY, run_gate
 
-pytestmark = [pytest.mark.realengine, pytest.mark.xdist_group("realengine"), pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.realengine, pytest.mark.timeout(1800)]
 
 SHARE = re.compile(r"(\d+) of (\d+) answers degenerate, the other (\d+) coherent")
 

@@ -26,7 +26,7 @@ from rackgate.catalogue import row
 from ..harness import run_suite
 from . import runners
 
-pytestmark = [pytest.mark.realengine, pytest.mark.xdist_group("realengine"), pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.realengine, pytest.mark.timeout(1800)]
 
 SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
 MODELS = "rackgate/checks/serving/test_server.py::test_models_lists_served_name"
