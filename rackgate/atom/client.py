@@ -5,13 +5,17 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
-
-import requests
-import urllib3
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CouldNotObserve
 from ..secrets import redact
+
+if TYPE_CHECKING:
+    import requests
+
+# requests (with urllib3 and its two charset detectors, ~0.25 CPU s) is imported where a request
+# is made, not with this module: the server fixtures import this module in every suite run, and a
+# run that asks no server (`-m platform`, `-m fabric`) need not pay for it.
 
 
 class ServerError(CouldNotObserve):
@@ -32,6 +36,7 @@ class Reply:
 
 class Client:
     def __init__(self, base_url: str, model: str, timeout: float = 120.0, api_key: str | None = None):
+        import requests
         self.base_url, self.model, self.timeout = base_url.rstrip("/"), model, timeout
         self.session = requests.Session()
         self.session.trust_env = False  # loopback and rack addresses: never through a proxy
@@ -42,6 +47,8 @@ class Client:
         return f"Client({self.base_url}, model={self.model!r})"
 
     def request(self, method: str, path: str, body: dict[str, Any] | None = None, timeout: float | None = None) -> Reply:
+        import requests
+        import urllib3
         url = self.base_url + path
         t0 = time.monotonic()
         for attempt in (1, 2):
@@ -107,6 +114,7 @@ class Client:
         `stop_when(text so far)` (the answer's text, or content then reasoning) is asked after each
         chunk: a reason stops reading there, closes the stream (the server stops generating) and
         the Reply carries it as body["stopped"] (finish_reason None: the answer was cut short)."""
+        import requests
         url = self.base_url + path
         body = {**body, "stream": True}
         limit = timeout or self.timeout
