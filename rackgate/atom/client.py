@@ -13,7 +13,7 @@ from ..secrets import redact
 if TYPE_CHECKING:
     import requests
 
-# requests (with urllib3 and its two charset detectors, ~0.25 CPU s) is imported where a request
+# requests (with urllib3 and its two charset detectors, ~0.2 CPU s) is imported where a request
 # is made, not with this module: the server fixtures import this module in every suite run, and a
 # run that asks no server (`-m platform`, `-m fabric`) need not pay for it.
 
