@@ -92,7 +92,7 @@ def declared_cell(c: Check[Any], places: list[registry.Place], rack: Rack, rep: 
             raise p.error
         found = p.judged.findings if p.judged is not None and err is None else []
         if c.per == "gpu":
-            bad += [f"{p.where}: {f}" for f in found]
+            bad += [f"{p.where.partition('/')[2]}: {f}" for f in found]   # gpu2 (card2, ...): the tray is the row's
         else:
             bad += found
         if err is not None:
