@@ -8,12 +8,13 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from ..access import NodeAccess
 from ..config.model import Rack
 from ..errors import CouldNotObserve
 from ..gates.declare import Across, Check, Fact, Shown
 from ..probes import drm
 from ..probes.target import On
-from ..transport import Host, fanout
+from ..transport import fanout
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ def judge_on(c: Check[Any], on: On, read: Callable[[], Any] | None = None) -> Ju
         return Judged(on, got, shown, facts, error=e)
 
 
-def read_across(c: Check[Any], rack: Rack, hosts: Mapping[str, Host],
+def read_across(c: Check[Any], rack: Rack, hosts: Mapping[str, NodeAccess],
                 missing: Mapping[str, Exception]) -> tuple[dict[str, Any], dict[str, CouldNotObserve]]:
     """A "rack" check's probe on every node that answers, at once: (facts, could-not-observe) by
     node; a node that could not be reached (`missing`) is unseen in its transport's words."""
@@ -69,7 +70,7 @@ def read_across(c: Check[Any], rack: Rack, hosts: Mapping[str, Host],
     return facts, unseen
 
 
-def on_tray(c: Check[Any], host: Host, node: str, rack: Rack, fixed: Mapping[str, Any] | None = None) -> list[Place]:
+def on_tray(c: Check[Any], host: NodeAccess, node: str, rack: Rack, fixed: Mapping[str, Any] | None = None) -> list[Place]:
     """The declaration run on one tray, as its pytest items run it on that node: one place for a
     "node" check, one per GPU for a "gpu" check (the cards discovered as the `gpu` fixture does;
     a listing it cannot read is every GPU's could-not-observe), and for a "rack" check the node
