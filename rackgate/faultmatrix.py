@@ -1,6 +1,6 @@
 """The fault matrix with its derived cases: the cases of rackgate/catalogue/matrix/*.toml, plus a
 default case for every sim fault that has none there and whose row is a declared check
-(rackgate/gates/declare.py): the fault at its default place fails the declared check's item
+(the registry, rackgate/registry/): the fault at its default place fails the declared check's item
 there (a per-node check's item on the target node; a per-GPU check's on the target GPU) and
 nothing else, run as `-m <the row's first marker>` over the check's own items
 (rackgate/checks/test_declared.py::test_<row>, so cases of different rows can share a suite run). A fault
@@ -16,9 +16,10 @@ import json
 import sys
 from typing import Any, Protocol
 
-from . import simrack
+from . import registry, simrack
 from .catalogue import matrix, row
-from .gates.declare import Check, declared
+from .gates.declare import Check
+from .registry import ITEMS_MODULE, item_id
 
 
 class Fault(Protocol):
@@ -29,17 +30,6 @@ class Fault(Protocol):
     default: str
 
 DERIVED = "derived"  # the `source` of a derived case
-# The one pytest module that makes the declared checks' items (rackgate/checks/test_declared.py, the
-# package's own checks); the matrix names their ids from it.
-ITEMS_MODULE = "rackgate/checks/test_declared.py"
-
-
-def item_id(c: Check[Any], node: str, gpu: int | None = None) -> str:
-    """A declared check's item id at a node (or one GPU of it): rackgate/checks/test_declared.py::test_plat_shm[node2]."""
-    param = f"{node}-card{gpu if gpu is not None else 0}" if c.per == "gpu" else node
-    return f"{ITEMS_MODULE}::{c.test_name}[{param}]"
-
-
 def derived_case(f: Fault, c: Check[Any]) -> dict[str, Any] | None:
     """The default case of fault f on its row's declared check c (None when there is no single
     item to name: a node-wide fault on a per-GPU check, a rack-wide fault)."""
@@ -54,7 +44,7 @@ def derived_case(f: Fault, c: Check[Any]) -> dict[str, Any] | None:
 
 def derived(explicit: list[dict[str, Any]]) -> list[dict[str, Any]]:
     cased = {c["fault"].partition("@")[0] for c in explicit}
-    checks = declared()
+    checks = registry.checks()
     out = []
     for f in sorted(simrack.all_faults().values(), key=lambda f: (f.row, f.name)):
         if f.name not in cased and f.row in checks:

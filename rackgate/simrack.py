@@ -2,8 +2,8 @@
 rack file, the sim's fault names, and building the sim for a rack file with a [sim] table.
 
 The sim is imported here only, inside these functions (never at import time), so a run against a
-real rack never loads it. pyproject.toml's import contracts hold every other module of the
-product to that (this module is their one ignored import).
+real rack never loads it. pyproject.toml's `product-without-sim` contract holds every other module
+of the product to that (it names them all as its sources; this one is the module it leaves out).
 """
 from __future__ import annotations
 

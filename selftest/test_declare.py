@@ -6,7 +6,8 @@ import pytest
 
 from rackgate.catalogue import row
 from rackgate.faultmatrix import derived_case
-from rackgate.gates.declare import Check, DeclarationError, Shown, declare, declared
+from rackgate.gates.declare import Check, DeclarationError, Shown, declare
+from rackgate.registry import checks as declared
 from rackgate.sim import faults as sim_faults
 from rackgate.sim import state as sim_state
 from rackgate.sim.areas import files as sim_files

@@ -7,6 +7,7 @@ pytestmark = pytest.mark.suite
 
 
 PER_GPU_PLANT = '''
+from rackgate import registry
 from rackgate.gates import declare as d
 from rackgate.gates import plat
 
@@ -26,7 +27,7 @@ def shown(text, rack):
 
 
 def pytest_configure(config):
-    d.declared()
+    registry.checks()
     vendor.__module__ = "rackgate.probes.planted"
     d._CHECKS["PLAT-SHM"] = d.Check("PLAT-SHM", "gpu", probe=vendor, judge=is_amd, shows=shown)
 '''

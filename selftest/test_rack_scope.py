@@ -6,8 +6,9 @@ import pytest
 from rackgate import simrack
 from rackgate.errors import CouldNotObserve, UnrecognisedOutput
 from rackgate.gates import fabric, plat
-from rackgate.gates.declare import Across, declared
+from rackgate.gates.declare import Across
 from rackgate.probes.ualink import Link, Settled
+from rackgate.registry import checks as declared
 
 pytestmark = pytest.mark.unit
 A, B = "a" * 40, "b" * 40
@@ -64,5 +65,5 @@ def test_a_node_with_no_trained_link_is_not_compared(rack):
 def test_rack_checks_are_declared_and_their_fault_derives_a_per_node_case():
     checks = declared()
     assert {checks["PLAT-ATOM-COMMIT"].per, checks["FAB-POD"].per} == {"rack"}
-    from rackgate.faultmatrix import item_id
+    from rackgate.registry import item_id
     assert item_id(checks["FAB-POD"], "node4") == "rackgate/checks/test_declared.py::test_fab_pod[node4]"

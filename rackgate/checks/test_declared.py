@@ -1,5 +1,5 @@
-"""Every declared check (rackgate/gates/declare.py), one item per node or per GPU:
-probe -> evidence -> facts -> judge -> check() with the row's diagnosis. A probe that cannot look
+"""Every declared check (the registry, rackgate/registry/), one item per node or per GPU:
+probe -> evidence -> facts -> judge (registry.judge_on) -> check() with the row's diagnosis. A probe that cannot look
 raises CouldNotObserve (ERROR); the row marker gives the item its -m markers. A "rack" check reads
 every node that answers once per session (concurrently) and judges each node's item across them."""
 from __future__ import annotations
@@ -8,43 +8,26 @@ from typing import Any, Callable
 
 import pytest
 
+from rackgate import registry
 from rackgate.catalogue import row
 from rackgate.errors import CouldNotObserve
-from rackgate.gates.declare import Across, Check, declared
+from rackgate.gates.declare import Across, Check
 from rackgate.probes.target import On
 from rackgate.report.verdict import check
-from rackgate.transport import fanout
 
 
 def run(c: Check[Any], on: On, evidence: Any, facts: Any, read: Callable[[], Any]) -> None:
     reason = c.applies(on.rack) if c.applies is not None else ""
     if reason:
         pytest.skip(reason)
-    got = read()
-    for s in c.shows(got, on.rack):
+    got = registry.judge_on(c, on, read)
+    for s in got.shown:
         evidence.attach(s.name, s.text, kind=s.kind)
-    for f in c.facts(got, on.key) if c.facts is not None else ():
+    for f in got.facts:
         facts.record(f.name, f.value, where=f.where or on.key, unit=f.unit, row=c.row)
-    found = c.judge(got, on.rack, on.where)
-    check(not found, c.row, on.where, "; ".join(found))
-
-
-def read_across(c: Check[Any], rack: Any, hosts: Any) -> tuple[dict[str, Any], dict[str, CouldNotObserve]]:
-    """A "rack" check's probe on every node that answers, at once: (facts, could-not-observe) by node;
-    an unreachable node is unseen in ssh's words."""
-    names = list(hosts)
-    got = fanout(names, lambda n: c.probe(On(rack, hosts[n], n)))
-    facts: dict[str, Any] = {}
-    unseen: dict[str, CouldNotObserve] = {n: e if isinstance(e, CouldNotObserve) else CouldNotObserve(str(e))
-                                          for n, e in hosts.missing.items()}
-    for n, g in zip(names, got):
-        if isinstance(g, CouldNotObserve):
-            unseen[n] = g
-        elif isinstance(g, Exception):
-            raise g  # a bug of ours: the item's internal error
-        else:
-            facts[n] = g
-    return facts, unseen
+    if got.error is not None:
+        raise got.error
+    check(not got.findings, c.row, on.where, "; ".join(got.findings))
 
 
 @pytest.fixture(scope="session")
@@ -71,7 +54,7 @@ def _per_rack(c: Check[Any]) -> Callable[..., None]:
     def item(node: Any, rack: Any, hosts: Any, read_once: Any, evidence: Any, facts: Any) -> None:
         def read() -> Across[Any]:
             if c.row not in read_once:
-                read_once[c.row] = read_across(c, rack, hosts)
+                read_once[c.row] = registry.read_across(c, rack, hosts, hosts.missing)
             every, unseen = read_once[c.row]
             return Across(node.name, every, unseen)
         run(c, On(rack, node.host, node.name), evidence, facts, read)
@@ -88,5 +71,5 @@ def _item(c: Check[Any]) -> Callable[..., None]:
     return marked
 
 
-for _c in declared().values():
+for _c in registry.checks().values():
     globals()[_c.test_name] = _item(_c)

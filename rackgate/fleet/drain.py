@@ -6,13 +6,16 @@ import shlex
 import subprocess
 from typing import TYPE_CHECKING
 
+from ..registry import drain_hint
+
 if TYPE_CHECKING:
     from .gather import Fleet
 
 
 def commands(fleet: Fleet) -> list[list[str]]:
     """One drain per tray whose verdict is FAIL, named by its host (the Slurm node name), with its
-    first finding as the reason; a host shared by several trays is drained once."""
+    first finding as the reason (registry.drain_hint: the row, its action class, what was seen); a
+    host shared by several trays is drained once."""
     out: list[list[str]] = []
     done: set[str] = set()
     for rack in fleet["racks"]:
@@ -22,7 +25,7 @@ def commands(fleet: Fleet) -> list[list[str]]:
                 continue
             done.add(node["host"])
             seen = " ".join(f["seen"].split()).replace('"', "'")[:200]
-            out.append(["scontrol", "update", f"nodename={node['host']}", "state=drain", f"reason={f['row']}: {seen}"])
+            out.append(["scontrol", "update", f"nodename={node['host']}", "state=drain", f"reason={drain_hint(f['row'], seen)}"])
     return out
 
 

@@ -1,9 +1,10 @@
 """A check, declared once: its catalogue row, its scope (what one item covers, what its judge
 sees), its probe, its judge and the evidence it attaches. Declarations sit next to their judges
-(`rackgate/gates/<area>.py`, a `declare(Check(...))` after the judge); one generic pytest module
-makes the items (the fault matrix names their ids: rackgate/faultmatrix.py ITEMS_MODULE), the
-fault matrix derives a fault's default case from them and docs/catalogue.md names each row's
-probe and judge.
+(`rackgate/gates/<area>.py`, a `declare(Check(...))` after the judge); the registry
+(rackgate/registry/, the layer above) collects them, and everything else takes them from it: one
+generic pytest module makes the items (rackgate/checks/test_declared.py, `registry.ITEMS_MODULE`),
+the survey runs them on a tray, the fault matrix derives a fault's default case from them and
+docs/catalogue.md names each row's probe and judge.
 
     declare(Check("PLAT-SHM", "node", probe=shm.stale, judge=shm_segments, shows=shm_shown))
 
@@ -31,8 +32,6 @@ declaration per row.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Literal, Mapping, Sequence, TypeVar
 
@@ -124,11 +123,9 @@ def _where(c: Check[Any]) -> str:
     return getattr(c.judge, "__module__", "?")
 
 
-def declared() -> dict[str, Check[Any]]:
-    """Every declared check by row id (the modules of rackgate/gates/ declare theirs on import)."""
-    from .. import gates
-    for mod in pkgutil.iter_modules(gates.__path__):
-        importlib.import_module(f"{gates.__name__}.{mod.name}")
+def registered() -> dict[str, Check[Any]]:
+    """The checks declared so far, by row id. Consumers take every check from the registry
+    (rackgate/registry: `checks()` imports every module of rackgate/gates/ first)."""
     return dict(_CHECKS)
 
 

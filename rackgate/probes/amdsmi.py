@@ -37,9 +37,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+from ..access import NodeAccess, Result
 from ..errors import UnrecognisedOutput
 from ..lines import clean_text
-from ..transport import Host, Result
 
 UNSET_U32 = 4294967295
 POPULATED, NOT_POPULATED, UNKNOWN = "populated", "not populated", "unrecognised"
@@ -252,7 +252,7 @@ def parse_fabric(text: str) -> list[FabricGpu]:
 _NO_JSON = re.compile(r"unrecogni[sz]ed argument|invalid choice|no such option|unknown option", re.IGNORECASE)
 
 
-def fabric(host: Host, json_output: bool = True) -> tuple[Result, list[FabricGpu]]:
+def fabric(host: NodeAccess, json_output: bool = True) -> tuple[Result, list[FabricGpu]]:
     """Run `amd-smi fabric --json` on a node, or the text form when the installed amd-smi does not
     take --json there; returns (Result, [FabricGpu])."""
     res = host.run(["amd-smi", "fabric", "--json"] if json_output else ["amd-smi", "fabric"], timeout=60)

@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import re
 
+from ..access import NodeAccess
 from ..errors import CouldNotObserve, UnrecognisedOutput
-from ..transport import Host
 from .target import On
 
 COMMIT = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 
 
-def command(host: Host, atom_path: str) -> list[str]:
+def command(host: NodeAccess, atom_path: str) -> list[str]:
     # safe.directory: the image's tree may belong to another uid than the one exec runs as;
     # given on the command line, it changes no configuration in the container.
     return ["git", "-c", "safe.directory=*", "-C", host.path(atom_path.rstrip("/") or "/"), "rev-parse", "HEAD"]
 
 
-def read(host: Host, atom_path: str, timeout: float = 60) -> tuple[str, str]:
+def read(host: NodeAccess, atom_path: str, timeout: float = 60) -> tuple[str, str]:
     """(commit, evidence) of the ATOM tree at atom_path in the container `host`."""
     res = host.run(command(host, atom_path), timeout=timeout).require("git")
     out = res.stdout.strip()

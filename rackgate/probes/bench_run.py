@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shlex
 
-from ..transport import Host, Result
+from ..access import NodeAccess, Result
 from . import bench as probe
 
 PLACEHOLDERS = ("head_ip", "port", "served_model", "result_path")
@@ -20,12 +20,12 @@ def fill(template: str, values: dict[str, object]) -> str:
     return cmd
 
 
-def readable_dir(head: Host, path: str) -> bool:
+def readable_dir(head: NodeAccess, path: str) -> bool:
     """The path is a directory the node can read (a --tokenizer given as a path)."""
     return head.shell('[ -d "$1" ] && [ -r "$1" ]', head.path(path), timeout=30).ok
 
 
-def run(head: Host, cmd: str, result_path: str, timeout: float) -> tuple[Result, str | None, bool | None]:
+def run(head: NodeAccess, cmd: str, result_path: str, timeout: float) -> tuple[Result, str | None, bool | None]:
     """(Result, result text or None, fresh: the file is newer than the run's start; None when no
     result_path is configured). The command is the rack file's shell line, run as one."""
     start = head.now()

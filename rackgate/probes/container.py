@@ -1,5 +1,5 @@
 """Facts from inside the ATOM container (through `docker exec`): file sizes, a grep count, what
-Python imports, which tools exist. Every function takes the container's Host (node.container()),
+Python imports, which tools exist. Every function takes the container's NodeAccess (node.container()),
 so paths are container paths and the probe never knows whether the node is simulated.
 """
 from __future__ import annotations
@@ -8,8 +8,8 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from ..access import NodeAccess, Result
 from ..errors import CouldNotObserve, ToolMissing, UnrecognisedOutput
-from ..transport import Host, Result
 from . import docker
 from .target import On
 
@@ -34,7 +34,7 @@ def parse_sizes(text: str) -> dict[str, int | None]:
 _STAT_SCRIPT = 'm="$1"; shift; for p; do if [ -e "$p" ]; then stat -c "%s %n" -- "$p"; else echo "$m $p"; fi; done'
 
 
-def _sizes_from(host: Host, paths: list[str], text: str, stderr: str) -> tuple[dict[str, int | None], str]:
+def _sizes_from(host: NodeAccess, paths: list[str], text: str, stderr: str) -> tuple[dict[str, int | None], str]:
     got = {host.node_path(k): v for k, v in parse_sizes(text).items()}
     missing = [p for p in paths if p not in got]
     if missing:
@@ -42,13 +42,13 @@ def _sizes_from(host: Host, paths: list[str], text: str, stderr: str) -> tuple[d
     return got, host.node_text(text)
 
 
-def sizes(host: Host, paths: list[str]) -> tuple[dict[str, int | None], str]:
+def sizes(host: NodeAccess, paths: list[str]) -> tuple[dict[str, int | None], str]:
     """Byte sizes of files (None: missing), keyed by container path; plus the raw output."""
     res = host.shell(_STAT_SCRIPT, _MISSING, *map(host.path, paths), timeout=60)
     return _sizes_from(host, paths, res.stdout, res.stderr)
 
 
-def count_entries(host: Host, directory: str) -> int | None:
+def count_entries(host: NodeAccess, directory: str) -> int | None:
     """Entries in a directory (`ls -A | wc -l`), None when it does not exist."""
     res = host.shell('if [ -d "$1" ]; then ls -A -- "$1" | wc -l; else echo "$2"; fi', host.path(directory), _MISSING,
                      timeout=60)
@@ -93,13 +93,13 @@ def _python_cmd(code: str, python_exe: str, env: dict[str, str] | None, unset: t
             python_exe, "-c", code]
 
 
-def _no_docker(host: Host, res: Result) -> None:
+def _no_docker(host: NodeAccess, res: Result) -> None:
     """The command never reached the container because docker itself is missing on the node."""
     if res.rc == 127 and "docker" in res.stderr and not res.stdout.strip():
-        raise ToolMissing(host.runner.node, "docker", None, res.came_back())
+        raise ToolMissing(host.name.partition("/")[0], "docker", None, res.came_back())
 
 
-def python(host: Host, code: str, python_exe: str = "python3", env: dict[str, str] | None = None,
+def python(host: NodeAccess, code: str, python_exe: str = "python3", env: dict[str, str] | None = None,
            unset: tuple[str, ...] = ()) -> tuple[PyResult, str]:
     """Run `python3 -c CODE` in the container, with some variables set or unset for it only."""
     cmd = _python_cmd(code, python_exe, env, unset)
@@ -135,7 +135,7 @@ def split_runs(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def python_variants(host: Host, code: str, variants: list[tuple[dict[str, str], tuple[str, ...]]],
+def python_variants(host: NodeAccess, code: str, variants: list[tuple[dict[str, str], tuple[str, ...]]],
                     python_exe: str = "python3") -> tuple[list[PyResult], str]:
     """`python3 -c CODE` once per (env to set, vars to unset), in ONE docker exec."""
     cmds = [_python_cmd(code, python_exe, env, unset) for env, unset in variants]
@@ -164,7 +164,8 @@ def python_variants(host: Host, code: str, variants: list[tuple[dict[str, str], 
     return results, shown
 
 
-def sizes_and_count(host: Host, paths: list[str], pattern: str, grep_path: str) -> tuple[dict[str, int | None], int | None, str]:
+def sizes_and_count(host: NodeAccess, paths: list[str], pattern: str,
+                    grep_path: str) -> tuple[dict[str, int | None], int | None, str]:
     """sizes(), and `grep -c PATTERN FILE` (None when the file is missing), in one docker exec."""
     res = host.shell('r="$1" pat="$2" g="$3"; shift 3; ' + _STAT_SCRIPT + '; echo "$r 0"; '
                      'if [ -e "$g" ]; then grep -c -- "$pat" "$g"; else echo "$m"; fi; echo "$r $?"',
@@ -184,7 +185,7 @@ def sizes_and_count(host: Host, paths: list[str], pattern: str, grep_path: str) 
     return got, count, shown
 
 
-def environment(host: Host) -> dict[str, str]:
+def environment(host: NodeAccess) -> dict[str, str]:
     """The environment a process started on the host gets (`env -0`)."""
     res = host.run(["env", "-0"], timeout=30)
     if not res.ok:
@@ -192,7 +193,7 @@ def environment(host: Host) -> dict[str, str]:
     return dict(kv.partition("=")[::2] for kv in res.stdout.split("\0") if "=" in kv)
 
 
-def which(host: Host, tool: str) -> str | None:
+def which(host: NodeAccess, tool: str) -> str | None:
     """The tool's path on the container's PATH, or None."""
     res = host.shell('command -v "$1"; echo __rackgate_asked__', tool, timeout=30)
     if "__rackgate_asked__" not in res.stdout:
@@ -205,7 +206,7 @@ def which(host: Host, tool: str) -> str | None:
     return host.node_path(path) if path else None
 
 
-def node_path(host: Host, path: str) -> str:
+def node_path(host: NodeAccess, path: str) -> str:
     """A path a command printed, as a container path."""
     return host.node_path(path)
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..access import NodeAccess
 from ..catalogue import Pattern
 from ..catalogue import row as catalogue_row
 from ..errors import UnrecognisedOutput
-from ..transport import Host
 from .target import On
 
 _LINE = re.compile(r"^\[\s*(\d+\.\d+)\]\s?(.*)$")
@@ -93,14 +93,14 @@ def match(lines: list[KmsgLine], patterns: tuple[Pattern, ...] | list[Pattern],
     return hits
 
 
-def _run(host: Host) -> str:
+def _run(host: NodeAccess) -> str:
     # kernel.dmesg_restrict=1 lets only root read the buffer: go through sudo -n otherwise.
     cmd = ["dmesg"] if host.is_root else ["sudo", "-n", "dmesg"]
     # Missing, failing, or printing nothing (a booted kernel has always logged): could not observe.
     return host.run(cmd, timeout=60).require(tool="dmesg").stdout
 
 
-def read_dmesg(host: Host, since_monotonic: float | None = None) -> list[KmsgLine]:
+def read_dmesg(host: NodeAccess, since_monotonic: float | None = None) -> list[KmsgLine]:
     """The node's kernel log for the current boot, optionally only after a printk time."""
     text = _run(host)
     lines = parse(text)
@@ -109,7 +109,7 @@ def read_dmesg(host: Host, since_monotonic: float | None = None) -> list[KmsgLin
     return since(lines, since_monotonic)
 
 
-def cursor(host: Host) -> float:
+def cursor(host: NodeAccess) -> float:
     """The printk time of the newest line: the start of a window for read_dmesg later."""
     lines = [ln for ln in parse(_run(host)) if ln.t is not None]
     return (lines[-1].t or 0.0) if lines else 0.0

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import jsonl
+from ..access import NodeAccess, Result
 from ..errors import CouldNotObserve, ToolMissing, UnrecognisedOutput
-from ..transport import Host, Result
 from . import procs, tcp
 from .target import On
 
@@ -159,7 +159,7 @@ def parse_inspect(text: str) -> Inspect | None:
                    tuple(str(e) for e in (cfg.get("Env") or [])), str(state.get("StartedAt", "")))
 
 
-def _docker(host: Host, args: list[str], timeout: float = 60) -> str:
+def _docker(host: NodeAccess, args: list[str], timeout: float = 60) -> str:
     """Run a docker CLI command; a daemon or permission problem is 'could not observe'."""
     res = host.run(["docker", *args], timeout=timeout)
     if res.rc == 127:
@@ -175,7 +175,7 @@ def _docker_words(res: Result) -> str:
     return f"rc={res.rc}: {said[:400]}" if said else f"rc={res.rc}, nothing printed"
 
 
-def ps_all(host: Host) -> tuple[list[PsRow], str]:
+def ps_all(host: NodeAccess) -> tuple[list[PsRow], str]:
     out = _docker_whole(host, PS[1:])
     if not out.strip():
         # No container at all is only evidence when the daemon is known to have answered: docker
@@ -194,7 +194,7 @@ def ps_all(host: Host) -> tuple[list[PsRow], str]:
 _END = "__rackgate_end__"
 
 
-def _docker_whole(host: Host, args: list[str], timeout: float = 60) -> str:
+def _docker_whole(host: NodeAccess, args: list[str], timeout: float = 60) -> str:
     """A docker command whose empty output is an answer (no container, no event): a marker echoed
     after docker's own output tells "nothing to list" from a reply that never came whole."""
     res = host.shell('e="$1"; shift; docker "$@"; rc=$?; echo "$e"; exit $rc', _END, *args, timeout=timeout)
@@ -207,7 +207,7 @@ def _docker_whole(host: Host, args: list[str], timeout: float = 60) -> str:
     return res.stdout.removesuffix(_END + "\n")
 
 
-def recent_creates(host: Host, since: str) -> tuple[list[Event], str]:
+def recent_creates(host: NodeAccess, since: str) -> tuple[list[Event], str]:
     out = _docker_whole(host, ["events", "--since", since, "--until", "0s", "--filter", "event=create",
                                "--format", "{{json .}}"])
     try:
@@ -216,7 +216,7 @@ def recent_creates(host: Host, since: str) -> tuple[list[Event], str]:
         raise CouldNotObserve(f"{host.name}: {e}") from None
 
 
-def inspect(host: Host, name: str) -> tuple[Inspect | None, str]:
+def inspect(host: NodeAccess, name: str) -> tuple[Inspect | None, str]:
     """The container's configuration, or None when no container has that name."""
     res = host.run(["docker", "inspect", "--type", "container", name], timeout=60)
     if res.rc == 127:

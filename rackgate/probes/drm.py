@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..access import NodeAccess
 from ..errors import CouldNotObserve, UnrecognisedOutput
-from ..transport import Host
 
 GPU_DRIVER = "amdgpu"
 CARD_RE = re.compile(r"card(\d+)")
@@ -130,7 +130,7 @@ def where(node: str, gpu: int | None, card: int, bdf: str | None) -> str:
     return f"{node}/{label(gpu, card, bdf)}"
 
 
-def read_drm(host: Host, script: str, what: str, *args: str, timeout: float = 30) -> str:
+def read_drm(host: NodeAccess, script: str, what: str, *args: str, timeout: float = 30) -> str:
     """Run a script over /sys/class/drm ($1; it prints $2 when there is none and ends with $3,
     then takes `args`) and return what it printed, in node paths. `what` names the reading."""
     res = host.shell(script, host.path("/sys/class/drm"), NO_DRM, END, *args, timeout=timeout)
@@ -143,6 +143,6 @@ def read_drm(host: Host, script: str, what: str, *args: str, timeout: float = 30
     return host.node_text(res.stdout.removesuffix(END + "\n"))
 
 
-def discover(host: Host) -> GpuMap:
+def discover(host: NodeAccess) -> GpuMap:
     text = read_drm(host, _LIST, "listing /sys/class/drm")
     return GpuMap.of(host.name, parse_listing(text, f"node {host.name}"))

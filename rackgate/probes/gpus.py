@@ -12,8 +12,8 @@ import math
 import re
 from dataclasses import dataclass, replace
 
+from ..access import NodeAccess
 from ..errors import CouldNotObserve, UnrecognisedOutput
-from ..transport import Host
 from . import amdsmi, drm
 from .target import On
 
@@ -128,7 +128,7 @@ class GpuFacts:
     error: str = "" # amd-smi's own complaint when it sees no GPU
 
 
-def read(host: Host) -> GpuFacts:
+def read(host: NodeAccess) -> GpuFacts:
     res = host.run(["amd-smi", "static", "--asic", "--bus", "--vram", "--json"], timeout=120)
     if res.rc == 127:  # no amd-smi on this node: the driver's own sysfs view
         return _read_sysfs(host)
@@ -144,7 +144,7 @@ def read(host: Host) -> GpuFacts:
         raise CouldNotObserve(f"{host.name}: {e}") from None
 
 
-def _read_sysfs(host: Host) -> GpuFacts:
+def _read_sysfs(host: NodeAccess) -> GpuFacts:
     """The DRM cards bound to amdgpu (rackgate.probes.drm), GPU g the g-th in PCI order."""
     if not host.exists("/sys/class/drm"):
         raise CouldNotObserve(f"node {host.name}: no amd-smi and no /sys/class/drm to read the GPUs from")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..transport import Host
+from ..access import NodeAccess
 from .target import On
 
 AMDGPU_PARAMS = ("gpu_recovery", "halt_if_hws_hang", "mtype_local", "noretry")
@@ -31,7 +31,7 @@ class DriverFacts:
         return "amdgpu" in self.modules
 
 
-def driver(host: Host) -> DriverFacts:
+def driver(host: NodeAccess) -> DriverFacts:
     res = host.run(["lsmod"], timeout=30).require(tool="lsmod")
     if not res.stdout.lstrip().startswith("Module"):
         from ..errors import UnrecognisedOutput
@@ -40,7 +40,7 @@ def driver(host: Host) -> DriverFacts:
     return DriverFacts(parse_lsmod(res.stdout), host.exists("/dev/kfd"), res.stdout)
 
 
-def amdgpu_params(host: Host, names: Sequence[str] = AMDGPU_PARAMS) -> dict[str, str | None]:
+def amdgpu_params(host: NodeAccess, names: Sequence[str] = AMDGPU_PARAMS) -> dict[str, str | None]:
     """Loaded values of amdgpu's module parameters (None: the file is missing)."""
     paths = {n: f"/sys/module/amdgpu/parameters/{n}" for n in names}
     raw = host.read_many(list(paths.values()))

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..access import NodeAccess
 from ..errors import CouldNotObserve, UnrecognisedOutput
-from ..transport import Host
 from .modules import amdgpu_params
 from .target import On
 
@@ -95,7 +95,7 @@ class TuningFacts:
     tail: str                   # the report's last lines, for the evidence
 
 
-def boot(host: Host) -> Boot:
+def boot(host: NodeAccess) -> Boot:
     res = host.shell('b=$(uptime -s) && echo "$b" && date -d "$b" +%s', timeout=30)
     if not res.ok:
         raise CouldNotObserve(f"{host.name}: `uptime -s` failed (rc={res.rc}): {res.stderr.strip()[:200]}")
@@ -105,7 +105,7 @@ def boot(host: Host) -> Boot:
         raise CouldNotObserve(f"{host.name}: {e}") from None
 
 
-def tuning(host: Host, report_glob: str, tail_lines: int = 64) -> TuningFacts:
+def tuning(host: NodeAccess, report_glob: str, tail_lines: int = 64) -> TuningFacts:
     b = boot(host)
     stamped = host.stat(host.glob(report_glob), "%Y")
     files = parse_stat_lines("".join(f"{v} {p}\n" for p, v in stamped.items() if v))

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..access import NodeAccess
 from ..errors import CouldNotObserve, UnrecognisedOutput, require_records
-from ..transport import Host
 
 KFD_PROC = "/sys/class/kfd/kfd/proc"
 # cgroup v2 "0::/system.slice/docker-<id>.scope", v1 "12:devices:/docker/<id>",
@@ -66,7 +66,7 @@ def parse_kfd_listing(paths: list[str]) -> list[int]:
 _END = "__rackgate_end__"
 
 
-def processes(host: Host) -> dict[int, Proc]:
+def processes(host: NodeAccess) -> dict[int, Proc]:
     res = host.shell('cat "$1"/[0-9]*/stat 2>/dev/null; echo "$2"', host.path("/proc"), _END, timeout=60)
     out = res.require(tool="sh", nonempty=False).stdout
     if not out.endswith(_END + "\n"):  # the listing ends with the marker when it was read whole
@@ -75,7 +75,7 @@ def processes(host: Host) -> dict[int, Proc]:
     return require_records(procs, "processes", f"node {host.name}: /proc/*/stat", out)
 
 
-def kfd_pids(host: Host) -> list[int]:
+def kfd_pids(host: NodeAccess) -> list[int]:
     """The pids in the kfd process list; without the list itself (amdgpu not loaded, or a node that
     does not show it) there is no GPU-user evidence: could not observe."""
     if not host.exists(KFD_PROC):
@@ -84,7 +84,7 @@ def kfd_pids(host: Host) -> list[int]:
     return parse_kfd_listing(host.glob(f"{KFD_PROC}/*"))
 
 
-def containers_of(host: Host, pids: list[int]) -> dict[int, str | None]:
+def containers_of(host: NodeAccess, pids: list[int]) -> dict[int, str | None]:
     """pid -> container id (None: a host process or gone)."""
     raw = host.read_many([f"/proc/{p}/cgroup" for p in pids])
     return {p: container_id(raw[f"/proc/{p}/cgroup"]) for p in pids}
@@ -101,7 +101,7 @@ def parse_environ(text: str) -> dict[str, str]:
     return out
 
 
-def environ(host: Host, pid: int) -> dict[str, str]:
+def environ(host: NodeAccess, pid: int) -> dict[str, str]:
     """The environment of a process `ps` on the node listed (/proc/PID/environ); could not
     observe when it cannot be read (gone, or not ours to read)."""
     res = host.run(["cat", "--", f"/proc/{int(pid)}/environ"], timeout=30)
@@ -121,7 +121,7 @@ def parse_serving(ps_lines: str, port: int) -> tuple[str, str] | None:
     return None
 
 
-def serving(host: Host, port: int) -> tuple[str, str] | None:
+def serving(host: NodeAccess, port: int) -> tuple[str, str] | None:
     """(pid, command line) of the node's process serving `port` (attach mode lints the command
     line the running server has); could not observe when ps is missing or fails."""
     return parse_serving(host.run(["ps", "-ww", "-eo", "pid=,args="], timeout=30).require(tool="ps").stdout, port)

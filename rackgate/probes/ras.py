@@ -29,8 +29,8 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from ..access import NodeAccess
 from ..errors import CouldNotObserve, UnrecognisedOutput
-from ..transport import Host
 from . import amdsmi, drm
 from .target import On
 
@@ -341,7 +341,7 @@ def _throttle(smi: _Smi) -> tuple[dict[int, dict[str, int]], str]:
         return {}, str(e)
 
 
-def snapshot(host: Host, expected: int | None = None, throttle: bool = False) -> Snapshot:
+def snapshot(host: NodeAccess, expected: int | None = None, throttle: bool = False) -> Snapshot:
     """Every counter of every amdgpu card of a node, in one command; with `throttle`, amd-smi's
     throttle accumulators too (one amd-smi start more: only where SRV-THROTTLE needs them)."""
     at = time.time()

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..access import NodeAccess
 from ..errors import CouldNotObserve, UnrecognisedOutput
-from ..transport import Host
 from .target import On
 
 
@@ -25,7 +25,7 @@ def parse_stat(text: str) -> list[Segment]:
     return out
 
 
-def segments(host: Host, globs: list[str]) -> list[Segment]:
+def segments(host: NodeAccess, globs: list[str]) -> list[Segment]:
     dirs = sorted({g.rsplit("/", 1)[0] or "/" for g in globs})
     absent = [d for d in dirs if not host.exists(d)]
     if absent:  # nothing listed is not "no segment": the directory itself was not there

@@ -7,22 +7,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..access import NodeAccess
 from ..config.model import Rack
-from ..transport import Host, container_for
 from .drm import Card, where
 
 
 @dataclass(frozen=True)
 class On:
     rack: Rack
-    host: Host
+    host: NodeAccess
     node: str
     gpu: int | None = None  # GPU g of the node (PCI order), for a per-GPU check
     card: Card | None = None  # its DRM card, discovered
 
-    def container(self, env: dict[str, str] | None = None) -> Host:
+    def container(self, env: dict[str, str] | None = None) -> NodeAccess:
         """Where the engine runs on this node: its container, or the node itself (container = "")."""
-        return container_for(self.host, self.rack.node(self.node), self.rack, env)
+        return self.host.container(self.rack.container, self.rack.node(self.node).container_sysroot, env)
 
     @property
     def where(self) -> str:

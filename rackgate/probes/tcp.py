@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..access import NodeAccess
 from ..errors import UnrecognisedOutput
-from ..transport import Host
 
 LISTEN = "0A"
 FILES = ("/proc/net/tcp", "/proc/net/tcp6")
@@ -53,7 +53,7 @@ def parse(text: str, source: str = "/proc/net/tcp") -> list[Listener]:
     return out
 
 
-def listeners(host: Host) -> list[Listener]:
+def listeners(host: NodeAccess) -> list[Listener]:
     """Every listening TCP socket of the node (IPv4 and IPv6); tcp6 may be absent (no IPv6)."""
     raw = host.read_many(list(FILES))
     v4, v6 = raw[FILES[0]], raw[FILES[1]]

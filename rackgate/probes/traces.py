@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 
-from ..transport import Host
+from ..access import NodeAccess
 
 TRACE_GLOB = "*.pt.trace.json.gz"
 
 
-def missing_traces(want: dict[int, tuple[Host, str]], wait_s: float, poll_s: float = 0.5) -> dict[int, str]:
-    """want: rank -> (the node's Host, its trace directory). Returns the ranks (-> directory)
+def missing_traces(want: dict[int, tuple[NodeAccess, str]], wait_s: float, poll_s: float = 0.5) -> dict[int, str]:
+    """want: rank -> (the node's NodeAccess, its trace directory). Returns the ranks (-> directory)
     with no non-empty trace after wait_s (empty: every rank wrote one)."""
     deadline = time.monotonic() + wait_s
     while True:

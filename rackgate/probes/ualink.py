@@ -15,9 +15,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
+from ..access import NodeAccess, wait_for
 from ..errors import CouldNotObserve
-from ..transport import Host
-from ..transport.deadline import wait_for
 from . import drm
 from .target import On
 
@@ -132,21 +131,21 @@ def _pick(card: int, got: dict[str, str | None]) -> dict[str, str | None]:
     return out
 
 
-def read_link(host: Host, card: int) -> Link:
+def read_link(host: NodeAccess, card: int) -> Link:
     raw = host.read_many(_paths(card), privileged=True)
     return parse_link(card, _pick(card, raw))
 
 
-def read_links(host: Host, cards: list[int]) -> list[Link]:
+def read_links(host: NodeAccess, cards: list[int]) -> list[Link]:
     raw = host.read_many([p for c in cards for p in _paths(c)], privileged=True)
     return [parse_link(c, _pick(c, raw)) for c in cards]
 
 
-def read_gpu_link(host: Host, card: drm.Card, gpu: int) -> Link:
+def read_gpu_link(host: NodeAccess, card: drm.Card, gpu: int) -> Link:
     return replace(read_link(host, card.card), gpu=gpu, bdf=card.bdf)
 
 
-def read_gpu_links(host: Host, expected: int) -> list[Link]:
+def read_gpu_links(host: NodeAccess, expected: int) -> list[Link]:
     """Every GPU's link, GPU g at index g (its card discovered, rackgate.probes.drm); could not
     observe when the node does not show exactly `expected` amdgpu cards."""
     gmap = drm.discover(host)

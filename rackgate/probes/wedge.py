@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ..transport import Host
+from ..access import NodeAccess
 from . import dmesg, procs
 from .target import On
 
@@ -22,7 +22,7 @@ class Wedge:
     settle_s: float        # how long the second look waited (0: no second look was needed)
 
 
-def _look(host: Host, engine_comm: list[str]) -> tuple[list[str], list[str], list[str]]:
+def _look(host: NodeAccess, engine_comm: list[str]) -> tuple[list[str], list[str], list[str]]:
     kfd = procs.kfd_pids(host)
     table = procs.processes(host)
     return procs.stale_kfd(kfd, table), procs.d_state_kworkers(table), procs.defunct_engines(table, engine_comm)

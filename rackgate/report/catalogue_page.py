@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .. import registry
 from ..catalogue import AREAS, Row, rows
-from ..gates.declare import declared, qualname
 from . import inventory, junit
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,14 +49,9 @@ def status_of(nodeids: list[str], verdicts: dict[str, junit.Verdict]) -> str:
     return f"passed {got.count('passed')}/{n}"
 
 
-def declarations() -> dict[str, str]:
-    """Row id -> 'probe `probes.shm.stale`, judge `gates.plat.shm_segments`' of each declared check."""
-    return {rid: f"probe `{qualname(c.probe)}`, judge `{qualname(c.judge)}`" for rid, c in declared().items()}
-
-
 def render(items: list[inventory.Check], cases: list[dict[str, Any]], verdicts: dict[str, junit.Verdict] | None,
            source: str = "", declared_as: dict[str, str] | None = None) -> str:
-    declared_as = declarations() if declared_as is None else declared_as
+    declared_as = registry.declared_as() if declared_as is None else declared_as
     checks = inventory.checks_by_row(items)
     nodeids: dict[str, list[str]] = {}
     for it in items:

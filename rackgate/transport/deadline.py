@@ -1,33 +1,6 @@
-"""The one bounded wait: poll until something is true or the deadline passes."""
+"""The one bounded wait (rackgate/access.py, where probes take it from), for the transport's callers."""
 from __future__ import annotations
 
-import time
-from typing import Callable, TypeVar
+from ..access import Deadline, wait_for
 
-T = TypeVar("T")
-
-
-class Deadline:
-    """A point in monotonic time: `left()` seconds remain, `passed()` once it is reached."""
-
-    def __init__(self, seconds: float):
-        self.at = time.monotonic() + seconds
-
-    def left(self) -> float:
-        return max(0.0, self.at - time.monotonic())
-
-    def passed(self) -> bool:
-        return time.monotonic() >= self.at
-
-
-def wait_for(predicate: Callable[[], T], timeout: float, poll: float = 0.2) -> T | None:
-    """Poll predicate() until it returns a truthy value (returned) or the deadline passes (None).
-    It is always asked at least once, and once more at the deadline."""
-    deadline = Deadline(timeout)
-    while True:
-        got = predicate()
-        if got:
-            return got
-        if deadline.passed():
-            return None
-        time.sleep(min(poll, max(0.01, deadline.left())))
+__all__ = ["Deadline", "wait_for"]

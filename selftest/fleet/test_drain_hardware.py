@@ -25,4 +25,4 @@ def test_drain_names_the_gpu_with_retired_pages_over_the_limit(tmp_path, monkeyp
     assert racks.findings(json.loads((tmp_path / "res" / "fleet.json").read_text())) == {"sim-ras": {("PLAT-RAS", "node2")}}
     drain = fleet("--drain-failed", "--results", str(tmp_path / "res"))
     line = next(ln for ln in drain.stdout.splitlines() if "state=drain" in ln)
-    assert 'reason="PLAT-RAS: ' in line and "gpu1" in line and "4424 retired VRAM pages, over the limit of 4423" in line, line
+    assert 'reason="PLAT-RAS [service-hardware]: ' in line and "gpu1" in line and "4424 retired VRAM pages, over the limit of 4423" in line, line

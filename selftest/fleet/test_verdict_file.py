@@ -60,8 +60,8 @@ def test_drain_only_trays_with_findings_never_unknown():
     fleet = {"racks": [{"rack": "r", "nodes": v["nodes"],
                         "findings": [{**f, "node": n["node"]} for n in v["nodes"] for f in n["findings"]]}]}
     lines = [drain.show(c) for c in drain.commands(fleet)]
-    assert lines == ['scontrol update nodename=h1 state=drain reason="FAB-STATE: accel_state=unconfigured"',
-                     'scontrol update nodename=h2 state=drain reason="PLAT-PARAMS: noretry=-1"']
+    assert lines == ['scontrol update nodename=h1 state=drain reason="FAB-STATE [reboot-or-reload-driver]: accel_state=unconfigured"',
+                     'scontrol update nodename=h2 state=drain reason="PLAT-PARAMS [reboot-or-reload-driver]: noretry=-1"']
 
 
 def test_the_fault_matrix_judges_each_runs_verdict_file(tmp_path):

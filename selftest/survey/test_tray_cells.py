@@ -58,18 +58,19 @@ def test_a_card_count_off_is_could_not_observe_on_the_links(sim2: SimRack) -> No
 
 
 def test_every_declared_row_s_cell_runs_its_declaration(sim2: SimRack, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A survey cell whose row is declared (gates/declare.py) runs that declaration's probe and
-    judge, nothing wired beside it: change the declared judge and the cell follows, on the tray
-    the judge names, and on no other."""
+    """A survey cell whose row is declared (the registry, rackgate/registry) runs that declaration's
+    probe and judge, nothing wired beside it: change the declared judge and the cell follows, on
+    the tray the judge names, and on no other."""
     import dataclasses
 
+    from rackgate import registry
     from rackgate.gates import declare
     from rackgate.survey.model import CHECKS
-    rows = [(key, row) for key, row, _ in CHECKS if row in declare.declared()]
+    rows = [(key, row) for key, row, _ in CHECKS if row in registry.checks()]
     assert {row for _, row in rows} >= {"PLAT-GPUS", "PLAT-FREE", "PLAT-TUNED", "PLAT-PARAMS", "FAB-STATE", "FAB-POD"}
-    per = {row: declare.declared()[row].per for _, row in rows}
+    per = {row: registry.checks()[row].per for _, row in rows}
     for _, row in rows:
-        check = declare.declared()[row]
+        check = registry.checks()[row]
         monkeypatch.setitem(declare._CHECKS, row, dataclasses.replace(
             check, judge=lambda got, rack, where, row=row: [f"{row} says {where}"] if where.split("/")[0] == "node2" else []))
     r1, r2 = run.survey(sim2.rack)

@@ -1,0 +1,105 @@
+"""A declaration run on a place: the probe's facts, the evidence they show, the facts `-m regression`
+records and the judge's findings. The pytest items (one node, one GPU, or a node judged across the
+rack) and the survey's cells (one tray) both run checks through here: one wiring of probe to judge.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from ..access import NodeAccess
+from ..config.model import Rack
+from ..errors import CouldNotObserve
+from ..gates.declare import Across, Check, Fact, Shown
+from ..probes import drm
+from ..probes.target import On
+from ..transport import fanout
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One item's worth of a check: what it read, showed and recorded, and the judge's findings
+    ([] healthy) or the judge's refusal (`error`: it could not judge what it was given)."""
+    on: On
+    got: Any
+    shown: Sequence[Shown]
+    facts: Sequence[Fact]
+    findings: list[str] = field(default_factory=list)
+    error: CouldNotObserve | None = None
+
+
+@dataclass(frozen=True)
+class Place:
+    """One place of a tray a check looked at (the node, or one GPU): judged, or not observed."""
+    where: str
+    gpu: int | None
+    judged: Judged | None = None
+    error: CouldNotObserve | None = None
+
+
+def judge_on(c: Check[Any], on: On, read: Callable[[], Any] | None = None) -> Judged:
+    """Read (the declaration's probe on `on`, or `read`), show, record, judge. The probe's
+    CouldNotObserve propagates (nothing was read, nothing to show); the judge's is kept in
+    `error`, after the evidence of what it was given."""
+    got = c.probe(on) if read is None else read()
+    shown = c.shows(got, on.rack)
+    facts = c.facts(got, on.key) if c.facts is not None else ()
+    try:
+        return Judged(on, got, shown, facts, c.judge(got, on.rack, on.where))
+    except CouldNotObserve as e:
+        return Judged(on, got, shown, facts, error=e)
+
+
+def read_across(c: Check[Any], rack: Rack, hosts: Mapping[str, NodeAccess],
+                missing: Mapping[str, Exception]) -> tuple[dict[str, Any], dict[str, CouldNotObserve]]:
+    """A "rack" check's probe on every node that answers, at once: (facts, could-not-observe) by
+    node; a node that could not be reached (`missing`) is unseen in its transport's words."""
+    names = list(hosts)
+    got = fanout(names, lambda n: c.probe(On(rack, hosts[n], n)))
+    facts: dict[str, Any] = {}
+    unseen: dict[str, CouldNotObserve] = {n: e if isinstance(e, CouldNotObserve) else CouldNotObserve(str(e))
+                                          for n, e in missing.items()}
+    for n, g in zip(names, got):
+        if isinstance(g, CouldNotObserve):
+            unseen[n] = g
+        elif isinstance(g, Exception):
+            raise g  # a bug of ours: the item's internal error
+        else:
+            facts[n] = g
+    return facts, unseen
+
+
+def on_tray(c: Check[Any], host: NodeAccess, node: str, rack: Rack, fixed: Mapping[str, Any] | None = None) -> list[Place]:
+    """The declaration run on one tray, as its pytest items run it on that node: one place for a
+    "node" check, one per GPU for a "gpu" check (the cards discovered as the `gpu` fixture does;
+    a listing it cannot read is every GPU's could-not-observe), and for a "rack" check the node
+    judged across the tray alone (`Across` of this tray). `fixed` pins facts for every tray
+    (the survey's one clock, PLAT-FREE's `now`)."""
+    def read(on: On) -> Callable[[], Any]:
+        def facts() -> Any:
+            got = c.probe(on)
+            if fixed:
+                got = dataclasses.replace(got, **fixed)
+            return Across(node, {node: got}, {}) if c.per == "rack" else got
+        return facts
+
+    ons: list[On | tuple[int, CouldNotObserve]] = []
+    if c.per == "gpu":
+        try:
+            cards = drm.discover(host)
+            ons = [On(rack, host, node, g, cards.card(g, rack.gpus_per_node)) for g in range(rack.gpus_per_node)]
+        except CouldNotObserve as e:
+            ons = [(g, e) for g in range(rack.gpus_per_node)]
+    else:
+        ons = [On(rack, host, node)]
+    out: list[Place] = []
+    for on in ons:
+        if isinstance(on, tuple):
+            out.append(Place(f"{node}/gpu{on[0]}", on[0], error=on[1]))
+            continue
+        try:
+            out.append(Place(on.where, on.gpu, judged=judge_on(c, on, read(on))))
+        except CouldNotObserve as e:
+            out.append(Place(on.where, on.gpu, error=e))
+    return out
