@@ -16,6 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from ..atom.fanout import Ask
 from ..probes.golden import Completion
 
 KEY = "golden"
@@ -31,6 +32,14 @@ class PromptSet:
 def prompt_set() -> PromptSet:
     raw = tomllib.loads(resources.files("rackgate.baseline").joinpath("golden_prompts.toml").read_text())
     return PromptSet(str(raw["version"]), {p["id"]: p["text"] for p in raw["prompt"]})
+
+
+def asks(ps: PromptSet, targets: list[int | None]) -> list[Ask]:
+    """Every prompt asked of every target (a rank, or None: the server picks), prompt by prompt:
+    each prompt's asks side by side, so a batch of `concurrency` of them keeps every rank busy
+    (rank by rank, a batch held two ranks and the others idled) and a server that spreads by
+    least requests hands one prompt's repeats to different ranks."""
+    return [Ask(text, r) for text in ps.prompts.values() for r in targets]
 
 
 @dataclass(frozen=True)

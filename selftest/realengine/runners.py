@@ -46,10 +46,11 @@ def _toml_str(s: str) -> str:
 def rack_file(path: Path, served_model: str, *, shim_dir: Path | None = None, max_tokens: int = 16,
               request_timeout_s: float = 600, bench_command: str = "", bench_result_path: str = "",
               bench_timeout_s: float = 900, accuracy: dict | None = None, tokenizer: str = "",
-              gpus_per_node: int | None = None) -> Path:
+              gpus_per_node: int | None = None, serving: dict | None = None) -> Path:
     """A one-node rack: this machine, attached to with --atom-url (nothing is launched).
     gpus_per_node: the DP ranks the suite counts on it (the rack file's default when None);
-    the engine is one process, so 1 where a check sizes its load per rank."""
+    the engine is one process, so 1 where a check sizes its load per rank. serving: more keys of
+    [serving] (e.g. SRV-GOLDEN's golden_max_tokens)."""
     env = {"PATH": f"{shim_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"} if shim_dir else {}
     lines = [
         'name = "realengine-cpu"',
@@ -69,6 +70,7 @@ def rack_file(path: Path, served_model: str, *, shim_dir: Path | None = None, ma
         "[serving]",
         f"request_timeout_s = {request_timeout_s}",
         f"tokenizer = {_toml_str(tokenizer)}",
+        *(f"{k} = {_toml_str(v) if isinstance(v, str) else json.dumps(v)}" for k, v in (serving or {}).items()),
         "",
         "[serving.bench]",
         f"timeout_s = {bench_timeout_s}",

@@ -1,13 +1,17 @@
-"""SRV-GOLDEN on real engines (issue 37.5): three `transformers serve` engines behind the
-self-tests' balancer (selftest/realengine/balancer.py), attached without a rack file, as
-`pytest -m gate --atom-url URL --served-model NAME` attaches.
+"""SRV-GOLDEN on real engines (issue 37.5): `transformers serve` engines behind the self-tests'
+balancer (selftest/realengine/balancer.py) as three DP ranks, ATOM's data_parallel_rank hint
+taken, with the real-engine rack file (`pytest --rack FILE -m gate --atom-url URL`).
 
-- The golden set is recorded on three healthy SmolLM2 copies, then three healthy copies pass
-  against it, tokens alone compared (transformers serve returns no logprobs on /v1/completions:
-  the report says so).
-- Two healthy copies and the noisy-layer copy (layer 15's MLP weights + 0.1 std of seeded noise:
-  fluent, mostly the same text; model_store.py) FAIL, naming the share of drifting answers and
-  reading it as some replicas, not an image change.
+- The golden set is recorded on three healthy ranks, then the three healthy ranks pass against
+  it, tokens alone compared (transformers serve returns no logprobs on /v1/completions: the
+  report says so).
+- Two healthy ranks and the noisy-layer copy as dp2 (layer 15's MLP weights + 0.1 std of seeded
+  noise: fluent, mostly the same text; model_store.py) FAIL, naming the share of drifting answers
+  and dp2, read as one rank of three, not an image change.
+The ranks are asked by the hint, so the noisy rank answers every prompt: what it changes is seen
+on every run (spread by least requests, a prompt could miss it). The rack file asks 16 tokens
+(the default 32 is for racks: docs/serving.md): the noisy copy changes two of the eight answers
+within them.
 Order and content, not seconds (the seconds: docs/performance.md).
 """
 from __future__ import annotations
@@ -23,6 +27,7 @@ import pytest
 from rackgate.report import junit
 
 from ..harness import REPO
+from . import runners
 from .balancer import Balancer
 from .server import TransformersServer
 from .test_gate_command import checks_id
@@ -33,11 +38,17 @@ GOLDEN = "serving/test_golden.py::test_golden"
 SHARE = re.compile(r"(\d+) of (\d+) answers \((\d+)%\) drift from the golden set")
 
 
+# SRV-GOLDEN's cost on CPU engines (docs/performance.md): 8 prompts x 3 ranks x 16 tokens
+GOLDEN_SERVING = {"golden_max_tokens": 16}
+
+
 def _golden(bal, tmp_path: Path, baseline: Path, *extra: str):
-    """pytest -m gate, the golden check only, attached without a rack file."""
-    cmd = [sys.executable, "-m", "pytest", "-m", "gate", "rackgate/checks/serving/test_golden.py", "--atom-url",
-           bal.url, "--served-model", bal.model, f"--baseline={baseline}", f"--junitxml={tmp_path / 'junit.xml'}",
-           *extra]
+    """pytest --rack FILE -m gate, the golden check only, the balancer's engines as 3 DP ranks."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    rack = runners.rack_file(tmp_path / "rack.toml", bal.model, gpus_per_node=3, serving=GOLDEN_SERVING)
+    cmd = [sys.executable, "-m", "pytest", "-m", "gate", "rackgate/checks/serving/test_golden.py", "--rack", str(rack),
+           "--atom-url", bal.url, "--served-model", bal.model, f"--baseline={baseline}",
+           f"--junitxml={tmp_path / 'junit.xml'}", *extra]
     p = subprocess.run(cmd, check=False, cwd=REPO, capture_output=True, text=True, timeout=1500,
                        env={**os.environ, "PYTHONPATH": str(REPO)})
     return p, {checks_id(k): v for k, v in junit.read(tmp_path / "junit.xml").items()}
@@ -53,7 +64,7 @@ def engines(serve, engine_bin, models, tmp_path):
             yield name, (h1, h2, h3), noisy
 
 
-def test_a_noisy_copy_behind_the_balancer_fails_naming_the_share(engines, tmp_path):
+def test_a_noisy_rank_behind_the_balancer_fails_naming_the_share_and_the_rank(engines, tmp_path):
     name, (h1, h2, h3), noisy = engines
     base = tmp_path / "baseline.json"
     with Balancer(name, [(h.url, h.model) for h in (h1, h2, h3)]) as bal:
@@ -64,13 +75,14 @@ def test_a_noisy_copy_behind_the_balancer_fails_naming_the_share(engines, tmp_pa
         assert out[GOLDEN].status == "passed", p.stdout[-3000:]
     with Balancer(name, [(h1.url, h1.model), (h2.url, h2.model), (noisy.url, noisy.model)]) as bal:
         p, out = _golden(bal, tmp_path / "noisy", base)
-        assert bal.served[2] > 0  # the noisy copy answered some of them
+        assert bal.served[2] > 0  # the noisy copy answered its rank's prompts
     o = out[GOLDEN]
     assert o.status == "failed", p.stdout[-3000:]
     m = SHARE.search(o.message)
     assert m, o.message[:1500]
     k, n = int(m.group(1)), int(m.group(2))
-    assert 0 < k < n, o.message[:1500]  # some answers, not all: not an image change
-    assert "tokens alone compared" in o.message and "some answers drift and others do not" in o.message
+    assert 0 < k <= n // 3, o.message[:1500]  # some of dp2's answers, none of the others'
+    assert "tokens alone compared" in o.message and "1 of 3 ranks drift (dp2), the others match" in o.message
+    assert re.search(r"cpu/dp2 '\w+' at position \d+", o.message), o.message[:1500]
     assert re.search(r"golden (\.\.\.)?['\"].*['\"] \| this (\.\.\.)?['\"]", o.message), o.message[:3000]  # side by side
     print(o.message)  # the message, whole, for docs/performance.md (pytest -s)

@@ -195,3 +195,14 @@ def test_the_baseline_file_keeps_the_golden_set_beside_the_facts(tmp_path):
     assert bl.load(p).sets[store.KEY]["runs"] == 2
     bl.write(p, [bl.Fact("a.b", 3.0)], {**prov, "image": "i2"}, merge=True)  # another image: replaced
     assert store.KEY not in bl.load(p).sets
+
+
+def test_the_prompts_are_asked_prompt_by_prompt_so_each_batch_keeps_every_rank_busy():
+    ps = store.PromptSet("t", {f"p{i}": f"prompt {i}" for i in range(8)})
+    ranks = list(range(16))
+    asks = store.asks(ps, ranks)
+    assert sorted((a.prompt, a.rank) for a in asks) == sorted((t, r) for t in ps.prompts.values() for r in ranks)
+    for i in range(0, len(asks), 16):  # golden_concurrency's batches: 16 ranks each, not two
+        assert {a.rank for a in asks[i:i + 16]} == set(ranks)
+    attached = store.asks(ps, [None] * 4)  # spread by the server: one prompt's repeats together
+    assert [a.prompt for a in attached[:4]] == ["prompt 0"] * 4 and {a.rank for a in attached} == {None}

@@ -37,9 +37,9 @@ def test_golden(server, per_rank, rack, evidence, facts, baseline, pytestconfig)
     top_k = gold.top_k if gold else cfg.golden_top_k
     concurrency = gold.concurrency if gold else cfg.golden_concurrency
     table = rank_table(rack)
-    # every rank (the hint, or spread by the server: the run's routing, decided once), each prompt
-    targets = per_rank.routing.targets(1, cfg.golden_repeats_attached)
-    asks = [fanout.Ask(text, r) for r in targets for text in ps.prompts.values()]
+    # every rank (the hint, or spread by the server: the run's routing, decided once), each
+    # prompt, prompt by prompt (store.asks)
+    asks = store.asks(ps, per_rank.routing.targets(1, cfg.golden_repeats_attached))
     ids = {text: pid for pid, text in ps.prompts.items()}
     got = _asked(per_rank, asks, max_tokens, top_k, concurrency, server, evidence)
     evidence.attach("golden prompts, every rank", per_rank.routing.describe() + "\n" + "\n".join(
