@@ -1,32 +1,40 @@
-"""Every declared check (rackgate/gates/declare.py), one item per node or per GPU:
+"""Every declared check (rackgate/gates/declare.py), one item per node, GPU, server or DP rank:
 probe -> evidence -> facts -> judge -> check() with the row's diagnosis. A probe that cannot look
 raises CouldNotObserve (ERROR); the row marker gives the item its -m markers. A "rack" check reads
-every node that answers once per session (concurrently) and judges each node's item across them."""
+every node that answers once per session (concurrently) and judges each node's item across them; a
+"rank" check asks every DP rank once per session and judges each rank's item on its answers. Each
+scope's item maker is one entry of ITEM_MAKERS."""
 from __future__ import annotations
 
 from typing import Any, Callable
 
 import pytest
 
+from rackgate.atom.logs import rank_table
 from rackgate.catalogue import row
 from rackgate.errors import CouldNotObserve
-from rackgate.gates.declare import Across, Check, declared
+from rackgate.gates.declare import Across, Check, Ranked, declared
 from rackgate.probes.target import On
 from rackgate.report.verdict import check
 from rackgate.transport import fanout
 
 
 def run(c: Check[Any], on: On, evidence: Any, facts: Any, read: Callable[[], Any]) -> None:
-    reason = c.applies(on.rack) if c.applies is not None else ""
+    judge(c, on.rack, on.key, on.where, evidence, facts, read)
+
+
+def judge(c: Check[Any], rack: Any, key: str, where: str, evidence: Any, facts: Any, read: Callable[[], Any]) -> None:
+    """One item: applies? -> read -> evidence -> facts -> judge -> the row's verdict at `where`."""
+    reason = c.applies(rack) if c.applies is not None else ""
     if reason:
         pytest.skip(reason)
     got = read()
-    for s in c.shows(got, on.rack):
+    for s in c.shows(got, rack):
         evidence.attach(s.name, s.text, kind=s.kind)
-    for f in c.facts(got, on.key) if c.facts is not None else ():
-        facts.record(f.name, f.value, where=f.where or on.key, unit=f.unit, row=c.row)
-    found = c.judge(got, on.rack, on.where)
-    check(not found, c.row, on.where, "; ".join(found))
+    for f in c.facts(got, key) if c.facts is not None else ():
+        facts.record(f.name, f.value, where=f.where or key, unit=f.unit, row=c.row)
+    found = c.judge(got, rack, where)
+    check(not found, c.row, where, "; ".join(found))
 
 
 def read_across(c: Check[Any], rack: Any, hosts: Any) -> tuple[dict[str, Any], dict[str, CouldNotObserve]]:
@@ -48,8 +56,8 @@ def read_across(c: Check[Any], rack: Any, hosts: Any) -> tuple[dict[str, Any], d
 
 
 @pytest.fixture(scope="session")
-def read_once() -> dict[str, tuple[dict[str, Any], dict[str, CouldNotObserve]]]:
-    """row -> what its "rack" check read on every node, this session."""
+def read_once() -> dict[str, Any]:
+    """row -> what its "rack" check read on every node (or its "rank" check of every rank), this session."""
     return {}
 
 
@@ -78,10 +86,41 @@ def _per_rack(c: Check[Any]) -> Callable[..., None]:
     return item
 
 
+def _per_server(c: Check[Any]) -> Callable[..., None]:
+    def item(served: Any, rack: Any, evidence: Any, facts: Any) -> None:
+        judge(c, rack, "server", served.url, evidence, facts, lambda: c.probe(served))
+    return item
+
+
+def _per_rank(c: Check[Any]) -> Callable[..., None]:
+    def item(dp_rank: int, serving: Any, served: Any, rack: Any, read_once: Any, evidence: Any, facts: Any) -> None:
+        node = rank_table(rack)[dp_rank]
+
+        def read() -> Ranked[Any]:
+            if c.row not in read_once:
+                try:
+                    read_once[c.row] = c.probe(served)
+                except CouldNotObserve as e:
+                    read_once[c.row] = e  # every rank's item says it
+            got = read_once[c.row]
+            if isinstance(got, CouldNotObserve):
+                raise got
+            return Ranked(dp_rank, node, got)
+        judge(c, rack, f"{node}/dp{dp_rank}", f"{node}/dp{dp_rank}", evidence, facts, read)
+    return item
+
+
+# scope -> its item maker; each maker's fixtures parametrize the items (`node` / `gpu`:
+# fixtures/nodes.py, `dp_rank`: fixtures/server.py; a "server" item is the one endpoint's)
+ITEM_MAKERS: dict[str, Callable[[Check[Any]], Callable[..., None]]] = {
+    "gpu": _per_gpu, "node": _per_node, "rack": _per_rack, "server": _per_server, "rank": _per_rank,
+}
+
+
 def _item(c: Check[Any]) -> Callable[..., None]:
     """The check's pytest function: named for its row, marked with it (markers come from the row),
-    parametrized by the `node` / `gpu` fixtures (fixtures/nodes.py)."""
-    item = {"gpu": _per_gpu, "node": _per_node, "rack": _per_rack}[c.per](c)
+    parametrized by its scope's fixtures."""
+    item = ITEM_MAKERS[c.per](c)
     item.__name__ = item.__qualname__ = c.test_name
     item.__doc__ = f"{c.row}: {row(c.row).title}"
     marked: Callable[..., None] = pytest.mark.row(c.row)(item)
