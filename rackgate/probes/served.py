@@ -4,9 +4,11 @@ seen here as the `Server` protocol: this layer sits below the server's own). A p
 raises CouldNotObserve when it cannot look; it never judges.
 
 - `models`: GET /v1/models (SRV-MODELS).
-- `alive`: one real request to every DP rank at once, by ATOM's data_parallel_rank hint, with the
-  hang rule (SRV-ALIVE); for a rank that did not answer, /health, its node's last log line and
-  (launch mode) its stacks.
+- `each_rank`: one request to every DP rank at once (the per-rank mechanism: ATOM's
+  data_parallel_rank hint, the hang rule): {rank: Answer}. A "rank" check's probe is usually one
+  call of it (`def thing(s: Server) -> dict[int, Answer]: return each_rank(s, PROMPT, 8)`).
+- `alive`: each_rank's request for liveness (SRV-ALIVE); for a rank that did not answer, /health,
+  its node's last log line and (launch mode) its stacks.
 """
 from __future__ import annotations
 
@@ -50,6 +52,44 @@ def models(s: Server) -> Models:
     return Models(tuple(s.client.model_ids()), s.client.model, s.name_source, reply.evidence())
 
 
+# --- one request to every rank -------------------------------------------------------------------
+@dataclass(frozen=True)
+class Answer:
+    """One DP rank's answer to the request routed to it."""
+    rank: int
+    node: str
+    text: str                    # the completion's text (the chat answer's content)
+    error: str                   # what came back instead of an answer ('' when answered)
+    hung: str                    # the hang as seen, when this rank's request stayed in flight
+    finish: str | None = None    # its finish_reason
+    reasoning: str = ""          # a chat answer's reasoning_content
+    asked: str = ""              # every rank's request, as evidence (the same for every rank)
+
+
+def hinted(s: Server) -> Any:
+    """The per-rank mechanism, when requests can name their rank; CouldNotObserve otherwise (a
+    server that refuses ATOM's rank hint: no rank's answer can be told apart)."""
+    pr = s.per_rank
+    if not pr.routing.hinted:
+        raise CouldNotObserve(f"{pr.routing.note or 'the rank hint is not used'}: a DP rank's answer cannot be "
+                              "observed through it")
+    return pr
+
+
+def each_rank(s: Server, prompt: str, max_tokens: int, *, chat: bool = False, stream: bool = False) -> dict[int, Answer]:
+    """{rank: its answer} for one request routed to every DP rank at once; a rank whose request
+    stayed in flight past the hang bound while others answered is `hung`; a rank of which nothing
+    came back is left out (its item could not observe). Nothing back at all: CouldNotObserve."""
+    spread = hinted(s).ask([prompt], max_tokens, stream=stream, chat=chat)
+    asked, hang, hung = spread.evidence(), spread.hang() or "", set(spread.hung_ranks())
+    out = {g.ask.rank: Answer(g.ask.rank, s.table[g.ask.rank], g.text, g.error or "", "", g.finish, g.reasoning, asked)
+           for g in spread.got if g.ask.rank in s.table}
+    out.update({r: Answer(r, s.table[r], "", "", hang, asked=asked) for r in hung if r in s.table})
+    if not out:
+        raise CouldNotObserve(spread.nothing_back() or "no answer from any DP rank")
+    return out
+
+
 # --- SRV-ALIVE ----------------------------------------------------------------------------------
 ALIVE_PROMPT = "The capital of France is"
 
@@ -74,11 +114,7 @@ class Alive:
 def alive(s: Server) -> dict[int, Alive]:
     """rank -> its answer. Not observable at all (CouldNotObserve) when the server refuses the rank
     hint: per-rank liveness cannot be seen through it."""
-    pr = s.per_rank
-    if not pr.routing.hinted:
-        raise CouldNotObserve(f"{pr.routing.note or 'the rank hint is not used'}: a DP rank's liveness cannot be "
-                              "observed through it")
-    spread = pr.ask([ALIVE_PROMPT], 4, stream=False, timeout=s.rack.serving.alive_timeout_s)
+    spread = hinted(s).ask([ALIVE_PROMPT], 4, stream=False, timeout=s.rack.serving.alive_timeout_s)
     asked = spread.evidence()
     hung_ranks = set(spread.hung_ranks())
     hang = spread.hang() or ""
