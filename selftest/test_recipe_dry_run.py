@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -139,6 +140,63 @@ def _suite(copy: Path, env: dict[str, str], out: Path, *args: str) -> dict:
     return {"outcomes": parse_junit(junit), "stdout": proc.stdout}
 
 
+@dataclass(frozen=True)
+class Proof:
+    """What following the recipe must give: the row, the files edited by hand, the check's items,
+    its fault, the one item it fails, how many items the sim rack has, the row's first marker, and
+    what the failure must say."""
+    row: str
+    hand_edited: set[str]
+    item: str
+    fault: str
+    target: str
+    items: int
+    select: str
+    says: tuple[str, ...]
+
+
+def _prove(copy: Path, env: dict[str, str], tmp_path: Path, p: Proof) -> None:
+    """After the recipe's steps: the files touched, the check healthy (PASSED on every item) and
+    faulted (FAILED on exactly its item, with the row's diagnosis), its derived matrix case proven
+    by the matrix's own self-test; then the copy is thrown away and the real checkout is untouched."""
+    page = _run([sys.executable, "-m", "rackgate.report.catalogue_page"], copy, env)
+    assert page.returncode == 0, page.stdout + page.stderr
+    changed = _changed(copy)
+    assert changed == p.hand_edited | REGENERATED, changed
+    assert len(changed - REGENERATED) <= 4
+    assert p.row in (copy / "docs/catalogue.md").read_text()
+
+    (tmp_path / "healthy").mkdir()
+    healthy = _suite(copy, env, tmp_path / "healthy", p.item)
+    got = {k: o.status for k, o in healthy["outcomes"].items()}
+    assert got and set(got.values()) == {"passed"}, healthy["stdout"][-3000:]
+    assert len(got) == p.items, got
+
+    (tmp_path / "faulted").mkdir()
+    faulted = _suite(copy, env, tmp_path / "faulted", p.item, "--sim-fault", p.fault)
+    got = {k: o.status for k, o in faulted["outcomes"].items()}
+    bad = f"{p.item}[{p.target}]"
+    assert {k for k, s in got.items() if s != "passed"} == {bad}, faulted["stdout"][-3000:]
+    assert got[bad] == "failed", faulted["stdout"][-3000:]
+    msg = faulted["outcomes"][bad].message
+    assert all(said in msg for said in p.says), msg
+
+    # the fault-matrix case: derived, not written; the matrix's own self-test proves it
+    listed = _run([sys.executable, "-m", "rackgate.faultmatrix"], copy, env)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    case = next((c for c in json.loads(listed.stdout) if c["fault"] == p.fault), None)
+    assert case == {"fault": p.fault, "row": p.row, "select": p.select, "paths": [p.item],
+                    "fail": [bad], "source": "derived"}, case
+    selftest_env = {k: v for k, v in env.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
+    matrix = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "selftest/test_fault_matrix.py",
+                   "-k", f"valid or every_sim_fault or (matrix and {p.fault})"], copy, selftest_env)
+    assert matrix.returncode == 0 and "3 passed" in matrix.stdout, matrix.stdout[-3000:] + matrix.stderr[-2000:]
+
+    # thrown away: the copy goes with tmp_path; the real checkout was never written
+    shutil.rmtree(copy)
+    assert p.row not in (REPO / next(f for f in p.hand_edited if f.endswith(".toml"))).read_text()
+
+
 def test_adding_a_check_touches_four_files_and_works(tmp_path):
     copy = tmp_path / "checkout"
     _copy_checkout(copy)
@@ -154,46 +212,10 @@ def test_adding_a_check_touches_four_files_and_works(tmp_path):
     faults = copy / "rackgate/sim/faults/plat.py"
     _insert_import(faults, FAULT_IMPORT)
     faults.write_text(faults.read_text() + FAULT_DECL)
-    page = _run([sys.executable, "-m", "rackgate.report.catalogue_page"], copy, env)
-    assert page.returncode == 0, page.stdout + page.stderr
 
-    changed = _changed(copy)
-    assert changed == HAND_EDITED | REGENERATED, changed
-    assert len(changed - REGENERATED) <= 4
-    assert ROW_ID in (copy / "docs/catalogue.md").read_text()
-
-    # healthy: PASSED on every node
-    (tmp_path / "healthy").mkdir()
-    healthy = _suite(copy, env, tmp_path / "healthy", ITEM)
-    got = {k: o.status for k, o in healthy["outcomes"].items()}
-    assert got and set(got.values()) == {"passed"}, healthy["stdout"][-3000:]
-    assert len(got) == 4, got  # the sim rack's four nodes
-
-    # under its fault: FAILED on the faulted node only, with the row's diagnosis
-    (tmp_path / "faulted").mkdir()
-    faulted = _suite(copy, env, tmp_path / "faulted", ITEM, "--sim-fault", FAULT)
-    got = {k: o.status for k, o in faulted["outcomes"].items()}
-    assert {k for k, s in got.items() if s != "passed"} == {f"{ITEM}[{TARGET}]"}, faulted["stdout"][-3000:]
-    assert got[f"{ITEM}[{TARGET}]"] == "failed", faulted["stdout"][-3000:]
-    msg = faulted["outcomes"][f"{ITEM}[{TARGET}]"].message
-    assert ROW_ID in msg and "kernel.numa_balancing = 1 (want 0)" in msg, msg
-
-    # the fault-matrix case: derived, not written; the matrix's own self-test proves it
-    listed = _run([sys.executable, "-m", "rackgate.faultmatrix"], copy, env)
-    assert listed.returncode == 0, listed.stderr[-2000:]
-    case = next((c for c in json.loads(listed.stdout) if c["fault"] == FAULT), None)
-    assert case == {"fault": FAULT, "row": ROW_ID, "select": "platform", "paths": [ITEM],
-                    "fail": [f"{ITEM}[{TARGET}]"], "source": "derived"}, case
-    selftest_env = {k: v for k, v in env.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
-    matrix = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "selftest/test_fault_matrix.py",
-                   "-k", f"valid or every_sim_fault or (matrix and {FAULT})"], copy, selftest_env)
-    assert matrix.returncode == 0 and "3 passed" in matrix.stdout, matrix.stdout[-3000:] + matrix.stderr[-2000:]
-
-    # thrown away: the copy goes with tmp_path; the real checkout was never written
-    shutil.rmtree(copy)
+    _prove(copy, env, tmp_path, Proof(ROW_ID, HAND_EDITED, ITEM, FAULT, TARGET, 4, "platform",
+                                      (ROW_ID, "kernel.numa_balancing = 1 (want 0)")))
     assert not (REPO / "rackgate/probes/sysctl.py").exists()
-    assert ROW_ID not in (REPO / "rackgate/catalogue/plat.toml").read_text()
-
 
 
 # --- the per-rank SRV check ----------------------------------------------------------------------
@@ -279,42 +301,7 @@ def test_adding_a_per_rank_check_touches_four_files_and_fails_exactly_its_rank(t
     gate.write_text(gate.read_text() + SRV_JUDGE)
     faults = copy / "rackgate/sim/faults/srv.py"
     faults.write_text(faults.read_text() + SRV_FAULT_DECL)
-    page = _run([sys.executable, "-m", "rackgate.report.catalogue_page"], copy, env)
-    assert page.returncode == 0, page.stdout + page.stderr
 
-    changed = _changed(copy)
-    assert changed == SRV_HAND_EDITED | REGENERATED, changed
-    assert len(changed - REGENERATED) <= 4
-    assert SRV_ROW_ID in (copy / "docs/catalogue.md").read_text()
-
-    # healthy: PASSED on every DP rank
-    (tmp_path / "healthy").mkdir()
-    healthy = _suite(copy, env, tmp_path / "healthy", SRV_ITEM)
-    got = {k: o.status for k, o in healthy["outcomes"].items()}
-    assert got and set(got.values()) == {"passed"}, healthy["stdout"][-3000:]
-    assert len(got) == 16, got  # the sim rack's 16 DP ranks
-
-    # under its fault: FAILED on the faulted rank only, with the row's diagnosis
-    (tmp_path / "faulted").mkdir()
-    faulted = _suite(copy, env, tmp_path / "faulted", SRV_ITEM, "--sim-fault", SRV_FAULT)
-    got = {k: o.status for k, o in faulted["outcomes"].items()}
-    bad = f"{SRV_ITEM}[{SRV_TARGET}]"
-    assert {k for k, s in got.items() if s != "passed"} == {bad}, faulted["stdout"][-3000:]
-    assert got[bad] == "failed", faulted["stdout"][-3000:]
-    msg = faulted["outcomes"][bad].message
-    assert f"{SRV_ROW_ID} [node3/dp9]" in msg and "dp9 answered with no text" in msg, msg
-
-    # the fault-matrix case: derived, not written
-    listed = _run([sys.executable, "-m", "rackgate.faultmatrix"], copy, env)
-    assert listed.returncode == 0, listed.stderr[-2000:]
-    case = next((c for c in json.loads(listed.stdout) if c["fault"] == SRV_FAULT), None)
-    assert case == {"fault": SRV_FAULT, "row": SRV_ROW_ID, "select": "serving", "paths": [SRV_ITEM],
-                    "fail": [bad], "source": "derived"}, case
-    selftest_env = {k: v for k, v in env.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
-    matrix = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "selftest/test_fault_matrix.py",
-                   "-k", f"valid or every_sim_fault or (matrix and {SRV_FAULT})"], copy, selftest_env)
-    assert matrix.returncode == 0 and "3 passed" in matrix.stdout, matrix.stdout[-3000:] + matrix.stderr[-2000:]
-
-    shutil.rmtree(copy)
+    _prove(copy, env, tmp_path, Proof(SRV_ROW_ID, SRV_HAND_EDITED, SRV_ITEM, SRV_FAULT, SRV_TARGET, 16, "serving",
+                                      (f"{SRV_ROW_ID} [node3/dp9]", "dp9 answered with no text")))
     assert not (REPO / "rackgate/probes/rank_text.py").exists()
-    assert SRV_ROW_ID not in (REPO / "rackgate/catalogue/srv.toml").read_text()

@@ -93,6 +93,7 @@ def _per_server(c: Check[Any]) -> Callable[..., None]:
 
 
 def _per_rank(c: Check[Any]) -> Callable[..., None]:
+    # `serving`: a server that does not serve the configured name is SRV-MODELS' (not run, pointing there)
     def item(dp_rank: int, serving: Any, served: Any, rack: Any, read_once: Any, evidence: Any, facts: Any) -> None:
         node = rank_table(rack)[dp_rank]
 
