@@ -1,9 +1,11 @@
 """The fault matrix with its derived cases: the cases of rackgate/catalogue/matrix/*.toml, plus a
 default case for every sim fault that has none there and whose row is a declared check
 (the registry, rackgate/registry/): the fault at its default place fails the declared check's item
-there (a per-node check's item on the target node; a per-GPU check's on the target GPU) and
-nothing else, run as `-m <the row's first marker>` over the check's own items
-(rackgate/checks/test_declared.py::test_<row>, so cases of different rows can share a suite run). A fault
+there (a per-node check's item on the target node; a per-GPU check's on the target GPU; a
+per-rank check's on the ranks the fault's rank behaviour picks of the target node, as the sim
+rack numbers them; a per-server check's one item) and nothing else, run as `-m <the row's first
+marker>` over the check's own items (rackgate/checks/test_declared.py::test_<row>, so cases of
+different rows can share a suite run). A fault
 with consequences elsewhere, or one that must pass, keeps an explicit case.
 
     python -m rackgate.faultmatrix          # every case (explicit and derived) as JSON
@@ -28,18 +30,36 @@ class Fault(Protocol):
     row: str
     target: str
     default: str
+    rank: Any  # its rank behaviour (.pick: a slice of the target node's ranks; None: all), or None
 
 DERIVED = "derived"  # the `source` of a derived case
+def rank_items(c: Check[Any], f: Fault) -> list[str]:
+    """A per-rank check's items that fault f's rank behaviour hits at its default node, as the
+    sim rack numbers the ranks ([] when the fault hits no rank of a node)."""
+    if f.rank is None or f.target != "node" or not f.default:
+        return []
+    node = f.default.partition(":")[0]
+    ranks = sorted(r for r, n in simrack.rank_nodes().items() if n == node)
+    pick = f.rank.pick
+    return [f"{ITEMS_MODULE}::{c.test_name}[{node}-dp{r}]" for r in (ranks[pick[0]:pick[1]] if pick else ranks)]
+
+
 def derived_case(f: Fault, c: Check[Any]) -> dict[str, Any] | None:
     """The default case of fault f on its row's declared check c (None when there is no single
-    item to name: a node-wide fault on a per-GPU check, a rack-wide fault)."""
+    item to name: a node-wide fault on a per-GPU check, a rack-wide fault on a per-node one)."""
+    case = {"fault": f.name, "row": f.row, "select": row(f.row).markers[0], "paths": [f"{ITEMS_MODULE}::{c.test_name}"],
+            "source": DERIVED}
+    if c.per == "server":
+        return {**case, "fail": [f"{ITEMS_MODULE}::{c.test_name}"]}
+    if c.per == "rank":
+        ranks = rank_items(c, f)
+        return {**case, "fail": ranks} if ranks else None
     if f.target not in ("node", "gpu") or not f.default:
         return None
     node, _, gpu = f.default.partition(":")
     if c.per == "gpu" and not (f.target == "gpu" and gpu.isdigit()):
         return None
-    return {"fault": f.name, "row": f.row, "select": row(f.row).markers[0], "paths": [f"{ITEMS_MODULE}::{c.test_name}"],
-            "fail": [item_id(c, node, int(gpu) if c.per == "gpu" else None)], "source": DERIVED}
+    return {**case, "fail": [item_id(c, node, int(gpu) if c.per == "gpu" else None)]}
 
 
 def derived(explicit: list[dict[str, Any]]) -> list[dict[str, Any]]:

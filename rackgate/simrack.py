@@ -26,6 +26,17 @@ def shipped_rack() -> Path:
     return path
 
 
+def rank_nodes() -> dict[int, str]:
+    """The shipped sim rack's DP ranks -> node, as the sim names and orders its nodes (node i's
+    ranks are i*gpus_per_node onwards, as launched)."""
+    from .config import load
+    from .sim.state import healthy
+    rack = load(shipped_rack())
+    sim, g = rack.sim, rack.gpus_per_node
+    nodes = healthy(sim.nodes if sim else 4, g, sim.accuracy if sim else 0.96).nodes
+    return {n.index * g + k: name for name, n in nodes.items() for k in range(g)}
+
+
 def check_faults(specs: list[str]) -> None:
     """Every NAME of the NAME[@NODE[:GPU]] specs is a fault of the sim; FaultError otherwise."""
     if not specs:

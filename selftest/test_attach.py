@@ -46,7 +46,7 @@ def test_gate_against_a_healthy_server_passes(tmp_path, gsm8k_dir):
 def test_wrong_served_model_is_said_plainly(tmp_path):
     with sim_server() as (proc, url):
         run = run_suite(tmp_path, "-m", "gate", "--atom-url", url, "--served-model", "/models/Kimi-K3")
-    models = "rackgate/checks/serving/test_server.py::test_models_lists_served_name"
+    models = "rackgate/checks/test_declared.py::test_srv_models"
     assert run.outcomes[models].status == "failed"
     assert "not the configured served name '/models/Kimi-K3'" in run.outcomes[models].message
 

@@ -6,7 +6,7 @@ import pytest
 
 from rackgate.catalogue import row
 from rackgate.faultmatrix import derived_case
-from rackgate.gates.declare import Check, DeclarationError, Shown, declare
+from rackgate.gates.declare import PER, Check, DeclarationError, Shown, declare
 from rackgate.registry import checks as declared
 from rackgate.sim import faults as sim_faults
 from rackgate.sim import state as sim_state
@@ -24,7 +24,7 @@ def test_every_declaration_names_a_probe_and_a_judge_where_the_floor_plan_puts_t
         assert row(rid).id == rid == c.row
         for fn, pkg in ((c.probe, "rackgate.probes."), (c.judge, "rackgate.gates.")):
             assert fn.__module__.startswith(pkg) and fn.__name__ != "<lambda>", (rid, fn)
-        assert c.per in ("node", "gpu", "rack")
+        assert c.per in PER
 
 
 def test_a_row_is_declared_once():
@@ -55,6 +55,18 @@ def test_the_derived_case_names_the_declared_item_at_the_fault_s_default_place()
     # which GPUs a node-wide fault fails, or what a rack-wide one does, is an explicit case
     assert derived_case(node_fault, _check("gpu")) is None
     assert derived_case(Fault("r", "PLAT-SHM", "h"), _check("node")) is None
+
+
+def test_a_rank_fault_derives_the_items_of_the_ranks_it_picks_and_a_server_check_its_one_item():
+    """The sim rack's ranks: node3 runs dp8..dp11; a pick (1, 2) is dp9, none is the whole node."""
+    one = Fault("h", "PLAT-SHM", "h", target="node", default="node3", rank=sim_faults.RankFault("hung-ranks", (1, 2)))
+    node = Fault("n", "PLAT-SHM", "h", target="node", default="node2", rank=sim_faults.RankFault("hung-ranks"))
+    item = "rackgate/checks/test_declared.py::test_plat_shm"
+    assert derived_case(one, _check("rank"))["fail"] == [f"{item}[node3-dp9]"]
+    assert derived_case(node, _check("rank"))["fail"] == [f"{item}[node2-dp{r}]" for r in (4, 5, 6, 7)]
+    # a fault that picks no rank names no rank item; a server check has one item, whatever the fault
+    assert derived_case(Fault("f", "PLAT-SHM", "h", target="node", default="node3"), _check("rank")) is None
+    assert derived_case(Fault("r", "PLAT-SHM", "h"), _check("server"))["fail"] == [item]
 
 
 def test_a_fault_s_node_file_is_healthy_everywhere_and_faulted_on_its_target(tmp_path, monkeypatch):

@@ -11,7 +11,7 @@ from .simserver import sim_server
 pytestmark = pytest.mark.suite
 
 SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
-MODELS = "rackgate/checks/serving/test_server.py::test_models_lists_served_name"
+MODELS = "rackgate/checks/test_declared.py::test_srv_models"
 BUDGET = "rackgate/checks/accuracy/test_budget.py::test_reasoning_budget"
 CONSISTENCY = "rackgate/checks/serving/test_server.py::test_decode_matches_prefill"
 QUICK = "rackgate/checks/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"

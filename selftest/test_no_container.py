@@ -7,7 +7,7 @@ from .harness import REPO, run_suite
 
 pytestmark = pytest.mark.suite
 
-SLICE = ["rackgate/checks/serving/test_server.py::test_models_lists_served_name",
+SLICE = ["rackgate/checks/test_declared.py::test_srv_models",
          "rackgate/checks/serving/test_server.py::test_sanity", "rackgate/checks/test_declared.py::test_plat_container"]
 
 

@@ -9,7 +9,7 @@ from .simserver import sim_server
 
 pytestmark = pytest.mark.suite
 
-MODELS = "rackgate/checks/serving/test_server.py::test_models_lists_served_name"
+MODELS = "rackgate/checks/test_declared.py::test_srv_models"
 LINT = "rackgate/checks/serving/test_boot.py::test_launch_lint"
 
 
@@ -18,7 +18,7 @@ def test_attach_served_model_overrides_the_rack_file_everywhere(tmp_path):
     rack.write_text('name = "attached-rack"\n[server]\nserved_model = "rack-file-model"\n'
                     '[[nodes]]\nname = "here"\ntransport = "local"\ndata_ip = "127.0.0.1"\ntray = 1\n')
     with sim_server(served_model="cli-model") as (_proc, url):
-        run = run_suite(tmp_path, "--rack", str(rack), "-k", "test_models_lists_served_name",
+        run = run_suite(tmp_path, "--rack", str(rack), "-k", "test_srv_models",
                         "--atom-url", url, "--served-model", "cli-model")
     # the client asks for --served-model's name (the sim serves only that one)
     assert run.outcomes[MODELS].status == "passed", (run.outcomes.get(MODELS), run.stdout[-2000:])

@@ -1,9 +1,10 @@
-"""docs/DEVELOPING.md's "Adding a check", followed literally in a throw-away copy of the checkout:
-a PLAT check of a kernel setting the sim does not show yet (kernel.numa_balancing, judged 0), its
-fault, and nothing else by hand. It counts the hand-edited files (git status), runs the check on
-the healthy sim (PASSED on every node) and under its fault (FAILED on the faulted node only,
-with the row's diagnosis), proves the fault-matrix case derived for it, and throws the copy away.
-The real checkout is only read."""
+"""docs/DEVELOPING.md's "Adding a check", followed literally in a throw-away copy of the checkout,
+for two scopes: a per-node PLAT check of a kernel setting the sim does not show yet
+(kernel.numa_balancing, judged 0), and a per-rank SRV check (every DP rank answers a completion
+with text), each with its fault and nothing else by hand. Each counts the hand-edited files (git
+status), runs the check on the healthy sim (PASSED on every node / rank) and under its fault
+(FAILED on the faulted node / rank only, with the row's diagnosis), proves the fault-matrix case
+derived for it, and throws the copy away. The real checkout is only read."""
 from __future__ import annotations
 
 import json
@@ -11,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -138,6 +140,63 @@ def _suite(copy: Path, env: dict[str, str], out: Path, *args: str) -> dict:
     return {"outcomes": parse_junit(junit), "stdout": proc.stdout}
 
 
+@dataclass(frozen=True)
+class Proof:
+    """What following the recipe must give: the row, the files edited by hand, the check's items,
+    its fault, the one item it fails, how many items the sim rack has, the row's first marker, and
+    what the failure must say."""
+    row: str
+    hand_edited: set[str]
+    item: str
+    fault: str
+    target: str
+    items: int
+    select: str
+    says: tuple[str, ...]
+
+
+def _prove(copy: Path, env: dict[str, str], tmp_path: Path, p: Proof) -> None:
+    """After the recipe's steps: the files touched, the check healthy (PASSED on every item) and
+    faulted (FAILED on exactly its item, with the row's diagnosis), its derived matrix case proven
+    by the matrix's own self-test; then the copy is thrown away and the real checkout is untouched."""
+    page = _run([sys.executable, "-m", "rackgate.report.catalogue_page"], copy, env)
+    assert page.returncode == 0, page.stdout + page.stderr
+    changed = _changed(copy)
+    assert changed == p.hand_edited | REGENERATED, changed
+    assert len(changed - REGENERATED) <= 4
+    assert p.row in (copy / "docs/catalogue.md").read_text()
+
+    (tmp_path / "healthy").mkdir()
+    healthy = _suite(copy, env, tmp_path / "healthy", p.item)
+    got = {k: o.status for k, o in healthy["outcomes"].items()}
+    assert got and set(got.values()) == {"passed"}, healthy["stdout"][-3000:]
+    assert len(got) == p.items, got
+
+    (tmp_path / "faulted").mkdir()
+    faulted = _suite(copy, env, tmp_path / "faulted", p.item, "--sim-fault", p.fault)
+    got = {k: o.status for k, o in faulted["outcomes"].items()}
+    bad = f"{p.item}[{p.target}]"
+    assert {k for k, s in got.items() if s != "passed"} == {bad}, faulted["stdout"][-3000:]
+    assert got[bad] == "failed", faulted["stdout"][-3000:]
+    msg = faulted["outcomes"][bad].message
+    assert all(said in msg for said in p.says), msg
+
+    # the fault-matrix case: derived, not written; the matrix's own self-test proves it
+    listed = _run([sys.executable, "-m", "rackgate.faultmatrix"], copy, env)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    case = next((c for c in json.loads(listed.stdout) if c["fault"] == p.fault), None)
+    assert case == {"fault": p.fault, "row": p.row, "select": p.select, "paths": [p.item],
+                    "fail": [bad], "source": "derived"}, case
+    selftest_env = {k: v for k, v in env.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
+    matrix = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "selftest/test_fault_matrix.py",
+                   "-k", f"valid or every_sim_fault or (matrix and {p.fault})"], copy, selftest_env)
+    assert matrix.returncode == 0 and "3 passed" in matrix.stdout, matrix.stdout[-3000:] + matrix.stderr[-2000:]
+
+    # thrown away: the copy goes with tmp_path; the real checkout was never written
+    shutil.rmtree(copy)
+    assert p.row not in (REPO / next(f for f in p.hand_edited if f.endswith(".toml"))).read_text()
+
+
 def test_adding_a_check_touches_four_files_and_works(tmp_path):
     copy = tmp_path / "checkout"
     _copy_checkout(copy)
@@ -153,43 +212,96 @@ def test_adding_a_check_touches_four_files_and_works(tmp_path):
     faults = copy / "rackgate/sim/faults/plat.py"
     _insert_import(faults, FAULT_IMPORT)
     faults.write_text(faults.read_text() + FAULT_DECL)
-    page = _run([sys.executable, "-m", "rackgate.report.catalogue_page"], copy, env)
-    assert page.returncode == 0, page.stdout + page.stderr
 
-    changed = _changed(copy)
-    assert changed == HAND_EDITED | REGENERATED, changed
-    assert len(changed - REGENERATED) <= 4
-    assert ROW_ID in (copy / "docs/catalogue.md").read_text()
-
-    # healthy: PASSED on every node
-    (tmp_path / "healthy").mkdir()
-    healthy = _suite(copy, env, tmp_path / "healthy", ITEM)
-    got = {k: o.status for k, o in healthy["outcomes"].items()}
-    assert got and set(got.values()) == {"passed"}, healthy["stdout"][-3000:]
-    assert len(got) == 4, got  # the sim rack's four nodes
-
-    # under its fault: FAILED on the faulted node only, with the row's diagnosis
-    (tmp_path / "faulted").mkdir()
-    faulted = _suite(copy, env, tmp_path / "faulted", ITEM, "--sim-fault", FAULT)
-    got = {k: o.status for k, o in faulted["outcomes"].items()}
-    assert {k for k, s in got.items() if s != "passed"} == {f"{ITEM}[{TARGET}]"}, faulted["stdout"][-3000:]
-    assert got[f"{ITEM}[{TARGET}]"] == "failed", faulted["stdout"][-3000:]
-    msg = faulted["outcomes"][f"{ITEM}[{TARGET}]"].message
-    assert ROW_ID in msg and "kernel.numa_balancing = 1 (want 0)" in msg, msg
-
-    # the fault-matrix case: derived, not written; the matrix's own self-test proves it
-    listed = _run([sys.executable, "-m", "rackgate.faultmatrix"], copy, env)
-    assert listed.returncode == 0, listed.stderr[-2000:]
-    case = next((c for c in json.loads(listed.stdout) if c["fault"] == FAULT), None)
-    assert case == {"fault": FAULT, "row": ROW_ID, "select": "platform", "paths": [ITEM],
-                    "fail": [f"{ITEM}[{TARGET}]"], "source": "derived"}, case
-    selftest_env = {k: v for k, v in env.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
-    matrix = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "selftest/test_fault_matrix.py",
-                   "-k", f"valid or every_sim_fault or (matrix and {FAULT})"], copy, selftest_env)
-    assert matrix.returncode == 0 and "3 passed" in matrix.stdout, matrix.stdout[-3000:] + matrix.stderr[-2000:]
-
-    # thrown away: the copy goes with tmp_path; the real checkout was never written
-    shutil.rmtree(copy)
+    _prove(copy, env, tmp_path, Proof(ROW_ID, HAND_EDITED, ITEM, FAULT, TARGET, 4, "platform",
+                                      (ROW_ID, "kernel.numa_balancing = 1 (want 0)")))
     assert not (REPO / "rackgate/probes/sysctl.py").exists()
-    assert ROW_ID not in (REPO / "rackgate/catalogue/plat.toml").read_text()
 
+
+# --- the per-rank SRV check ----------------------------------------------------------------------
+SRV_ROW_ID = "SRV-DRYRUN-TEXT"
+SRV_ITEM = "rackgate/checks/test_declared.py::test_srv_dryrun_text"
+SRV_FAULT = "dryrun-rank-no-text"
+SRV_TARGET = "node3-dp9"  # the fault's pick (1, 2) of node3's ranks dp8..dp11
+
+# Step 1, the row (rackgate/catalogue/srv.toml).
+SRV_ROW = '''
+[[row]]
+id = "SRV-DRYRUN-TEXT"
+order = 27
+needs = ["SRV-MODELS"]
+title = "every DP rank answers a completion with text"
+markers = ["serving"]
+scope = "rank"
+observe = "one completion routed to every DP rank (ATOM's data_parallel_rank hint)"
+healthy = "every rank's completion has text"
+signatures = ["HTTP 200 with an empty completion from one rank"]
+meaning = "one rank's engine returns nothing: its sampler or detokenizer is broken"
+action = "read that rank's log; restart the server"
+action_class = "re-run"
+anchor = "launch"
+passes_on = "a completion with text from every DP rank"
+'''
+
+# Step 2, the probe (a new file: rackgate/probes/<thing>.py), over the per-rank mechanism.
+SRV_PROBE = '''"""One completion from every DP rank (rackgate/probes/served.py each_rank)."""
+from __future__ import annotations
+
+from .served import Answer, Server, each_rank
+
+
+def capital(s: Server) -> dict[int, Answer]:
+    return each_rank(s, "The capital of France is", 8)
+'''
+
+# Step 3, the judge and the declaration (rackgate/gates/srv.py): the import, then the code.
+SRV_JUDGE_IMPORT = "from ..probes import rank_text\n"
+SRV_JUDGE = '''
+
+# --- SRV-DRYRUN-TEXT --------------------------------------------------------------------------
+def has_text(r: Ranked[served.Answer], rack: Rack, where: str) -> list[str]:
+    a = r.mine
+    if a.hung:
+        return [a.hung]
+    if a.error:
+        raise CouldNotObserve(f"the request routed to dp{a.rank} got no answer: {a.error}")
+    return [] if a.text.strip() else [f"dp{a.rank} answered with no text (finish_reason {a.finish})"]
+
+
+def text_shown(r: Ranked[served.Answer], rack: Rack) -> list[Shown]:
+    a = r.ranks.get(r.rank)
+    return [Shown(f"completion routed to dp{r.rank}", repr(a.text) if a else "(nothing came back)")]
+
+
+declare(ranked("SRV-DRYRUN-TEXT", probe=rank_text.capital, judge=has_text, shows=text_shown))
+'''
+
+# Step 4, the sim fault (rackgate/sim/faults/srv.py): a rank behaviour the sim server has.
+SRV_FAULT_DECL = '''
+
+declare(Fault("dryrun-rank-no-text", "SRV-DRYRUN-TEXT", "a single DP rank answers HTTP 200 with no content",
+              target="node", default="node3", rank=RankFault("empty-ranks", (1, 2))))
+'''
+
+SRV_HAND_EDITED = {"rackgate/catalogue/srv.toml", "rackgate/probes/rank_text.py", "rackgate/gates/srv.py",
+                   "rackgate/sim/faults/srv.py"}
+
+
+def test_adding_a_per_rank_check_touches_four_files_and_fails_exactly_its_rank(tmp_path):
+    copy = tmp_path / "checkout"
+    _copy_checkout(copy)
+    env = {**user_env(), "PYTHONPATH": str(copy), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+    # the recipe, step by step
+    with (copy / "rackgate/catalogue/srv.toml").open("a") as f:
+        f.write(SRV_ROW)
+    (copy / "rackgate/probes/rank_text.py").write_text(SRV_PROBE)
+    gate = copy / "rackgate/gates/srv.py"
+    _insert_import(gate, SRV_JUDGE_IMPORT)
+    gate.write_text(gate.read_text() + SRV_JUDGE)
+    faults = copy / "rackgate/sim/faults/srv.py"
+    faults.write_text(faults.read_text() + SRV_FAULT_DECL)
+
+    _prove(copy, env, tmp_path, Proof(SRV_ROW_ID, SRV_HAND_EDITED, SRV_ITEM, SRV_FAULT, SRV_TARGET, 16, "serving",
+                                      (f"{SRV_ROW_ID} [node3/dp9]", "dp9 answered with no text")))
+    assert not (REPO / "rackgate/probes/rank_text.py").exists()

@@ -80,7 +80,7 @@ def _ssh_rack(tmp_path, server) -> str:
 # `docker exec` on each node, watched and stopped by PID. (The whole suite over ssh is the same
 # code at ~1 s per ssh round trip on this 2-core machine: too slow for CI.)
 SLICE = ["rackgate/checks/test_declared.py::test_fab_state", "rackgate/checks/test_declared.py::test_fab_pod",
-         "rackgate/checks/serving/test_server.py::test_models_lists_served_name",
+         "rackgate/checks/test_declared.py::test_srv_models",
          "rackgate/checks/serving/test_server.py::test_sanity"]
 
 

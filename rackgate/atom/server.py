@@ -57,9 +57,6 @@ class AtomServer:
     container_hosts: dict[str, Host] = field(default_factory=dict)
     attached: bool = False
     boot: BootVerdict | None = None
-    # DP ranks found not answering (SRV-ALIVE, SRV-LONGCTX): rank -> what was seen. Requests the
-    # router sends there hang, so later request checks are skipped rather than trip over them.
-    dead_ranks: dict[int, str] = field(default_factory=dict)
     # A hang one check saw (some requests never came back while others did): the NotRun the checks
     # after it raise, naming it (rackgate/fixtures/server.py). None until one is seen.
     hung: Any = None

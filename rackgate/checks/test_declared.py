@@ -1,7 +1,9 @@
-"""Every declared check (the registry, rackgate/registry/), one item per node or per GPU:
-probe -> evidence -> facts -> judge (registry.judge_on) -> check() with the row's diagnosis. A probe that cannot look
-raises CouldNotObserve (ERROR); the row marker gives the item its -m markers. A "rack" check reads
-every node that answers once per session (concurrently) and judges each node's item across them."""
+"""Every declared check (the registry, rackgate/registry/), one item per node, GPU, server or DP rank:
+probe -> evidence -> facts -> judge (registry.judge_at) -> check() with the row's diagnosis. A probe that
+cannot look raises CouldNotObserve (ERROR); the row marker gives the item its -m markers. A "rack" check
+reads every node that answers once per session (concurrently) and judges each node's item across them; a
+"rank" check asks every DP rank once per session and judges each rank's item on its answers. Each
+scope's item maker is one entry of ITEM_MAKERS."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -9,30 +11,37 @@ from typing import Any, Callable
 import pytest
 
 from rackgate import registry
+from rackgate.atom.logs import rank_table
 from rackgate.catalogue import row
 from rackgate.errors import CouldNotObserve
-from rackgate.gates.declare import Across, Check
+from rackgate.gates.declare import Across, Check, Ranked
 from rackgate.probes.target import On
 from rackgate.report.verdict import check
 
 
 def run(c: Check[Any], on: On, evidence: Any, facts: Any, read: Callable[[], Any]) -> None:
-    reason = c.applies(on.rack) if c.applies is not None else ""
+    judge(c, on.rack, on.key, on.where, evidence, facts, read, on)
+
+
+def judge(c: Check[Any], rack: Any, key: str, where: str, evidence: Any, facts: Any, read: Callable[[], Any],
+          on: On | None = None) -> None:
+    """One item: applies? -> read, show, record, judge (registry.judge_at) -> the row's verdict at `where`."""
+    reason = c.applies(rack) if c.applies is not None else ""
     if reason:
         pytest.skip(reason)
-    got = registry.judge_on(c, on, read)
+    got = registry.judge_at(c, rack, key, where, read, on)
     for s in got.shown:
         evidence.attach(s.name, s.text, kind=s.kind)
     for f in got.facts:
-        facts.record(f.name, f.value, where=f.where or on.key, unit=f.unit, row=c.row)
+        facts.record(f.name, f.value, where=f.where or key, unit=f.unit, row=c.row)
     if got.error is not None:
         raise got.error
-    check(not got.findings, c.row, on.where, "; ".join(got.findings))
+    check(not got.findings, c.row, where, "; ".join(got.findings))
 
 
 @pytest.fixture(scope="session")
-def read_once() -> dict[str, tuple[dict[str, Any], dict[str, CouldNotObserve]]]:
-    """row -> what its "rack" check read on every node, this session."""
+def read_once() -> dict[str, Any]:
+    """row -> what its "rack" check read on every node (or its "rank" check of every rank), this session."""
     return {}
 
 
@@ -61,10 +70,42 @@ def _per_rack(c: Check[Any]) -> Callable[..., None]:
     return item
 
 
+def _per_server(c: Check[Any]) -> Callable[..., None]:
+    def item(served: Any, rack: Any, evidence: Any, facts: Any) -> None:
+        judge(c, rack, "server", served.url, evidence, facts, lambda: c.probe(served))
+    return item
+
+
+def _per_rank(c: Check[Any]) -> Callable[..., None]:
+    # `serving`: a server that does not serve the configured name is SRV-MODELS' (not run, pointing there)
+    def item(dp_rank: int, serving: Any, served: Any, rack: Any, read_once: Any, evidence: Any, facts: Any) -> None:
+        node = rank_table(rack)[dp_rank]
+
+        def read() -> Ranked[Any]:
+            if c.row not in read_once:
+                try:
+                    read_once[c.row] = c.probe(served)
+                except CouldNotObserve as e:
+                    read_once[c.row] = e  # every rank's item says it
+            got = read_once[c.row]
+            if isinstance(got, CouldNotObserve):
+                raise got
+            return Ranked(dp_rank, node, got)
+        judge(c, rack, f"{node}/dp{dp_rank}", f"{node}/dp{dp_rank}", evidence, facts, read)
+    return item
+
+
+# scope -> its item maker; each maker's fixtures parametrize the items (`node` / `gpu`:
+# fixtures/nodes.py, `dp_rank`: fixtures/server.py; a "server" item is the one endpoint's)
+ITEM_MAKERS: dict[str, Callable[[Check[Any]], Callable[..., None]]] = {
+    "gpu": _per_gpu, "node": _per_node, "rack": _per_rack, "server": _per_server, "rank": _per_rank,
+}
+
+
 def _item(c: Check[Any]) -> Callable[..., None]:
     """The check's pytest function: named for its row, marked with it (markers come from the row),
-    parametrized by the `node` / `gpu` fixtures (fixtures/nodes.py)."""
-    item = {"gpu": _per_gpu, "node": _per_node, "rack": _per_rack}[c.per](c)
+    parametrized by its scope's fixtures."""
+    item = ITEM_MAKERS[c.per](c)
     item.__name__ = item.__qualname__ = c.test_name
     item.__doc__ = f"{c.row}: {row(c.row).title}"
     marked: Callable[..., None] = pytest.mark.row(c.row)(item)

@@ -26,6 +26,13 @@ Scopes (`per`):
   node's facts, the nodes that could not be read): a majority across nodes (PLAT-ATOM-COMMIT), one
   identity the whole rack shares (FAB-POD). It blames the node it judges, never the rack. The
   survey runs the same judge on one tray (`Across` of that tray alone).
+- "server": one item per endpoint (the session's server: launched from the rack file or attached
+  with --atom-url); the probe reads through the server object (rackgate/probes/served.py `Server`),
+  the judge sees what it read; `where` is the server's URL.
+- "rank": one item per DP rank (`test_<row>[node3-dp9]`): the probe asks every rank at once, once per
+  session (the per-rank mechanism, rackgate.atom.perrank: the rank hint, the hang rule) and returns
+  what each rank answered; the judge sees `Ranked` (this item's rank, every rank's answers) and
+  blames that rank (`node3/dp9`), or says "k of n" where the row judges the server.
 
 The item's name is the row's (`test_plat_shm[node2]`, `test_<row>[node2-card3]` per GPU): one
 declaration per row.
@@ -40,8 +47,8 @@ from ..errors import CouldNotObserve
 from ..probes.target import On
 
 F = TypeVar("F")
-Per = Literal["node", "gpu", "rack"]
-PER = ("node", "gpu", "rack")
+Per = Literal["node", "gpu", "rack", "server", "rank"]
+PER = ("node", "gpu", "rack", "server", "rank")
 
 
 class DeclarationError(ValueError):
@@ -82,10 +89,30 @@ class Across(Generic[F]):
 
 
 @dataclass(frozen=True)
+class Ranked(Generic[F]):
+    """What a "rank" check's judge sees: the DP rank its item judges (and that rank's node), and
+    what every rank answered (a rank missing there: nothing of it came back)."""
+    rank: int
+    node: str
+    ranks: Mapping[int, F]
+
+    @property
+    def mine(self) -> F:
+        """This rank's answer (could-not-observe when nothing of it came back)."""
+        if self.rank not in self.ranks:
+            raise CouldNotObserve(f"dp{self.rank}: nothing came back for this rank's request")
+        return self.ranks[self.rank]
+
+    @property
+    def where(self) -> str:
+        return f"{self.node}/dp{self.rank}"
+
+
+@dataclass(frozen=True)
 class Check(Generic[F]):
     row: str
     per: Per
-    probe: Callable[[On], F]
+    probe: Callable[[Any], F]  # (On) -> F per node/GPU/rack; (Server) -> F per server, -> {rank: F} per rank
     judge: Callable[[F, Rack, str], list[str]]
     shows: Callable[[F, Rack], Sequence[Shown]]
     facts: Callable[[F, str], Sequence[Fact]] | None = None
@@ -105,6 +132,16 @@ def across(row: str, probe: Callable[[On], F], judge: Callable[[Across[F], Rack,
     """A "rack" check: `probe` reads one node; `judge`, `shows` and `facts` see `Across` the rack.
         declare(across("PLAT-ATOM-COMMIT", probe=atom_commit.commit, judge=commit_agrees, shows=commit_shown))"""
     return Check[Any](row, "rack", probe, judge, shows, facts, applies)  # the judge sees Across[F], not F
+
+
+def ranked(row: str, probe: Callable[[Any], Mapping[int, F]], judge: Callable[[Ranked[F], Rack, str], list[str]],
+           shows: Callable[[Ranked[F], Rack], Sequence[Shown]],
+           facts: Callable[[Ranked[F], str], Sequence[Fact]] | None = None,
+           applies: Callable[[Rack], str] | None = None) -> Check[Any]:
+    """A "rank" check: `probe` asks every DP rank through the server object and returns
+    {rank: what it answered}; `judge`, `shows` and `facts` see `Ranked` (one rank, every rank's).
+        declare(ranked("SRV-ALIVE", probe=served.alive, judge=rank_answers, shows=alive_shown))"""
+    return Check[Any](row, "rank", probe, judge, shows, facts, applies)  # the judge sees Ranked[F]
 
 
 _CHECKS: dict[str, Check[Any]] = {}  # facts differ per check

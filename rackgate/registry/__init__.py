@@ -21,7 +21,7 @@ from typing import Any
 
 from ..gates import declare
 from ..gates.declare import Check, qualname
-from .run import Judged, Place, judge_on, on_tray, read_across
+from .run import Judged, Place, judge_at, judge_on, on_tray, read_across
 
 # The one pytest module that makes the declared checks' items (the package's own checks); the
 # fault matrix names their ids from it.
@@ -59,5 +59,5 @@ def drain_hint(row_id: str, seen: str) -> str:
     return f"{row_id}{action}: {seen}"
 
 
-__all__ = ["ITEMS_MODULE", "Judged", "Place", "checks", "declared_as", "drain_hint", "item_id", "judge_on", "on_tray",
+__all__ = ["ITEMS_MODULE", "Judged", "Place", "checks", "declared_as", "drain_hint", "item_id", "judge_at", "judge_on", "on_tray",
            "read_across"]

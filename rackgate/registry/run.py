@@ -21,7 +21,7 @@ from ..transport import fanout
 class Judged:
     """One item's worth of a check: what it read, showed and recorded, and the judge's findings
     ([] healthy) or the judge's refusal (`error`: it could not judge what it was given)."""
-    on: On
+    on: On | None  # None for a "server" or "rank" check (the endpoint, not a node)
     got: Any
     shown: Sequence[Shown]
     facts: Sequence[Fact]
@@ -42,11 +42,18 @@ def judge_on(c: Check[Any], on: On, read: Callable[[], Any] | None = None) -> Ju
     """Read (the declaration's probe on `on`, or `read`), show, record, judge. The probe's
     CouldNotObserve propagates (nothing was read, nothing to show); the judge's is kept in
     `error`, after the evidence of what it was given."""
-    got = c.probe(on) if read is None else read()
-    shown = c.shows(got, on.rack)
-    facts = c.facts(got, on.key) if c.facts is not None else ()
+    return judge_at(c, on.rack, on.key, on.where, (lambda: c.probe(on)) if read is None else read, on)
+
+
+def judge_at(c: Check[Any], rack: Rack, key: str, where: str, read: Callable[[], Any],
+             on: On | None = None) -> Judged:
+    """`judge_on` for any place: `key` names it in facts (node2, node2/card3, node3/dp9, server),
+    `where` in findings; a "server" or "rank" check's read asks the served endpoint."""
+    got = read()
+    shown = c.shows(got, rack)
+    facts = c.facts(got, key) if c.facts is not None else ()
     try:
-        return Judged(on, got, shown, facts, c.judge(got, on.rack, on.where))
+        return Judged(on, got, shown, facts, c.judge(got, rack, where))
     except CouldNotObserve as e:
         return Judged(on, got, shown, facts, error=e)
 

@@ -23,7 +23,7 @@ from .server import free_loopback_port
 pytestmark = [pytest.mark.realengine, pytest.mark.timeout(900)]
 
 BOOT = "rackgate/checks/serving/test_boot.py::test_boot"
-MODELS = "rackgate/checks/serving/test_server.py::test_models_lists_served_name"
+MODELS = "rackgate/checks/test_declared.py::test_srv_models"
 SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
 ENGINE_ARGS = "rackgate/checks/serving/test_logs.py::test_engine_kwargs"
 # every check that reads the server log (docs/serving.md, "what a missing line means")
@@ -87,7 +87,7 @@ def test_healthy_engine_launched_once_ready_by_the_api(engine_bin, models, tmp_p
 REQUEST_CHECKS = (SANITY, "rackgate/checks/serving/test_server.py::test_decode_matches_prefill",
                   "rackgate/checks/serving/test_stream.py::test_stream_matches_plain",
                   "rackgate/checks/accuracy/test_budget.py::test_reasoning_budget")
-ALIVE = "rackgate/checks/serving/test_server.py::test_rank_alive"
+ALIVE = "rackgate/checks/test_declared.py::test_srv_alive"
 
 
 def test_a_healthy_engine_that_refuses_the_rank_hint_passes_every_request_check(engine_bin, models, tmp_path):

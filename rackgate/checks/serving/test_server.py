@@ -1,29 +1,17 @@
-"""SRV-MODELS, SRV-SANITY, SRV-CONSISTENCY, SRV-ALIVE, SRV-PROFILE: the server answers, its output is
-the model's, every DP rank is alive, and profiling writes traces."""
+"""SRV-SANITY, SRV-CONSISTENCY, SRV-PROFILE: the server's output is the model's, and profiling
+writes traces. (SRV-MODELS and SRV-ALIVE are declared: rackgate/gates/srv.py.)"""
 import json
 
 import pytest
 
-from rackgate.atom import fanout, perrank
-from rackgate.atom.client import ServerError, first_choice, refusal
+from rackgate.atom import fanout
+from rackgate.atom.client import first_choice, refusal
 from rackgate.atom.logs import rank_table
 from rackgate.errors import CouldNotObserve
-from rackgate.fixtures.server import name_source, settle, stacks_attached
+from rackgate.fixtures.server import settle
 from rackgate.gates import consistency, sanity
 from rackgate.probes import traces
 from rackgate.report.verdict import check, fail
-
-
-@pytest.mark.row("SRV-MODELS")
-def test_models_lists_served_name(booted, rack, evidence, pytestconfig):
-    server = booted
-    reply = server.client.models()
-    evidence.attach("GET /v1/models", reply.evidence(), "json")
-    ids = server.client.model_ids()
-    want = server.client.model
-    check(want in ids, "SRV-MODELS", server.url,
-          f"/v1/models lists {ids}, not the configured served name {want!r} (given by {name_source(pytestconfig)})"
-          + (" (a filesystem path)" if any(i.startswith('/') for i in ids) else ""))
 
 
 @pytest.mark.row("SRV-SANITY")
@@ -127,54 +115,6 @@ def test_decode_matches_prefill(server, per_rank, rack, evidence):
 
 def _rank(g) -> str:
     return f"dp{g.ask.rank}" if g.ask.rank is not None else "rank not known"
-
-
-@pytest.mark.row("SRV-ALIVE")
-def test_rank_alive(dp_rank, serving, per_rank, rack, evidence):
-    """One real request to every DP rank at once (ATOM's data_parallel_rank hint), asked by the
-    first rank's item and read by each: a rank whose request stays in flight past the hang bound
-    while the others answered does not answer (decided then, not at alive_timeout_s)."""
-    server = serving
-    node = rank_table(rack)[dp_rank]
-    if not per_rank.routing.hinted:
-        # Not a rack fault and not a pass: per-rank liveness cannot be seen through this server.
-        raise CouldNotObserve(f"dp{dp_rank}: {per_rank.routing.note or 'the rank hint is not used'}: this rank's "
-                              "liveness cannot be observed through it")
-    spread = _ALIVE.get(id(server))
-    if spread is None or dp_rank == min(per_rank.routing.table):
-        spread = _ALIVE[id(server)] = per_rank.ask(["The capital of France is"], 4, stream=False,
-                                                   timeout=rack.serving.alive_timeout_s)
-        evidence.attach("one request to every rank", spread.evidence())
-    mine = next((g for g in spread.got if g.ask.rank == dp_rank), None)
-    hung = dp_rank in spread.hung_ranks() or (mine is None and spread.cancelled)
-    if hung or (mine is not None and not mine.replied):
-        health = _health(server)
-        logs = server.node_logs()
-        tail = logs[node].tail(15) if node in logs else ""
-        evidence.attach(f"last lines of {node}'s log", tail)
-        last = next((x for x in reversed(tail.splitlines()) if x.strip()), "")
-        seen = ((spread.hang() or "") + stacks_attached(server, spread, evidence, [dp_rank])) if hung else \
-            (mine.error if mine is not None else "")
-        seen = str(seen)
-        server.dead_ranks[dp_rank] = seen[:200]
-        fail("SRV-ALIVE", f"{node}/dp{dp_rank}", f"{seen}; /health answers {health}; last line of {node}'s log: "
-             f"{last[:200]!r}" + (" (SRV-DEADLOCK's signature: a rank that accepts requests and never answers)"
-                                  if hung else ""))
-    if mine is None:
-        raise CouldNotObserve(f"dp{dp_rank}: {spread.nothing_back() or 'no answer'}")
-    evidence.attach(f"completion routed to dp{dp_rank}", json.dumps(mine.body, indent=1)[:20000], "json")
-    if mine.status != 200:  # refused, not dead: the rank's liveness is not what answered
-        raise CouldNotObserve(f"the request routed to dp{dp_rank} was refused: {mine.error}")
-
-
-_ALIVE: dict[int, perrank.Spread] = {}  # id(server) -> the Spread of one request to every rank
-
-
-def _health(server) -> str:
-    try:
-        return f"HTTP {server.client.request('GET', '/health', timeout=10).status}"
-    except ServerError as e:
-        return f"nothing ({e})"
 
 
 @pytest.mark.row("SRV-PROFILE")

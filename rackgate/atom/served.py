@@ -1,0 +1,67 @@
+"""The server as a check receives it: one object over the session's server (rackgate.atom.server:
+launched or attached, booted) and the one way requests reach its DP ranks (rackgate.atom.perrank),
+with what a check reads of it besides answers: /health, a node's last log lines, a hung rank's
+stacks. Built once per session by rackgate/fixtures/server.py (which owns its life: launch or
+attach, the xdist claim, stop); the declared "server" and "rank" checks' probes read through it
+(rackgate/probes/served.py), and nothing a check learns is written back into it: what one check
+tells the next is the ordering's (rackgate/fixtures/order.py)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..config.model import Rack
+from .client import Client, ServerError
+from .perrank import PerRank, Routing
+from .server import AtomServer
+from .stacks import hang_evidence
+
+
+@dataclass
+class Served:
+    server: AtomServer
+    rack: Rack
+    name_source: str                          # where the served name came from, as the user wrote it
+    _make_per_rank: Callable[[], PerRank] = field(repr=False)
+    _per_rank: PerRank | None = field(default=None, repr=False)
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def client(self) -> Client:
+        return self.server.client
+
+    @property
+    def per_rank(self) -> PerRank:
+        """Every rank asked, the hang rule, the run's routing (decided on first use)."""
+        if self._per_rank is None:
+            self._per_rank = self._make_per_rank()
+        return self._per_rank
+
+    @property
+    def routing(self) -> Routing:
+        return self.per_rank.routing
+
+    @property
+    def table(self) -> dict[int, str]:
+        """DP rank -> node (empty: attached without a rack file)."""
+        return self.routing.table
+
+    def health(self) -> str:
+        """What GET /health answered, as a phrase."""
+        try:
+            return f"HTTP {self.client.request('GET', '/health', timeout=10).status}"
+        except ServerError as e:
+            return f"nothing ({e})"
+
+    def log_tail(self, node: str, lines: int = 15) -> str:
+        """The node's server log's last lines ('' when its log is not known)."""
+        logs = self.server.node_logs()
+        return logs[node].tail(lines) if node in logs else ""
+
+    def stacks(self, ranks: list[int]) -> tuple[list[tuple[str, str]], str]:
+        """The hung ranks' stacks and last log lines ([(title, text)], one line for the finding);
+        nothing when the suite did not launch the server."""
+        return hang_evidence(self.server, ranks, self.table)

@@ -1,0 +1,138 @@
+"""What a "server" or "rank" check reads of the session's server (rackgate/gates/declare.py's
+scopes): typed facts, read through the server object the item receives (rackgate.atom.served.Served,
+seen here as the `Server` protocol: this layer sits below the server's own). A probe asks, reads and
+raises CouldNotObserve when it cannot look; it never judges.
+
+- `models`: GET /v1/models (SRV-MODELS).
+- `each_rank`: one request to every DP rank at once (the per-rank mechanism: ATOM's
+  data_parallel_rank hint, the hang rule): {rank: Answer}. A "rank" check's probe is usually one
+  call of it (`def thing(s: Server) -> dict[int, Answer]: return each_rank(s, PROMPT, 8)`).
+- `alive`: each_rank's request for liveness (SRV-ALIVE); for a rank that did not answer, /health,
+  its node's last log line and (launch mode) its stacks.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..config.model import Rack
+from ..errors import CouldNotObserve
+
+
+class Server(Protocol):
+    """The server object a "server"/"rank" item receives (rackgate.atom.served.Served)."""
+    rack: Rack
+    name_source: str
+
+    @property
+    def url(self) -> str: ...
+    @property
+    def client(self) -> Any: ...
+    @property
+    def per_rank(self) -> Any: ...
+    @property
+    def table(self) -> dict[int, str]: ...
+    def health(self) -> str: ...
+    def log_tail(self, node: str, lines: int = 15) -> str: ...
+    def stacks(self, ranks: list[int]) -> tuple[list[tuple[str, str]], str]: ...
+
+
+# --- SRV-MODELS ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Models:
+    ids: tuple[str, ...]   # what /v1/models lists
+    want: str              # the served name the suite asks for
+    source: str            # where that name came from, as the user wrote it
+    reply: str             # the reply, as evidence
+
+
+def models(s: Server) -> Models:
+    reply = s.client.models()
+    return Models(tuple(s.client.model_ids()), s.client.model, s.name_source, reply.evidence())
+
+
+# --- one request to every rank -------------------------------------------------------------------
+@dataclass(frozen=True)
+class Answer:
+    """One DP rank's answer to the request routed to it."""
+    rank: int
+    node: str
+    text: str                    # the completion's text (the chat answer's content)
+    error: str                   # what came back instead of an answer ('' when answered)
+    hung: str                    # the hang as seen, when this rank's request stayed in flight
+    finish: str | None = None    # its finish_reason
+    reasoning: str = ""          # a chat answer's reasoning_content
+    asked: str = ""              # every rank's request, as evidence (the same for every rank)
+
+
+def hinted(s: Server) -> Any:
+    """The per-rank mechanism, when requests can name their rank; CouldNotObserve otherwise (a
+    server that refuses ATOM's rank hint: no rank's answer can be told apart)."""
+    pr = s.per_rank
+    if not pr.routing.hinted:
+        raise CouldNotObserve(f"{pr.routing.note or 'the rank hint is not used'}: a DP rank's answer cannot be "
+                              "observed through it")
+    return pr
+
+
+def each_rank(s: Server, prompt: str, max_tokens: int, *, chat: bool = False, stream: bool = False) -> dict[int, Answer]:
+    """{rank: its answer} for one request routed to every DP rank at once; a rank whose request
+    stayed in flight past the hang bound while others answered is `hung`; a rank of which nothing
+    came back is left out (its item could not observe). Nothing back at all: CouldNotObserve."""
+    spread = hinted(s).ask([prompt], max_tokens, stream=stream, chat=chat)
+    asked, hang, hung = spread.evidence(), spread.hang() or "", set(spread.hung_ranks())
+    out = {g.ask.rank: Answer(g.ask.rank, s.table[g.ask.rank], g.text, g.error or "", "", g.finish, g.reasoning, asked)
+           for g in spread.got if g.ask.rank in s.table}
+    out.update({r: Answer(r, s.table[r], "", "", hang, asked=asked) for r in hung if r in s.table})
+    if not out:
+        raise CouldNotObserve(spread.nothing_back() or "no answer from any DP rank")
+    return out
+
+
+# --- SRV-ALIVE ----------------------------------------------------------------------------------
+ALIVE_PROMPT = "The capital of France is"
+
+
+@dataclass(frozen=True)
+class Alive:
+    """One DP rank's answer to the request routed to it."""
+    rank: int
+    node: str
+    answered: bool               # an HTTP answer came back
+    status: int | None           # its status (None: nothing came back)
+    error: str                   # what came back instead of a completion ('' when fine)
+    hung: str                    # the hang as seen, when this rank's request stayed in flight
+    body: str = ""               # the completion, as evidence
+    health: str = ""             # GET /health, read when the rank did not answer
+    log_tail: str = ""           # its node's last log lines, read when the rank did not answer
+    stacks: tuple[tuple[str, str], ...] = ()  # (title, text): its stacks (launch mode, hung)
+    stacks_said: str = ""        # one line naming what was taken
+    asked: str = ""              # every rank's request, as evidence (the same for every rank)
+
+
+def alive(s: Server) -> dict[int, Alive]:
+    """rank -> its answer. Not observable at all (CouldNotObserve) when the server refuses the rank
+    hint: per-rank liveness cannot be seen through it."""
+    spread = hinted(s).ask([ALIVE_PROMPT], 4, stream=False, timeout=s.rack.serving.alive_timeout_s)
+    asked = spread.evidence()
+    hung_ranks = set(spread.hung_ranks())
+    hang = spread.hang() or ""
+    out: dict[int, Alive] = {}
+    for rank, node in s.table.items():
+        mine = next((g for g in spread.got if g.ask.rank == rank), None)
+        hung = rank in hung_ranks or (mine is None and bool(spread.cancelled))
+        if mine is None and not hung:
+            continue  # nothing of this rank's came back, nor is it hung: not observed
+        answered = mine is not None and mine.replied
+        body = json.dumps(mine.body, indent=1)[:20000] if mine is not None else ""
+        a = Alive(rank, node, answered, mine.status if answered and mine is not None else None,
+                  (mine.error or "") if mine is not None else "", hang if hung else "", body, asked=asked)
+        if hung or not answered:
+            shown, said = s.stacks([rank]) if hung else ([], "")
+            a = Alive(a.rank, a.node, a.answered, a.status, a.error, a.hung, a.body, s.health(),
+                      s.log_tail(node), tuple(shown), said, asked)
+        out[rank] = a
+    if not out:
+        raise CouldNotObserve(spread.nothing_back() or "no answer from any DP rank")
+    return out
