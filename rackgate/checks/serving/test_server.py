@@ -5,7 +5,7 @@ import json
 import pytest
 
 from rackgate.atom import fanout, perrank
-from rackgate.atom.client import ServerError, first_choice, refusal
+from rackgate.atom.client import ServerError, refusal
 from rackgate.atom.logs import rank_table
 from rackgate.errors import CouldNotObserve
 from rackgate.fixtures.server import name_source, settle, stacks_attached
@@ -178,15 +178,23 @@ def _health(server) -> str:
 
 
 @pytest.mark.row("SRV-PROFILE")
-def test_profile_writes_traces(server, rack, evidence):
+def test_profile_writes_traces(server, per_rank, rack, evidence):
     cfg = rack.serving
     if not cfg.profile_dir:
         pytest.skip("serving.profile_dir is not set in the rack file: profiling is not asked for")
     c = server.client
     started = c.post("/start_profile")
     evidence.attach("POST /start_profile", started.evidence(), "json")
-    for _ in range(cfg.profile_requests):
-        first_choice(c.completion("The capital of France is", max_tokens=8), "/v1/completions")
+    # the load while profiling: every rank asked (per_rank), at least profile_requests requests
+    spread = per_rank.ask(["The capital of France is"], 8, attached=cfg.profile_requests,
+                          at_least=cfg.profile_requests, stream=False)
+    evidence.attach("completions while profiling, all ranks", spread.evidence())
+    settle(spread, "SRV-PROFILE", server, evidence)
+    refused = spread.failed()
+    if refused and len(refused.bad) < len(spread.replied):
+        fail("SRV-PROFILE", refused.where or server.url, refused.line)
+    if refused:
+        raise CouldNotObserve(f"POST /v1/completions while profiling: {refused.bad[0].error}")
     stopped = c.post("/stop_profile", timeout=cfg.profile_wait_s + 60)
     evidence.attach("POST /stop_profile", stopped.evidence(), "json")
     if started.status != 200 or stopped.status != 200:
