@@ -135,8 +135,11 @@ class ServingExpect(Section):
     profile_wait_s: float = Field(default=120.0, gt=0)
     # SRV-ALIVE: the bound of the one request routed to each DP rank.
     alive_timeout_s: float = Field(default=120.0, gt=0)
-    # SRV-LONGCTX: prompt length as a multiple of --max-num-batched-tokens, and concurrency.
+    # SRV-LONGCTX: prompt length as a multiple of --max-num-batched-tokens, and concurrency;
+    # longctx_words > 0 sets the length in words instead (a model with fewer positions than
+    # 3 x ATOM's default chunk, 49152: the self-tests' 8192-position engine).
     longctx_multiple: float = Field(default=3.0, gt=1)
+    longctx_words: int = Field(default=0, ge=0)
     longctx_concurrency: int = Field(default=4, ge=1)
     longctx_timeout_s: float = Field(default=900.0, gt=0)
     # SRV-DEADLOCK: the load sent, and how long throughput may stand still before the logs are
