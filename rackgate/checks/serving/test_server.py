@@ -8,7 +8,7 @@ from rackgate.atom import fanout, perrank
 from rackgate.atom.client import ServerError, refusal
 from rackgate.atom.logs import rank_table
 from rackgate.errors import CouldNotObserve
-from rackgate.fixtures.server import name_source, settle, stacks_attached
+from rackgate.fixtures.server import name_source, preflight, settle, settle_errors, stacks_attached
 from rackgate.gates import consistency, sanity
 from rackgate.probes import traces
 from rackgate.report.verdict import check, fail
@@ -30,9 +30,13 @@ def test_models_lists_served_name(booted, rack, evidence, pytestconfig):
 def test_sanity(server, per_rank, rack, evidence):
     """Short prompts to every DP rank at once (two per rank, named by ATOM's data_parallel_rank hint;
     attached without a rack file: sanity_requests_attached, spread by the server), streamed and cut
-    at the first sign of a degenerate answer; then the few prompts with logprobs, judged whole."""
+    at the first sign of a degenerate answer; then the few prompts with logprobs, judged whole.
+    First every rank is asked for one token (preflight): the hang bound is derived from what came
+    back, and one-token answers make it the floor -- a rank that does not answer is SRV-DEADLOCK's
+    FAILED one floor after the others answered, not ten times the slowest sanity answer."""
     cfg = rack.serving
     table = rank_table(rack)
+    preflight(per_rank, "SRV-SANITY", server, evidence, max_tokens=1)
     spread = per_rank.ask(list(cfg.sanity_prompts), cfg.sanity_max_tokens, per_rank=cfg.sanity_per_rank,
                           attached=cfg.sanity_requests_attached, stop_when=sanity.degenerate_so_far,
                           settle_s=cfg.sanity_settle_s,
@@ -189,12 +193,7 @@ def test_profile_writes_traces(server, per_rank, rack, evidence):
     spread = per_rank.ask(["The capital of France is"], 8, attached=cfg.profile_requests,
                           at_least=cfg.profile_requests, stream=False)
     evidence.attach("completions while profiling, all ranks", spread.evidence())
-    settle(spread, "SRV-PROFILE", server, evidence)
-    refused = spread.failed()
-    if refused and len(refused.bad) < len(spread.replied):
-        fail("SRV-PROFILE", refused.where or server.url, refused.line)
-    if refused:
-        raise CouldNotObserve(f"POST /v1/completions while profiling: {refused.bad[0].error}")
+    settle_errors(spread, "SRV-PROFILE", server, evidence, "POST /v1/completions while profiling")
     stopped = c.post("/stop_profile", timeout=cfg.profile_wait_s + 60)
     evidence.attach("POST /stop_profile", stopped.evidence(), "json")
     if started.status != 200 or stopped.status != 200:
