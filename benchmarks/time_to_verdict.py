@@ -41,30 +41,45 @@ sys.path.insert(0, str(REPO))
 GSM8K = Path(os.environ.get("RACKGATE_GSM8K_DIR") or REPO.parent / "shared" / "data" / "gsm8k")
 
 
+HANG = re.compile(r"(\d+) of (\d+) requests still in flight after ([\d.]+)s while (\d+) came back within ([\d.]+)s")
+
+
 def gate_until_first_failed(url: str, model: str, extra: list[str], timeout: float, env: dict | None = None,
-                            stop_at_first_failed: bool = True) -> dict:
-    """Run the README's gate command; seconds to its first FAILED line (and to its end)."""
+                            stop_at_first_failed: bool = True, read_on_s: float = 0.0) -> dict:
+    """Run the README's gate command; seconds to its first FAILED line (and to its end); with
+    read_on_s, the output is read that much longer for the failure's own line: a hang's 'k of n
+    requests still in flight after X s while n-k came back within Y s' (where the time went)."""
     cmd = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-m", "gate", "--atom-url", url,
            "--served-model", model, "--gsm8k-dir", str(GSM8K), *extra]
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})}, start_new_session=True)
-    first, first_line, lines = None, "", []
+    first, first_line, lines, first_item, hang = None, "", [], None, None
     try:
         for line in p.stdout:
             lines.append(line)
+            if first_item is None and "::" in line:
+                first_item = time.monotonic() - t0
+            hang = hang or HANG.search(line)
             if first is None and re.search(r"\bFAILED\b", line) and "::" in line:
                 first, first_line = time.monotonic() - t0, line.strip()
-                if stop_at_first_failed:
+                if stop_at_first_failed and not read_on_s:
                     break
+            if first is not None and (hang or time.monotonic() - t0 > first + read_on_s):
+                break
             if time.monotonic() - t0 > timeout:
                 break
     finally:
         if p.poll() is None:
             os.killpg(p.pid, 15)
         p.wait(timeout=60)
-    return {"first_failed_s": first, "first_failed_line": first_line, "total_s": time.monotonic() - t0,
-            "tail": "".join(lines[-6:])}
+    out = {"first_failed_s": first, "first_failed_line": first_line, "total_s": time.monotonic() - t0,
+           "first_item_s": first_item, "tail": "".join(lines[-6:])}
+    if hang:
+        k, n, after, back, within = hang.groups()
+        out["hang"] = {"in_flight": int(k), "asked": int(n), "decided_after_s": float(after),
+                       "slowest_back_s": float(within)}
+    return out
 
 
 def lm_eval(url: str, model: str, limit: int, timeout: float, concurrency: int, max_tokens: int) -> dict:
@@ -125,7 +140,8 @@ def partly(args) -> None:
                    for i, v in enumerate(variants)]
         backends = [(e.url, e.model) for e in engines] + ([] if broken else [(HUNG, "")])
         bal = stack.enter_context(Balancer(models.name("healthy"), backends))
-        gate = gate_until_first_failed(bal.url, bal.name, [], args.gate_timeout)
+        gate = gate_until_first_failed(bal.url, bal.name, ["-rf"], args.gate_timeout,
+                                       read_on_s=60.0 if args.broken == "hung" else 0.0)
         print(json.dumps({"measure": f"c: {args.engines} engines, 1 {args.broken}: ready -> first FAILED line (gate)",
                           "served": bal.served, **gate}), flush=True)
 

@@ -185,6 +185,17 @@ class PerRank:
         return Spread(out.got, out.asked, out.cancelled, out.seconds, out.hung, out.bound_s, out.slowest_s,
                       routing=self.routing, hang_rule=self.hang)
 
+    def read(self, out: Fanned) -> Spread:
+        """Requests a check sent its own way (the quick gate's paced questions) read as a Spread:
+        the same hang, share and evidence as every check's."""
+        return Spread(out.got, out.asked, out.cancelled, out.seconds, out.hung, out.bound_s, out.slowest_s,
+                      routing=self.routing, hang_rule=self.hang)
+
+    def rank_of(self, i: int) -> int | None:
+        """The rank the i-th request of a check's own goes to (ranks in turn; None: the server picks)."""
+        ranks = list(self.routing.table) if self.routing.hinted else []
+        return ranks[i % len(ranks)] if ranks else None
+
     def asks(self, asks: list[Ask], max_tokens: int, **kw: Any) -> Spread:
         """Asks built by the caller (each names its own rank: e.g. a prefill on the rank that decoded)."""
         timeout = kw.pop("timeout", None) or self.timeout

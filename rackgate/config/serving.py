@@ -78,9 +78,11 @@ class ServingExpect(Section):
     sanity_max_tokens: int = Field(default=16, gt=0)
     # SRV-SANITY asks every DP rank: this many prompts per rank (the rank named with ATOM's
     # data_parallel_rank hint), all at once, streamed. Attached without a rack file the DP size is
-    # not known: sanity_requests_attached prompts, the server spreading them (ATOM: by load).
+    # not known: sanity_requests_attached prompts, the server spreading them (ATOM: by load; 16 at
+    # once reach each of a 16-rank server's ranks under least_requests, and fewer queued per rank
+    # keep the slowest answer, and with it the hang bound, short: docs/performance.md, issue 34).
     sanity_per_rank: int = Field(default=2, ge=1)
-    sanity_requests_attached: int = Field(default=32, ge=1)
+    sanity_requests_attached: int = Field(default=16, ge=1)
     # After the first degenerate answer, how long the others may take to come back (the share):
     # this, or as long again as the first answer took when that is longer (a loaded server).
     sanity_settle_s: float = Field(default=2.0, ge=0)
@@ -133,8 +135,11 @@ class ServingExpect(Section):
     profile_wait_s: float = Field(default=120.0, gt=0)
     # SRV-ALIVE: the bound of the one request routed to each DP rank.
     alive_timeout_s: float = Field(default=120.0, gt=0)
-    # SRV-LONGCTX: prompt length as a multiple of --max-num-batched-tokens, and concurrency.
+    # SRV-LONGCTX: prompt length as a multiple of --max-num-batched-tokens, and concurrency;
+    # longctx_words > 0 sets the length in words instead (a model with fewer positions than
+    # 3 x ATOM's default chunk, 49152: the self-tests' 8192-position engine).
     longctx_multiple: float = Field(default=3.0, gt=1)
+    longctx_words: int = Field(default=0, ge=0)
     longctx_concurrency: int = Field(default=4, ge=1)
     longctx_timeout_s: float = Field(default=900.0, gt=0)
     # SRV-DEADLOCK: the load sent, and how long throughput may stand still before the logs are

@@ -12,6 +12,14 @@ the data comes from (`dataset_path: json`, `data_files`), and runs that task, th
 lmeval_narrow.py: lm_eval's CLI with its task index narrowed to that task's directory (the ~14k
 shipped task files are not indexed on every start; docs/performance.md has the figures).
 The API key, if any, travels in OPENAI_API_KEY (lm-eval's API models read it), never in argv.
+
+The hang rule, for a client the suite does not drive request by request: lm-eval sends no rank
+hint and its requests are not ours to time, so the check (a) asks every rank once before it starts
+(the per-rank mechanism: a rank that does not answer is a FAILED then), and (b) watches lm-eval's
+own progress line (`Requesting API: N/M`): once it has answered some, a stall past
+max(hang_floor_s, hang_factor x the longest wait between its answers so far) -- or a request of its
+timing out in its log (`Exception:TimeoutError()`, lm-eval's api_models.py) -- makes the check ask
+every rank again (`Stall`, `timed_out`). docs/accuracy.md says what each outcome means.
 """
 from __future__ import annotations
 
@@ -37,6 +45,9 @@ from .task import FLEXIBLE, STRICT, TASK, yaml_path
 LOCAL_TASK = "gsm8k_local"  # the generated task's name when the data is a local directory
 NARROW = Path(__file__).with_name("lmeval_narrow.py")  # lm_eval's CLI, index narrowed to --include_path
 _PROGRESS = re.compile(r"Requesting API:\s*(\d+)%\|[^\r\n]*?(\d+)/(\d+)")
+# lm-eval's api_models.py logs each failed request as f"Exception:{e!r}, ..., retrying." -- aiohttp's
+# total timeout is asyncio's TimeoutError (repr 'TimeoutError()'), or aiohttp's own *TimeoutError
+_TIMED_OUT = re.compile(r"Exception:(\w*TimeoutError)\(")
 
 
 class LmEvalError(CouldNotObserve):
@@ -154,6 +165,52 @@ def progress_of(log_text: str) -> tuple[int, int] | None:
     return (int(last.group(2)), int(last.group(3))) if last else None
 
 
+def timed_out(log_text: str) -> str:
+    """lm-eval's own line saying a request of its timed out ('' when none)."""
+    found = list(_TIMED_OUT.finditer(log_text))
+    if not found:
+        return ""
+    m = found[-1]
+    start = log_text.rfind("\n", 0, m.start()) + 1
+    end = log_text.find("\n", m.end())
+    return log_text[start:end if end >= 0 else None].strip()[:300]
+
+
+@dataclass
+class Stall:
+    """lm-eval's progress against the hang rule: `seen(progress, now)` returns how long its answers
+    have not moved once that is past max(floor_s, factor x the longest wait between its answers so
+    far) -- the wait before its first answer counted from its first progress line -- (None: not
+    stalled, or nothing answered yet: nothing back is not a hang). After a look that found every
+    rank answering, `looked(now)` starts the clock again."""
+    floor_s: float
+    factor: float
+    answered: int = 0
+    since: float | None = None   # when the answers last moved (or the first progress line)
+    longest_s: float = 0.0       # the longest wait between answers so far
+
+    def bound(self) -> float:
+        return max(self.floor_s, self.factor * self.longest_s)
+
+    def seen(self, progress: tuple[int, int] | None, now: float) -> float | None:
+        if progress is None:
+            return None
+        done, total = progress
+        if self.since is None:
+            self.since, self.answered = now, done
+            return None
+        if done > self.answered:
+            self.longest_s = max(self.longest_s, now - self.since)
+            self.since, self.answered = now, done
+            return None
+        if not self.answered or done >= total or now - self.since < self.bound():
+            return None
+        return now - self.since
+
+    def looked(self, now: float) -> None:
+        self.since = now
+
+
 def _tail_bytes(path: Path, n: int) -> str:
     with open(path, "rb") as f:
         f.seek(0, os.SEEK_END)
@@ -161,20 +218,32 @@ def _tail_bytes(path: Path, n: int) -> str:
         return f.read().decode(errors="replace")
 
 
-def execute(p: Plan, timeout_s: float, progress: Callable[[str], None] | None = None,
-            progress_every_s: float = 10.0) -> RunLog:
-    """Run lm_eval to completion or to the deadline (then its process group is ended)."""
-    log_path = p.out_dir / "lm_eval.log"
-    def tick(pid: int, elapsed: float) -> None:
-        pr = progress_of(_tail_bytes(log_path, 8192))
-        where = f"{pr[0]}/{pr[1]} answered" if pr else "building requests"
-        if progress is not None:  # tick runs only with a progress callback
-            progress(f"ACC-GSM8K lm_eval (pid {pid}) {elapsed:.0f}s: {where}")
+# (progress, log tail, elapsed): the check's look at a running lm_eval; what it raises ends the run
+Watch = Callable[[tuple[int, int] | None, str, float], None]
 
+
+def execute(p: Plan, timeout_s: float, progress: Callable[[str], None] | None = None,
+            progress_every_s: float = 10.0, watch: Watch | None = None, watch_every_s: float = 5.0) -> RunLog:
+    """Run lm_eval to completion or to the deadline (then its process group is ended). `watch`
+    looks at it every watch_every_s; an exception it raises ends lm_eval's group and propagates."""
+    log_path = p.out_dir / "lm_eval.log"
+    said = [0.0]
+
+    def tick(pid: int, elapsed: float) -> None:
+        text = _tail_bytes(log_path, 16384)
+        pr = progress_of(text)
+        if progress is not None and elapsed - said[0] >= progress_every_s - 0.01:
+            said[0] = elapsed
+            where = f"{pr[0]}/{pr[1]} answered" if pr else "building requests"
+            progress(f"ACC-GSM8K lm_eval (pid {pid}) {elapsed:.0f}s: {where}")
+        if watch is not None:
+            watch(pr, text, elapsed)
+
+    every = min(progress_every_s, watch_every_s) if watch else progress_every_s
     with open(log_path, "w") as log:
         try:
             done = run_bounded(p.argv, timeout_s, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **p.env},
-                               cwd=p.out_dir, tick=tick if progress else None, tick_s=progress_every_s)
+                               cwd=p.out_dir, tick=tick if (progress or watch) else None, tick_s=every)
         except Overran as e:
             raise LmEvalError(f"lm_eval (pid {e.pid}) did not finish within accuracy.full_timeout_s "
                               f"({timeout_s:g}s): ended it; its log: {log_path}") from None
@@ -276,5 +345,5 @@ def describe(results: Results) -> str:
     return f"lm_eval {results.lm_eval_version} {results.task} v{results.version}, {n}: {'; '.join(parts)}{inv}"
 
 
-__all__ = ["plan", "execute", "read_outputs", "parse_results", "parse_samples", "describe",
+__all__ = ["plan", "execute", "Stall", "timed_out", "read_outputs", "parse_results", "parse_samples", "describe",
            "LmEvalError", "ResultsError", "Results", "Sample", "FLEXIBLE", "STRICT"]

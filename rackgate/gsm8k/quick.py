@@ -7,6 +7,13 @@ answers arrive in: slow answers (long reasoning) are never skipped in favour of 
 
 For other callers (the real-engine self-test): `ask(task, client_factory, docs, concurrency)`
 asks any documents against any OpenAI-compatible server and yields lm-eval's per-item verdicts.
+
+A hang is read here as the per-rank mechanism reads it (rackgate.atom.fanout.HangRule): once some
+questions have come back, questions still in flight with nothing of them moving (no headers, no
+streamed chunk) past max(floor_s, factor x the slowest answer back) -- or that ran out their own
+deadline meanwhile -- end the gate with `QuickHang`, carrying what came back and what hung as a
+`Fanned`: the check reads it as every request-sending check does (`per_rank.read`, `settle`), a
+FAILED cross-referenced to SRV-DEADLOCK. Nothing back at all stays could-not-observe.
 """
 from __future__ import annotations
 
@@ -19,6 +26,7 @@ from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field, replace
 
 from ..atom.client import Client, ServerError, StreamHandle
+from ..atom.fanout import Ask, Fanned, Got, HangRule
 from ..errors import CouldNotObserve
 from ..gates.sanity import degenerate, degenerate_so_far
 from .scoring import ItemVerdict, Outcome, judge
@@ -160,18 +168,81 @@ class Pace:
         return f"{self.in_flight} in flight (peak {self.peak}, at most {self.max_in_flight}; {first})"
 
 
+class QuickHang(Exception):
+    """Questions in flight past the hang bound while others came back: evidence (SRV-DEADLOCK's
+    signature), never could-not-observe. `fanned`: the questions back (`got`) and those hung."""
+
+    def __init__(self, fanned: Fanned, scored: int):
+        self.fanned, self.scored = fanned, scored
+        super().__init__(f"{len(fanned.hung)} of {fanned.asked} GSM8K questions still in flight after "
+                         f"{fanned.bound_s or 0:.1f}s while {len(fanned.replied)} came back")
+
+
+@dataclass
+class _Out:
+    """One question sent: its result box, done flag, stream handle, deadline and when it went out."""
+    doc: int
+    box: Box
+    done: threading.Event
+    handle: StreamHandle
+    deadline: float | None
+    sent: float
+    rank: int | None
+    prompt: str
+
+    def idle(self, now: float) -> float:
+        return now - max(self.sent, self.handle.progress or self.sent)
+
+    def timed_out(self) -> bool:
+        return bool(self.box) and isinstance(self.box[0], ServerError) and "no answer within" in str(self.box[0])
+
+    def got(self) -> Got | None:
+        """The answer back as the per-rank mechanism reads it (None: not back, or it ran out its time)."""
+        if not self.done.is_set() or not self.box or self.timed_out():
+            return None
+        res = self.box[0]
+        if isinstance(res, BaseException):
+            return Got(Ask(self.prompt, self.rank), error=str(res), replied=isinstance(res, ServerError) and
+                       "HTTP" in str(res), seconds=time.monotonic() - self.sent)
+        text, finish, seconds, tokens = res
+        return Got(Ask(self.prompt, self.rank), text=text, finish=finish, seconds=seconds, replied=True, tokens=tokens)
+
+
+def _hung(out: list[_Out], back: list[Got], hang: HangRule, t0: float) -> Fanned | None:
+    """The hang among the questions out (None: none): some came back, and every question still out
+    has not moved for the bound, or ran out its own deadline (requests that timed out on their own
+    bound while others came back are hung, as fan_out reads them)."""
+    now = time.monotonic()
+    got = back + [g for o in out if (g := o.got()) is not None]
+    answered = [g.seconds for g in got if g.replied]
+    if not answered:
+        return None
+    slowest = max(answered)
+    bound = hang.bound(slowest)
+    still = [o for o in out if not o.done.is_set() or o.timed_out()]
+    if not still or not all(o.timed_out() or o.idle(now) >= bound for o in still):
+        return None
+    asked = len(got) + len(still)
+    return Fanned(got, asked, len(still), now - t0, hung=[Ask(o.prompt, o.rank) for o in still],
+                  bound_s=bound, slowest_s=slowest)
+
+
 def ask(task: Gsm8kTask, client_factory: ClientFactory, docs: Iterable[int], concurrency: int,
         wait_s: float | None = None, pace: Pace | None = None,
-        rank_of: Callable[[int], int | None] | None = None) -> Generator[ItemVerdict, None, None]:
+        rank_of: Callable[[int], int | None] | None = None,
+        hang: HangRule | None = None) -> Generator[ItemVerdict, None, None]:
     """lm-eval's verdict on each document, in the order given, with up to `concurrency` questions
     in flight (as many as the server takes, see Pace). Prompts are built and answers scored
     here, in the caller's thread (lm-eval's task is not shared across threads); the threads only
     talk HTTP. Stopping the iteration cancels the questions in flight. A request that fails or
     passes its deadline raises ServerError; wait_s bounds every request (the rack file's).
-    rank_of(doc): the DP rank the question is routed to (ATOM's hint), None: the server picks."""
+    rank_of(doc): the DP rank the question is routed to (ATOM's hint), None: the server picks.
+    hang: questions in flight past its bound while others came back raise QuickHang."""
     pace = pace or Pace(concurrency, wait_s)
     workers = _Workers(task, client_factory, concurrency)
-    pending: list[tuple[int, Box, threading.Event, StreamHandle, float | None]] = []  # in the order given
+    pending: list[_Out] = []  # in the order given
+    back: list[Got] = []      # the answers back so far (for the hang rule's slowest)
+    t0 = time.monotonic()
     it = iter(docs)
     try:
         while True:
@@ -181,11 +252,26 @@ def ask(task: Gsm8kTask, client_factory: ClientFactory, docs: Iterable[int], con
                     break
                 deadline = pace.deadline()
                 rank = rank_of(doc) if rank_of else None
-                pending.append((doc, *workers.submit(doc, task.request(doc), deadline, rank), deadline))
+                box, done, handle = workers.submit(doc, task.request(doc), deadline, rank)
+                pending.append(_Out(doc, box, done, handle, deadline, time.monotonic(), rank,
+                                    f"GSM8K question {doc}"))
             if not pending:
                 return
-            doc, box, done, _handle, deadline = pending.pop(0)
-            if not done.wait(None if deadline is None else deadline + 5):
+            head = pending[0]
+            end = None if head.deadline is None else time.monotonic() + head.deadline + 5
+            while not head.done.wait(0.5 if hang else (None if end is None else max(0.0, end - time.monotonic()))):
+                held = _hung(pending, back, hang, t0) if hang else None
+                if held:
+                    raise QuickHang(held, len(back))
+                if end is not None and time.monotonic() >= end:
+                    break
+            if hang and head.timed_out():
+                held = _hung(pending, back, hang, t0)
+                if held:
+                    raise QuickHang(held, len(back))
+            pending.pop(0)
+            doc, box, deadline = head.doc, head.box, head.deadline
+            if not head.done.is_set():
                 raise ServerError(f"GSM8K question {doc} got no answer within {deadline:g}s")
             res = box[0]
             if isinstance(res, ServerError) and deadline is not None and "within" in str(res) and \
@@ -197,6 +283,9 @@ def ask(task: Gsm8kTask, client_factory: ClientFactory, docs: Iterable[int], con
                 raise res
             text, finish, seconds, tokens = res
             pace.answered(seconds, tokens)
+            got = head.got()
+            if got is not None:
+                back.append(got)
             yield replace(judge(task, doc, text, finish), tokens=tokens)
     finally:
         workers.close()
@@ -353,11 +442,11 @@ class QuickTimeout(CouldNotObserve):
 def run(task: Gsm8kTask, client_factory: ClientFactory, sprt: Sprt, order: list[int], concurrency: int,
         progress: Callable[[str], None] | None = None, progress_every_s: float = 10.0,
         wait_s: float | None = None, timeout_s: float | None = None,
-        table: dict[int, str] | None = None) -> QuickResult:
+        table: dict[int, str] | None = None, hang: HangRule | None = None) -> QuickResult:
     """Ask documents in `order` until the sequential test decides (or timeout_s passes:
     QuickTimeout, since a slow server says nothing about accuracy). `table` ({DP rank: node}, from
     the rack file): the questions go to the ranks in turn (ATOM's data_parallel_rank hint), so
-    every answer is attributed to its rank."""
+    every answer is attributed to its rank. `hang`: the hang rule (QuickHang)."""
     t0 = last = time.monotonic()
     population = len(order)
     result = QuickResult(Decision(None, 0, 0, 0.0, ""), sprt, population=population)
@@ -369,7 +458,7 @@ def run(task: Gsm8kTask, client_factory: ClientFactory, sprt: Sprt, order: list[
         ranks = list(table)
         result.rank_of = {doc: ranks[i % len(ranks)] for i, doc in enumerate(docs)}
         result.nodes = dict(table)
-    answers = ask(task, client_factory, docs, concurrency, wait_s, pace, result.rank_of.get if table else None)
+    answers = ask(task, client_factory, docs, concurrency, wait_s, pace, result.rank_of.get if table else None, hang)
     try:
         for item in answers:
             result.items.append(item)

@@ -32,24 +32,26 @@ class Fillers:
     """`n` threads, each sending completions back to back until stop(); every request bounded."""
 
     def __init__(self, client_factory: quick.ClientFactory, n: int, prompt_of: Callable[[int], str], max_tokens: int,
-                 timeout: float):
+                 timeout: float, rank_of: Callable[[int], int | None] = lambda i: None):
         self.stop_flag = threading.Event()
         self.sent = self.answered = 0
         self.problems: list[str] = []
         self.lock = threading.Lock()
         self.timeout = timeout
-        self.threads = [threading.Thread(target=self._run, args=(client_factory, prompt_of(i), max_tokens),
+        self.threads = [threading.Thread(target=self._run, args=(client_factory, prompt_of(i), max_tokens, rank_of(i)),
                                          daemon=True, name=f"filler-{i}") for i in range(n)]
         for t in self.threads:
             t.start()
 
-    def _run(self, client_factory: quick.ClientFactory, prompt: str, max_tokens: int) -> None:
+    def _run(self, client_factory: quick.ClientFactory, prompt: str, max_tokens: int, rank: int | None) -> None:
+        """Back to back; `rank`: ATOM's data_parallel_rank hint (the fillers on the ranks in turn)."""
         client = client_factory()
+        hint = {} if rank is None else {"data_parallel_rank": rank}
         while not self.stop_flag.is_set():
             with self.lock:
                 self.sent += 1
             try:
-                r = client.completion(prompt, max_tokens=max_tokens, timeout=self.timeout)
+                r = client.completion(prompt, max_tokens=max_tokens, timeout=self.timeout, **hint)
                 ok, why = r.status == 200, f"HTTP {r.status}"
             except ServerError as e:
                 ok, why = False, str(e)
@@ -58,10 +60,11 @@ class Fillers:
                 if not ok and len(self.problems) < 8:
                     self.problems.append(why[:160])
 
-    def stop(self) -> None:
-        """Stop sending; wait for the requests in flight, each within its own bound."""
+    def stop(self, wait: bool = True) -> None:
+        """Stop sending; wait for the requests in flight, each within its own bound (wait=False:
+        a hang was read, those requests end at their own bound in daemon threads)."""
         self.stop_flag.set()
-        for t in self.threads:
+        for t in self.threads if wait else ():
             t.join(self.timeout + 5)
 
     def describe(self) -> str:

@@ -22,8 +22,12 @@ def _question(text: str) -> str:
 
 
 class Stub:
-    def __init__(self, script: Script, model: str = "stub-model"):
-        self.script, self.model = script, model
+    """`hold(body)`: that request is accepted and never answered (a hung rank) until the stub closes."""
+
+    def __init__(self, script: Script, model: str = "stub-model", hold: Callable[[dict], bool] | None = None,
+                 delay: Callable[[dict], float] | None = None):
+        self.script, self.model, self.hold, self.delay = script, model, hold, delay
+        self.closing = threading.Event()
         self.requests: list[tuple[str, dict]] = []
         self.lock = threading.Lock()
         stub = self
@@ -39,6 +43,11 @@ class Stub:
                 body = json.loads(self.rfile.read(n) or b"{}")
                 with stub.lock:
                     stub.requests.append((self.path, body))
+                if stub.hold and stub.hold(body):
+                    stub.closing.wait()
+                    return
+                if stub.delay:
+                    time.sleep(stub.delay(body))
                 if self.path == "/v1/chat/completions":
                     user = [m for m in body.get("messages", []) if m.get("role") == "user"]
                     content, finish = stub.script(_question(user[-1]["content"] if user else ""))
@@ -63,6 +72,7 @@ class Stub:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.closing.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 

@@ -55,9 +55,10 @@ def gate_command(srv, tmp_path: Path, gsm8k_dir: Path, rack: Path | None = None)
     return ["pytest", "--rack", str(rack), *attach, *reports]
 
 
-def engine_rack(tmp_path: Path, srv, gsm8k_dir: Path) -> Path:
-    """The real-engine rack: Kimi-K3's accuracy thresholds, questions fitted to SmolLM2 on CPU."""
-    return runners.rack_file(tmp_path / "rack.toml", srv.model, max_tokens=GATE_MAX_TOKENS,
+def engine_rack(tmp_path: Path, srv, gsm8k_dir: Path, ranks: int | None = None) -> Path:
+    """The real-engine rack: Kimi-K3's accuracy thresholds, questions fitted to SmolLM2 on CPU.
+    ranks: the DP ranks on its one node (the engines behind a balancer, each asked by the hint)."""
+    return runners.rack_file(tmp_path / "rack.toml", srv.model, max_tokens=GATE_MAX_TOKENS, gpus_per_node=ranks,
                              accuracy={"api": "completions", "gsm8k_dir": str(gsm8k_dir),
                                        # ACC-UNDER-LOAD runs whatever ACC-QUICK scored (it reads its
                                        # accuracy): the fewest questions and fillers on 2 CPU cores

@@ -82,11 +82,13 @@ def test_healthy_engine_launched_once_ready_by_the_api(engine_bin, models, tmp_p
     assert "Uvicorn running on" in (tmp_path / "engine-cpu.log").read_text()
 
 
-# the checks that send requests, as the gate runs them (SRV-LONGCTX is left out: its prompts are 3 x
-# ATOM's --max-num-batched-tokens, 49152 tokens, beyond SmolLM2's 8192 positions)
+# the checks that send requests, as the gate runs them (SRV-LONGCTX's prompts are 3 x ATOM's
+# --max-num-batched-tokens by default, 49152 tokens, beyond SmolLM2's 8192 positions: the rack file
+# sets serving.longctx_words to fit)
+LONGCTX = "rackgate/checks/serving/test_under_load.py::test_long_prompts_at_concurrency"
 REQUEST_CHECKS = (SANITY, "rackgate/checks/serving/test_server.py::test_decode_matches_prefill",
                   "rackgate/checks/serving/test_stream.py::test_stream_matches_plain",
-                  "rackgate/checks/accuracy/test_budget.py::test_reasoning_budget")
+                  "rackgate/checks/accuracy/test_budget.py::test_reasoning_budget", LONGCTX)
 ALIVE = "rackgate/checks/test_declared.py::test_srv_alive"
 
 
@@ -96,7 +98,7 @@ def test_a_healthy_engine_that_refuses_the_rank_hint_passes_every_request_check(
     blames the server for the refusal. SRV-ALIVE alone cannot see a rank without it."""
     name = models.name("healthy")
     rack = _rack(tmp_path, engine_bin, models.cache, name, max_tokens=256,
-                 serving=f"tokenizer = {json.dumps(str(models.cache / name))}")
+                 serving=f"tokenizer = {json.dumps(str(models.cache / name))}\nlongctx_words = 2000")
     run = _run(tmp_path, rack, BOOT, MODELS, *REQUEST_CHECKS, ALIVE)
     st = {k: o.status for k, o in run.outcomes.items()}
     for tid in (BOOT, MODELS, *REQUEST_CHECKS):

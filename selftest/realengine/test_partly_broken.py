@@ -116,3 +116,27 @@ def test_balancer_honours_the_rank_hint_and_refuses_a_bad_one(three_engines):
     assert "!" not in ok.body["choices"][0]["text"]
     bad = c.completion("x", max_tokens=1, data_parallel_rank=3)
     assert bad.status == 400 and "Invalid data_parallel_rank=3; local_engine_count=3" in bad.body["error"]["message"]
+
+
+def test_gate_on_three_healthy_engines_blames_nothing_on_the_server(two_healthy, engine_bin, models, tmp_path,
+                                                                    gsm8k_dir):
+    """[healthy, healthy, healthy] (issue 34: no false findings): the gate with the engine rack file
+    (three DP ranks on one node, each asked by the rank hint, which the balancer honours): every
+    request-sending check passes or is the model's accuracy -- no SRV-DEADLOCK, no share of broken
+    answers, no hang read in the accuracy checks' per-rank asks; ACC-QUICK FAILS naming the model
+    below the threshold (SmolLM2 against Kimi-K3's), decided, not an ERROR."""
+    from .test_gate_command import QUICK, engine_rack
+    h1, h2 = two_healthy
+    with TransformersServer(engine_bin, models.cache, models.name("healthy"), tmp_path / "healthy-3.log") as h3:
+        with Balancer(models.name("healthy"), [(h1.url, h1.model), (h2.url, h2.model), (h3.url, h3.model)]) as bal:
+            rack = engine_rack(tmp_path, bal, gsm8k_dir, ranks=3)
+            p, outcomes = run_gate(bal, tmp_path, gsm8k_dir, rack=rack)
+    assert outcomes, p.stdout[-3000:] + p.stderr[-2000:]
+    failed = {t: o for t, o in outcomes.items() if o.status == "failed"}
+    assert set(failed) == {QUICK}, {t: (o.status, o.message[:400]) for t, o in outcomes.items()}
+    assert "below" in failed[QUICK].message and "model" in failed[QUICK].message, failed[QUICK].message[:800]
+    for tid, o in outcomes.items():
+        assert "still in flight" not in (o.message or "") and "SRV-DEADLOCK" not in (o.message or ""), \
+            (tid, o.message[:600])
+    assert outcomes[SANITY].status == "passed", outcomes[SANITY].message[:800]
+    assert min(bal.served) > 0, bal.served  # every engine was asked

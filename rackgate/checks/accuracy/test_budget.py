@@ -5,8 +5,7 @@ degenerate: a '!' rank is a FAILED naming it (SRV-SANITY's signature), never a w
 request's timeout. One rank whose answers are all reasoning is a FAILED naming the share."""
 import pytest
 
-from rackgate.errors import CouldNotObserve
-from rackgate.fixtures.server import settle
+from rackgate.fixtures.server import settle_errors
 from rackgate.gates import budget, sanity
 from rackgate.report.verdict import check, fail
 
@@ -28,12 +27,7 @@ def test_reasoning_budget(server, per_rank, rack, evidence):
     if broken:  # not a budget finding: the answer is not language (the budget cannot be judged on it)
         fail("SRV-SANITY", broken.where or server.url, f"ACC-BUDGET: {broken.line}; the budget cannot be judged on "
              "them")
-    settle(spread, "ACC-BUDGET", server, evidence)
-    refused = spread.failed()
-    if refused and len(refused.bad) < len(spread.replied):
-        fail("ACC-BUDGET", refused.where or server.url, refused.line)
-    if refused:
-        raise CouldNotObserve(f"POST /v1/chat/completions: {refused.bad[0].error}")
+    settle_errors(spread, "ACC-BUDGET", server, evidence, "POST /v1/chat/completions")
     short = spread.share(lambda g: None if _judge(g).ok else f"{_judge(g).kind}: {_judge(g).why}",
                          "answers without an answer in content")
     check(short is None, "ACC-BUDGET", (short.where if short else "") or server.url,

@@ -1,7 +1,11 @@
-"""ACC-QUICK: lm-eval's GSM8K questions, asked concurrently, stopped when the verdict is settled."""
+"""ACC-QUICK: lm-eval's GSM8K questions, asked concurrently, stopped when the verdict is settled.
+Every rank is asked once first (preflight); the questions go to the ranks in turn under the hang
+rule: questions in flight past its bound while others came back are a FAILED cross-referenced to
+SRV-DEADLOCK (settle), never could-not-observe."""
 import pytest
 
 from rackgate.errors import CouldNotObserve
+from rackgate.fixtures.server import preflight, settle
 from rackgate.gsm8k import lengths, quick, setup
 from rackgate.gsm8k.data import DataError
 from rackgate.gsm8k.task import TaskError
@@ -17,13 +21,19 @@ def test_gsm8k_quick(server, per_rank, rack, evidence, facts, pytestconfig, gate
     except (TaskError, DataError) as e:
         raise CouldNotObserve(str(e)) from None
     order = quick.question_order(len(task), cfg.quick_seed)
+    preflight(per_rank, "ACC-QUICK", server, evidence)  # the pace starts at one question: every rank first
     # the questions go to the ranks in turn where the server takes the hint (decided once per run)
     table, hinted = per_rank.routing.table, per_rank.routing.hinted
     try:
         result = quick.run(task, setup.clients_for(rack, server.url, server.client.model), setup.sprt_for(cfg),
                            order, cfg.num_concurrent, progress=setup.reporter(pytestconfig),
                            progress_every_s=cfg.progress_every_s, wait_s=cfg.request_timeout_s,
-                           timeout_s=cfg.quick_timeout_s, table=table if hinted else None)
+                           timeout_s=cfg.quick_timeout_s, table=table if hinted else None, hang=per_rank.hang)
+    except quick.QuickHang as e:
+        gate_results["ACC-QUICK"] = f"saw a hang (SRV-DEADLOCK): {e}"
+        settle(per_rank.read(e.fanned), "ACC-QUICK", server, evidence,
+               own=f"{e.scored} GSM8K questions scored before the hang")
+        raise CouldNotObserve(str(e)) from None  # settle fails on every hang: not reached
     except quick.QuickTimeout as e:
         raise CouldNotObserve(str(e)) from None
     evidence.attach("quick gate", result.summary() + "\n" + "\n".join(result.examples(10)))

@@ -5,10 +5,10 @@ import json
 import pytest
 
 from rackgate.atom import fanout
-from rackgate.atom.client import first_choice, refusal
+from rackgate.atom.client import refusal
 from rackgate.atom.logs import rank_table
 from rackgate.errors import CouldNotObserve
-from rackgate.fixtures.server import settle
+from rackgate.fixtures.server import preflight, settle, settle_errors
 from rackgate.gates import consistency, sanity
 from rackgate.probes import traces
 from rackgate.report.verdict import check, fail
@@ -18,9 +18,13 @@ from rackgate.report.verdict import check, fail
 def test_sanity(server, per_rank, rack, evidence):
     """Short prompts to every DP rank at once (two per rank, named by ATOM's data_parallel_rank hint;
     attached without a rack file: sanity_requests_attached, spread by the server), streamed and cut
-    at the first sign of a degenerate answer; then the few prompts with logprobs, judged whole."""
+    at the first sign of a degenerate answer; then the few prompts with logprobs, judged whole.
+    First every rank is asked for one token (preflight): the hang bound is derived from what came
+    back, and one-token answers make it the floor -- a rank that does not answer is SRV-DEADLOCK's
+    FAILED one floor after the others answered, not ten times the slowest sanity answer."""
     cfg = rack.serving
     table = rank_table(rack)
+    preflight(per_rank, "SRV-SANITY", server, evidence, max_tokens=1)
     spread = per_rank.ask(list(cfg.sanity_prompts), cfg.sanity_max_tokens, per_rank=cfg.sanity_per_rank,
                           attached=cfg.sanity_requests_attached, stop_when=sanity.degenerate_so_far,
                           settle_s=cfg.sanity_settle_s,
@@ -118,15 +122,18 @@ def _rank(g) -> str:
 
 
 @pytest.mark.row("SRV-PROFILE")
-def test_profile_writes_traces(server, rack, evidence):
+def test_profile_writes_traces(server, per_rank, rack, evidence):
     cfg = rack.serving
     if not cfg.profile_dir:
         pytest.skip("serving.profile_dir is not set in the rack file: profiling is not asked for")
     c = server.client
     started = c.post("/start_profile")
     evidence.attach("POST /start_profile", started.evidence(), "json")
-    for _ in range(cfg.profile_requests):
-        first_choice(c.completion("The capital of France is", max_tokens=8), "/v1/completions")
+    # the load while profiling: every rank asked (per_rank), at least profile_requests requests
+    spread = per_rank.ask(["The capital of France is"], 8, attached=cfg.profile_requests,
+                          at_least=cfg.profile_requests, stream=False)
+    evidence.attach("completions while profiling, all ranks", spread.evidence())
+    settle_errors(spread, "SRV-PROFILE", server, evidence, "POST /v1/completions while profiling")
     stopped = c.post("/stop_profile", timeout=cfg.profile_wait_s + 60)
     evidence.attach("POST /stop_profile", stopped.evidence(), "json")
     if started.status != 200 or stopped.status != 200:

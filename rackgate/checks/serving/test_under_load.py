@@ -20,13 +20,15 @@ def test_long_prompts_at_concurrency(server, per_rank, rack, server_logs, eviden
     cmd = server.command_for(rack.head, 0) if not server.attached else rack.launch.command
     raw = lint.flags(cmd).get("max-num-batched-tokens")
     chunk = int(raw) if raw and raw.isdigit() else lint.ATOM_DEFAULT_BATCHED_TOKENS
-    words = int(chunk * cfg.longctx_multiple)
+    words = cfg.longctx_words or int(chunk * cfg.longctx_multiple)
     n = max(len(rank_table(rack)), cfg.longctx_concurrency)
     spread = per_rank.ask([load.prompt(words, i) for i in range(n)], 8, attached=cfg.longctx_concurrency,
                           at_least=cfg.longctx_concurrency, timeout=cfg.longctx_timeout_s,
                           stop_when=sanity.degenerate_so_far, decisive=_degenerate)
-    evidence.attach("long-prompt load", f"{spread.asked} prompts of ~{words} tokens ({cfg.longctx_multiple:g} x "
-                    f"--max-num-batched-tokens {chunk}), all at once\n{spread.evidence()}")
+    size = ("serving.longctx_words" if cfg.longctx_words else
+            f"{cfg.longctx_multiple:g} x --max-num-batched-tokens {chunk}")
+    evidence.attach("long-prompt load", f"{spread.asked} prompts of ~{words} tokens ({size}), all at once\n"
+                    f"{spread.evidence()}")
     _no_degenerate(spread, "SRV-LONGCTX", server.url)
     phi = []
     for log in server_logs.values():
