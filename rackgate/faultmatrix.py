@@ -1,7 +1,8 @@
 """The fault matrix with its derived cases: the cases of rackgate/catalogue/matrix/*.toml, plus a
 default case for every sim fault that has none there and whose row is a declared check
 (rackgate/gates/declare.py): the fault at its default place fails the declared check's item
-there (a per-node check's item on the target node; a per-GPU check's on the target GPU) and
+there (a per-node check's item on the target node; a per-GPU check's on the target GPU; a
+per-pair check's on every ubench07 pair of the target node: a bad tray fails all its pairs) and
 nothing else, run as `-m <the row's first marker>` over the check's own items
 (rackgate/checks/test_declared.py::test_<row>, so cases of different rows can share a suite run). A fault
 with consequences elsewhere, or one that must pass, keeps an explicit case.
@@ -18,6 +19,9 @@ from typing import Any, Protocol
 
 from . import simrack
 from .catalogue import matrix, row
+from .config import load
+from .fabric.pairs import triangles
+from .probes.pair_runs import pair_id
 from .gates.declare import Check, declared
 
 
@@ -35,9 +39,16 @@ ITEMS_MODULE = "rackgate/checks/test_declared.py"
 
 
 def item_id(c: Check[Any], node: str, gpu: int | None = None) -> str:
-    """A declared check's item id at a node (or one GPU of it): rackgate/checks/test_declared.py::test_plat_shm[node2]."""
+    """A declared check's item id at a node (or one GPU of it, or a pair "node1-node2"):
+    rackgate/checks/test_declared.py::test_plat_shm[node2]."""
     param = f"{node}-card{gpu if gpu is not None else 0}" if c.per == "gpu" else node
     return f"{ITEMS_MODULE}::{c.test_name}[{param}]"
+
+
+def pairs_of(node: str, nodes: list[str] | None = None) -> list[str]:
+    """The ubench07 pairs (ids) `node` takes part in, of `nodes` (default: the sim rack's)."""
+    names = nodes if nodes is not None else [n.name for n in load(simrack.shipped_rack()).nodes]
+    return [pair_id(p) for p in triangles(names) if node in p]
 
 
 def derived_case(f: Fault, c: Check[Any]) -> dict[str, Any] | None:
@@ -48,8 +59,10 @@ def derived_case(f: Fault, c: Check[Any]) -> dict[str, Any] | None:
     node, _, gpu = f.default.partition(":")
     if c.per == "gpu" and not (f.target == "gpu" and gpu.isdigit()):
         return None
+    fail = [item_id(c, p) for p in pairs_of(node)] if c.per == "pair" else \
+        [item_id(c, node, int(gpu) if c.per == "gpu" else None)]
     return {"fault": f.name, "row": f.row, "select": row(f.row).markers[0], "paths": [f"{ITEMS_MODULE}::{c.test_name}"],
-            "fail": [item_id(c, node, int(gpu) if c.per == "gpu" else None)], "source": DERIVED}
+            "fail": fail, "source": DERIVED}
 
 
 def derived(explicit: list[dict[str, Any]]) -> list[dict[str, Any]]:

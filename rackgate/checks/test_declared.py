@@ -1,7 +1,9 @@
-"""Every declared check (rackgate/gates/declare.py), one item per node or per GPU:
+"""Every declared check (rackgate/gates/declare.py), one item per node, per GPU or per ubench07 pair:
 probe -> evidence -> facts -> judge -> check() with the row's diagnosis. A probe that cannot look
 raises CouldNotObserve (ERROR); the row marker gives the item its -m markers. A "rack" check reads
-every node that answers once per session (concurrently) and judges each node's item across them."""
+every node that answers once per session (concurrently) and judges each node's item across them.
+Every item's probe may ask for the session's ubench07 rounds (`on.ubench(tool)`: run once, the
+first time one asks; rackgate/fixtures/fabric.py ubench_runs)."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -11,12 +13,13 @@ import pytest
 from rackgate.catalogue import row
 from rackgate.errors import CouldNotObserve
 from rackgate.gates.declare import Across, Check, declared
-from rackgate.probes.target import On
+from rackgate.fixtures.nodes import discovered_cards
+from rackgate.probes.target import On, OnPair
 from rackgate.report.verdict import check
 from rackgate.transport import fanout
 
 
-def run(c: Check[Any], on: On, evidence: Any, facts: Any, read: Callable[[], Any]) -> None:
+def run(c: Check[Any], on: On | OnPair, evidence: Any, facts: Any, read: Callable[[], Any]) -> None:
     reason = c.applies(on.rack) if c.applies is not None else ""
     if reason:
         pytest.skip(reason)
@@ -53,16 +56,32 @@ def read_once() -> dict[str, tuple[dict[str, Any], dict[str, CouldNotObserve]]]:
     return {}
 
 
+def _rounds(request: Any) -> Callable[[str], Any]:
+    """The session's ubench07 rounds by tool, run the first time a probe asks (not before)."""
+    return lambda tool: request.getfixturevalue("ubench_runs").get(tool)
+
+
 def _per_gpu(c: Check[Any]) -> Callable[..., None]:
-    def item(gpu: Any, rack: Any, evidence: Any, facts: Any) -> None:
-        on = On(rack, gpu.node.host, gpu.node.name, gpu.index, gpu.drm_card)
+    def item(gpu: Any, rack: Any, request: Any, evidence: Any, facts: Any) -> None:
+        on = On(rack, gpu.node.host, gpu.node.name, gpu.index, gpu.drm_card, rounds=_rounds(request))
         run(c, on, evidence, facts, lambda: c.probe(on))
     return item
 
 
 def _per_node(c: Check[Any]) -> Callable[..., None]:
-    def item(node: Any, rack: Any, evidence: Any, facts: Any) -> None:
-        on = On(rack, node.host, node.name)
+    def item(node: Any, rack: Any, request: Any, evidence: Any, facts: Any) -> None:
+        on = On(rack, node.host, node.name, rounds=_rounds(request))
+        run(c, on, evidence, facts, lambda: c.probe(on))
+    return item
+
+
+def _per_pair(c: Check[Any]) -> Callable[..., None]:
+    """One item per ubench07 pair (the `pair` fixture: rackgate/fixtures/fabric.py)."""
+    def item(pair: Any, rack: Any, request: Any, evidence: Any, facts: Any) -> None:
+        rounds = _rounds(request)
+        on = OnPair(rack, On(rack, pair.a.host, pair.a.name, rounds=rounds), On(rack, pair.b.host, pair.b.name,
+                                                                                  rounds=rounds),
+                    cards=lambda: discovered_cards(request.config, request.getfixturevalue("hosts")))
         run(c, on, evidence, facts, lambda: c.probe(on))
     return item
 
@@ -78,10 +97,19 @@ def _per_rack(c: Check[Any]) -> Callable[..., None]:
     return item
 
 
+# scope -> its item maker
+ITEMS: dict[str, Callable[[Check[Any]], Callable[..., None]]] = {
+    "gpu": _per_gpu,
+    "node": _per_node,
+    "rack": _per_rack,
+    "pair": _per_pair,
+}
+
+
 def _item(c: Check[Any]) -> Callable[..., None]:
     """The check's pytest function: named for its row, marked with it (markers come from the row),
-    parametrized by the `node` / `gpu` fixtures (fixtures/nodes.py)."""
-    item = {"gpu": _per_gpu, "node": _per_node, "rack": _per_rack}[c.per](c)
+    parametrized by the `node` / `gpu` / `pair` fixtures (fixtures/nodes.py, fixtures/fabric.py)."""
+    item = ITEMS[c.per](c)
     item.__name__ = item.__qualname__ = c.test_name
     item.__doc__ = f"{c.row}: {row(c.row).title}"
     marked: Callable[..., None] = pytest.mark.row(c.row)(item)

@@ -25,24 +25,30 @@ Scopes (`per`):
   node's facts, the nodes that could not be read): a majority across nodes (PLAT-ATOM-COMMIT), one
   identity the whole rack shares (FAB-POD). It blames the node it judges, never the rack. The
   survey runs the same judge on one tray (`Across` of that tray alone).
+- "pair": one item per ubench07 pair of nodes (rackgate/fabric/pairs.py: node1-node2, the first
+  exports / listens); the probe takes `OnPair` (both nodes, `on.a` / `on.b`) and the judge sees that
+  pair's facts. The ubench07 rounds run once per session, the first time a probe asks
+  (`on.ubench("p2p")`; rackgate/fixtures/fabric.py ubench_runs); each pair's probe takes its own
+  pair's run from them. A fault on one node fails every pair it is in (a bad tray) unless the judge
+  reads one direction only (FAB-DMESG: the importer's log).
 
-The item's name is the row's (`test_plat_shm[node2]`, `test_<row>[node2-card3]` per GPU): one
-declaration per row.
+The item's name is the row's (`test_plat_shm[node2]`, `test_<row>[node2-card3]` per GPU,
+`test_<row>[node1-node2]` per pair): one declaration per row.
 """
 from __future__ import annotations
 
 import importlib
 import pkgutil
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Literal, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Generic, Literal, Mapping, Sequence, TypeVar, cast
 
 from ..config.model import Rack
 from ..errors import CouldNotObserve
-from ..probes.target import On
+from ..probes.target import On, OnPair
 
 F = TypeVar("F")
-Per = Literal["node", "gpu", "rack"]
-PER = ("node", "gpu", "rack")
+Per = Literal["node", "gpu", "rack", "pair"]
+PER = ("node", "gpu", "rack", "pair")
 
 
 class DeclarationError(ValueError):
@@ -106,6 +112,14 @@ def across(row: str, probe: Callable[[On], F], judge: Callable[[Across[F], Rack,
     """A "rack" check: `probe` reads one node; `judge`, `shows` and `facts` see `Across` the rack.
         declare(across("PLAT-ATOM-COMMIT", probe=atom_commit.commit, judge=commit_agrees, shows=commit_shown))"""
     return Check[Any](row, "rack", probe, judge, shows, facts, applies)  # the judge sees Across[F], not F
+
+
+def per_pair(row: str, probe: Callable[[OnPair], F], judge: Callable[[F, Rack, str], list[str]],
+             shows: Callable[[F, Rack], Sequence[Shown]], facts: Callable[[F, str], Sequence[Fact]] | None = None,
+             applies: Callable[[Rack], str] | None = None) -> Check[Any]:
+    """A "pair" check: `probe` reads one ubench07 pair (OnPair); `judge` sees that pair's facts.
+        declare(per_pair("FAB-P2P", probe=pair_runs.p2p, judge=p2p_item, shows=sides_shown))"""
+    return Check[Any](row, "pair", cast(Callable[[On], Any], probe), judge, shows, facts, applies)
 
 
 _CHECKS: dict[str, Check[Any]] = {}  # facts differ per check

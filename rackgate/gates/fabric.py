@@ -11,10 +11,10 @@ from typing import Mapping, Protocol, Sequence
 from ..config.fabric import FabricExpect
 from ..config.model import Rack
 from ..errors import CouldNotObserve, UnrecognisedOutput, require_records
-from ..probes import accel, amdsmi, collective, dmesg, ualink, ubench
-from ..probes.pair_runs import LeftoverScan, PairRun
+from ..probes import accel, amdsmi, collective, dmesg, pair_runs, ualink, ubench
+from ..probes.pair_runs import LeftoverScan, Measured, NodeScans, PairLogs, PairRun
 from ..probes.ualink import Link, Settled, state_kind
-from .declare import Across, Check, Shown, across, declare
+from .declare import Across, Check, Fact, Shown, across, declare, per_pair
 
 
 class _Recorded(Protocol):
@@ -268,6 +268,29 @@ def _tail(text: str, n: int = 2) -> str:
     return " | ".join(lines[-n:]) if lines else "(nothing)"
 
 
+def ran(run: PairRun, where: str) -> PairRun:
+    """The pair's run, when the suite could run it; could not observe naming why not (transport,
+    the tool not installed): never a fabric finding."""
+    if run.error:
+        raise CouldNotObserve(f"{where}: {run.tool} could not be run: {run.error}")
+    return run
+
+
+def sides_shown(run: PairRun) -> list[Shown]:
+    """Both sides' commands and outputs (shown whatever the verdict)."""
+    return [Shown(f"{run.tool} {side.role} on {side.node}", f"$ {side.command}\n{side.output}"
+                  + ("\n(ended by rackgate at its bound)" if side.ended_by_suite else ""))
+            for side in (run.server, run.client) if side is not None]
+
+
+def p2p_item(run: PairRun, rack: Rack, where: str) -> list[str]:
+    """FAB-P2P for one pair: both sides of its ualoe_p2p run printed a passing RESULT."""
+    return p2p(ran(run, where))
+
+
+declare(per_pair("FAB-P2P", probe=pair_runs.p2p, judge=p2p_item, shows=lambda run, rack: sides_shown(run)))
+
+
 # --- FAB-BW ---------------------------------------------------------------------------------
 
 
@@ -314,6 +337,25 @@ def bandwidth(run: PairRun, all_runs: dict[str, PairRun], cfg: FabricExpect) -> 
     return out
 
 
+def bw_item(got: Measured, rack: Rack, where: str) -> list[str]:
+    """FAB-BW for one pair: its read/write/bidirectional GB/s, against the TCP band, the rack file's
+    floor and the best pair of this session."""
+    return bandwidth(ran(got.run, where), dict(got.every), rack.fabric)
+
+
+def bw_shown(got: Measured, rack: Rack) -> list[Shown]:
+    table = "\n".join(f"{k}: " + (", ".join(f"{d} {v:.1f}" for d, v in f.items()) if f else "no table")
+                      for k, f in ((k, bw_figures(r)) for k, r in got.every.items()))
+    return sides_shown(got.run) + [Shown("GB/s of every pair this run", table)]
+
+
+def bw_facts(got: Measured, where: str) -> list[Fact]:
+    return [Fact(f"fabric.ubench07.{d}_gbps", v, unit="GB/s") for d, v in (bw_figures(got.run) or {}).items()]
+
+
+declare(per_pair("FAB-BW", probe=pair_runs.bw, judge=bw_item, shows=bw_shown, facts=bw_facts))
+
+
 # --- FAB-LEFTOVER ---------------------------------------------------------------------------
 
 
@@ -352,6 +394,36 @@ def no_unsure_leftovers(scans: list[LeftoverScan]) -> None:
                 f"learn); if no one else runs ubench07 on {s.node}, end it with `{p.kill_command}`")
 
 
+def leftover_item(got: NodeScans, rack: Rack, where: str) -> list[str]:
+    """FAB-LEFTOVER for one node: no ubench07 process the suite did not start (or could not end)
+    around any round on it. No scan (every pair with it unrun) is could not observe."""
+    if not got.scans:
+        raise CouldNotObserve(f"{where}: no ubench07 pair with it ran (its peers were unreachable)")
+    errors = [s.error for s in got.scans if s.error]
+    if errors:
+        raise CouldNotObserve(f"{where}: {errors[0]}")
+    found = leftovers(got.scans)
+    if not found:
+        no_unsure_leftovers(got.scans)  # could not observe: a process that may be the suite's own
+    return found
+
+
+def leftover_shown(got: NodeScans, rack: Rack) -> list[Shown]:
+    return [Shown(f"{tool}: processes rackgate started and ended at their bound", "\n".join(ended))
+            for tool, ended in got.ended.items()] + [Shown("ps scans", "\n".join(
+                f"{s.when}: " + (s.error or (", ".join(f"{p.pid} {p.args}" for p in s.found) or "none"))
+                for s in got.scans))]
+
+
+def one_node(rack: Rack) -> str:
+    """Not applicable: a rack of one node has no ubench07 pair."""
+    return "the rack file lists one node: ubench07 needs a peer" if len(rack.nodes) < 2 else ""
+
+
+declare(Check("FAB-LEFTOVER", "node", probe=pair_runs.scans, judge=leftover_item, shows=leftover_shown,
+              applies=one_node))
+
+
 # --- FAB-DMESG ------------------------------------------------------------------------------
 
 
@@ -376,6 +448,23 @@ def dmesg_pair(runs: list[PairRun], amap: dict[int, str]) -> tuple[list[str], st
     note = ("importer logs, exporter silent: the exporter never saw the HELLO, so packets are not crossing "
             "the wire" if silent and out else "")
     return out, note
+
+
+def dmesg_item(got: PairLogs, rack: Rack, where: str) -> list[str]:
+    """FAB-DMESG for one pair: no fabric error in either node's kernel log while its runs ran."""
+    for run in got.runs:
+        ran(run, where)
+    found, note = dmesg_pair(got.runs, accel.accel_map(rack, dict(got.cards)))
+    return ["; ".join(found) + (f" -- {note}" if note else "")] if found else []
+
+
+def dmesg_shown(got: PairLogs, rack: Rack) -> list[Shown]:
+    return [s for run in got.runs for s in sides_shown(run)] + [
+        Shown(f"dmesg on {node} during {run.tool}", "\n".join(ln.raw for ln in lines) or "(nothing new)")
+        for run in got.runs for node, lines in run.dmesg.items()]
+
+
+declare(per_pair("FAB-DMESG", probe=pair_runs.logs, judge=dmesg_item, shows=dmesg_shown))
 
 
 # --- FAB-COLLECTIVE / FAB-TRANSPORT ---------------------------------------------------------
