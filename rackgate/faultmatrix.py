@@ -19,7 +19,6 @@ from typing import Any, Protocol
 
 from . import simrack
 from .catalogue import matrix, row
-from .config import load
 from .fabric.pairs import triangles
 from .probes.pair_runs import pair_id
 from .gates.declare import Check, declared
@@ -47,7 +46,7 @@ def item_id(c: Check[Any], node: str, gpu: int | None = None) -> str:
 
 def pairs_of(node: str, nodes: list[str] | None = None) -> list[str]:
     """The ubench07 pairs (ids) `node` takes part in, of `nodes` (default: the sim rack's)."""
-    names = nodes if nodes is not None else [n.name for n in load(simrack.shipped_rack()).nodes]
+    names = nodes if nodes is not None else simrack.node_names()
     return [pair_id(p) for p in triangles(names) if node in p]
 
 

@@ -26,6 +26,15 @@ def shipped_rack() -> Path:
     return path
 
 
+def node_names() -> list[str]:
+    """The shipped sim rack's nodes, as the sim names them (node1, node2, ...)."""
+    from .config import load
+    from .sim import state
+    rack = load(shipped_rack())
+    assert rack.sim is not None  # the shipped rack is the sim's
+    return list(state.healthy(rack.sim.nodes, rack.gpus_per_node, rack.sim.accuracy).nodes)
+
+
 def check_faults(specs: list[str]) -> None:
     """Every NAME of the NAME[@NODE[:GPU]] specs is a fault of the sim; FaultError otherwise."""
     if not specs:

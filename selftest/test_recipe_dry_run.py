@@ -1,9 +1,10 @@
 """docs/DEVELOPING.md's "Adding a check", followed literally in a throw-away copy of the checkout:
-a PLAT check of a kernel setting the sim does not show yet (kernel.numa_balancing, judged 0), its
-fault, and nothing else by hand. It counts the hand-edited files (git status), runs the check on
-the healthy sim (PASSED on every node) and under its fault (FAILED on the faulted node only,
-with the row's diagnosis), proves the fault-matrix case derived for it, and throws the copy away.
-The real checkout is only read."""
+a per-node PLAT check of a kernel setting the sim does not show yet (kernel.numa_balancing, judged
+0), and a per-pair FAB check (the data-plane NIC's MTU the same on both nodes of each ubench07
+pair), each with its fault and nothing else by hand. It counts the hand-edited files (git status),
+runs the check on the healthy sim (PASSED on every node / pair) and under its fault (FAILED on the
+faulted node only / on the faulted node's pairs only, with the row's diagnosis), proves the
+fault-matrix case derived for it, and throws the copy away. The real checkout is only read."""
 from __future__ import annotations
 
 import json
@@ -86,6 +87,81 @@ declare(Fault("dryrun-numa-balancing-on", "PLAT-DRYRUN-NUMA", "automatic NUMA ba
               target="node", default="node2",
               files=(NodeFile("/proc/sys/kernel/numa_balancing", healthy="0\\n", faulted="1\\n"),)))
 '''
+
+# --- the per-pair FAB check -----------------------------------------------------------------------
+PAIR_ROW_ID = "FAB-DRYRUN-MTU"
+PAIR_ITEM = "rackgate/checks/test_declared.py::test_fab_dryrun_mtu"
+PAIR_FAULT = "dryrun-mtu-mismatch"
+PAIR_TARGET = "node4"
+# the sim's ubench07 pairs (triangles of node1..node4, rackgate/fabric/pairs.py); node4's are two of them
+PAIRS = ("node1-node2", "node2-node3", "node3-node1", "node4-node1", "node2-node4")
+FAULTED_PAIRS = ("node4-node1", "node2-node4")
+
+PAIR_ROW = '''
+[[row]]
+id = "FAB-DRYRUN-MTU"
+title = "the data-plane NIC's MTU the same on both nodes of each pair"
+markers = ["fabric"]
+scope = "pair"
+observe = "/sys/class/net/<serving.lint.data_plane_nic>/mtu on both nodes of the pair"
+healthy = "the same number on both nodes"
+signatures = ["MTU 1500 on one node, 9000 on its peer"]
+meaning = "a frame larger than the smaller MTU is dropped on its way in: large transfers between the two trays stall"
+action = "set the same MTU on the data-plane NIC of every node (ip link set dev <nic> mtu 9000, and in the network config)"
+action_class = "re-run"
+anchor = "validate-the-fabric-first--ubench07"
+passes_on = "both nodes' /sys/class/net/<nic>/mtu read as numbers, equal"
+'''
+
+PAIR_PROBE = '''"""A network interface's MTU, as the kernel prints it (/sys/class/net/<nic>/mtu: a number, a newline)."""
+from __future__ import annotations
+
+from ..errors import CouldNotObserve, UnrecognisedOutput
+from .target import On, OnPair
+
+
+def mtu(on: On, nic: str) -> int:
+    path = f"/sys/class/net/{nic}/mtu"
+    text = on.host.read(path)
+    if text is None:
+        raise CouldNotObserve(f"{on.node}: {path} does not exist (is serving.lint.data_plane_nic the data-plane NIC?)")
+    if not text.strip().isdecimal():
+        raise UnrecognisedOutput(f"node {on.node}: {path} is not a number: {text[:80]!r}")
+    return int(text)
+
+
+def pair_mtu(on: OnPair) -> dict[str, int]:
+    """Both nodes' MTU of the data-plane NIC (serving.lint.data_plane_nic), by node."""
+    nic = on.rack.serving.lint.data_plane_nic
+    return {on.a.node: mtu(on.a, nic), on.b.node: mtu(on.b, nic)}
+'''
+
+PAIR_JUDGE_IMPORT = "from ..probes import netmtu\n"
+PAIR_JUDGE = '''
+
+# --- FAB-DRYRUN-MTU -------------------------------------------------------------------------
+def same_mtu(mtus: dict[str, int], rack: Rack, where: str) -> list[str]:
+    if len(set(mtus.values())) == 1:
+        return []
+    return ["data-plane MTU differs across the pair: " + ", ".join(f"{n} {m}" for n, m in mtus.items())]
+
+
+def mtu_shown(mtus: dict[str, int], rack: Rack) -> list[Shown]:
+    return [Shown(f"/sys/class/net/{rack.serving.lint.data_plane_nic}/mtu", "\\n".join(f"{n}: {m}" for n, m in mtus.items()))]
+
+
+declare(per_pair("FAB-DRYRUN-MTU", probe=netmtu.pair_mtu, judge=same_mtu, shows=mtu_shown))
+'''
+
+PAIR_FAULT_IMPORT = "from . import Fault, NodeFile, declare\n"
+PAIR_FAULT_DECL = '''
+
+declare(Fault("dryrun-mtu-mismatch", "FAB-DRYRUN-MTU", "one node's data-plane NIC left at the default MTU 1500",
+              target="node", default="node4",
+              files=(NodeFile("/sys/class/net/enp1s0f1/mtu", healthy="9000\\n", faulted="1500\\n"),)))
+'''
+PAIR_HAND_EDITED = {"rackgate/catalogue/fab.toml", "rackgate/probes/netmtu.py", "rackgate/gates/fabric.py",
+                    "rackgate/sim/faults/fab.py"}
 
 HAND_EDITED = {"rackgate/catalogue/plat.toml", "rackgate/probes/sysctl.py", "rackgate/gates/plat.py",
                "rackgate/sim/faults/plat.py"}
@@ -193,3 +269,58 @@ def test_adding_a_check_touches_four_files_and_works(tmp_path):
     assert not (REPO / "rackgate/probes/sysctl.py").exists()
     assert ROW_ID not in (REPO / "rackgate/catalogue/plat.toml").read_text()
 
+
+
+def test_adding_a_pair_check_touches_four_files_and_fails_the_faulted_node_s_pairs(tmp_path):
+    copy = tmp_path / "checkout"
+    _copy_checkout(copy)
+    env = {**user_env(), "PYTHONPATH": str(copy), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+    # the recipe, step by step, for a per-pair check
+    with (copy / "rackgate/catalogue/fab.toml").open("a") as f:
+        f.write(PAIR_ROW)
+    (copy / "rackgate/probes/netmtu.py").write_text(PAIR_PROBE)
+    gate = copy / "rackgate/gates/fabric.py"
+    _insert_import(gate, PAIR_JUDGE_IMPORT)
+    gate.write_text(gate.read_text() + PAIR_JUDGE)
+    faults = copy / "rackgate/sim/faults/fab.py"
+    _insert_import(faults, PAIR_FAULT_IMPORT)
+    faults.write_text(faults.read_text() + PAIR_FAULT_DECL)
+    page = _run([sys.executable, "-m", "rackgate.report.catalogue_page"], copy, env)
+    assert page.returncode == 0, page.stdout + page.stderr
+
+    changed = _changed(copy)
+    assert changed == PAIR_HAND_EDITED | REGENERATED, changed
+    assert len(changed - REGENERATED) <= 4
+    assert PAIR_ROW_ID in (copy / "docs/catalogue.md").read_text()
+
+    # healthy: PASSED on every pair
+    (tmp_path / "healthy").mkdir()
+    healthy = _suite(copy, env, tmp_path / "healthy", PAIR_ITEM)
+    got = {k: o.status for k, o in healthy["outcomes"].items()}
+    assert got == {f"{PAIR_ITEM}[{p}]": "passed" for p in PAIRS}, healthy["stdout"][-3000:]
+
+    # under its fault: FAILED on the faulted node's pairs only, with the row's diagnosis
+    (tmp_path / "faulted").mkdir()
+    faulted = _suite(copy, env, tmp_path / "faulted", PAIR_ITEM, "--sim-fault", PAIR_FAULT)
+    got = {k: o.status for k, o in faulted["outcomes"].items()}
+    assert got == {f"{PAIR_ITEM}[{p}]": "failed" if p in FAULTED_PAIRS else "passed" for p in PAIRS}, \
+        faulted["stdout"][-3000:]
+    for p in FAULTED_PAIRS:
+        msg = faulted["outcomes"][f"{PAIR_ITEM}[{p}]"].message
+        assert PAIR_ROW_ID in msg and f"{PAIR_TARGET} 1500" in msg and "9000" in msg, msg
+
+    # the fault-matrix case: derived (every pair of the faulted node), not written
+    listed = _run([sys.executable, "-m", "rackgate.faultmatrix"], copy, env)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    case = next((c for c in json.loads(listed.stdout) if c["fault"] == PAIR_FAULT), None)
+    assert case == {"fault": PAIR_FAULT, "row": PAIR_ROW_ID, "select": "fabric", "paths": [PAIR_ITEM],
+                    "fail": [f"{PAIR_ITEM}[{p}]" for p in PAIRS if p in FAULTED_PAIRS], "source": "derived"}, case
+    selftest_env = {k: v for k, v in env.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
+    matrix = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "selftest/test_fault_matrix.py",
+                   "-k", f"valid or every_sim_fault or (matrix and {PAIR_FAULT})"], copy, selftest_env)
+    assert matrix.returncode == 0 and "3 passed" in matrix.stdout, matrix.stdout[-3000:] + matrix.stderr[-2000:]
+
+    shutil.rmtree(copy)
+    assert not (REPO / "rackgate/probes/netmtu.py").exists()
+    assert PAIR_ROW_ID not in (REPO / "rackgate/catalogue/fab.toml").read_text()
