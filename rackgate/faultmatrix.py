@@ -20,8 +20,8 @@ from typing import Any, Protocol
 from . import simrack
 from .catalogue import matrix, row
 from .fabric.pairs import triangles
-from .probes.pair_runs import pair_id
 from .gates.declare import Check, declared
+from .probes.pair_runs import pair_id
 
 
 class Fault(Protocol):

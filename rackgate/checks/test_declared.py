@@ -6,14 +6,14 @@ Every item's probe may ask for the session's ubench07 rounds (`on.ubench(tool)`:
 first time one asks; rackgate/fixtures/fabric.py ubench_runs)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import pytest
 
 from rackgate.catalogue import row
 from rackgate.errors import CouldNotObserve
-from rackgate.gates.declare import Across, Check, declared
 from rackgate.fixtures.nodes import discovered_cards
+from rackgate.gates.declare import Across, Check, declared
 from rackgate.probes.target import On, OnPair
 from rackgate.report.verdict import check
 from rackgate.transport import fanout
@@ -82,7 +82,8 @@ def _per_pair(c: Check[Any]) -> Callable[..., None]:
         on = OnPair(rack, On(rack, pair.a.host, pair.a.name, rounds=rounds), On(rack, pair.b.host, pair.b.name,
                                                                                   rounds=rounds),
                     cards=lambda: discovered_cards(request.config, request.getfixturevalue("hosts")))
-        run(c, on, evidence, facts, lambda: c.probe(on))
+        probe = cast(Callable[[OnPair], Any], c.probe)  # a "pair" check's probe takes OnPair (declare.per_pair)
+        run(c, on, evidence, facts, lambda: probe(on))
     return item
 
 

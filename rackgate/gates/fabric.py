@@ -11,7 +11,7 @@ from typing import Mapping, Protocol, Sequence
 from ..config.fabric import FabricExpect
 from ..config.model import Rack
 from ..errors import CouldNotObserve, UnrecognisedOutput, require_records
-from ..probes import accel, amdsmi, collective, dmesg, pair_runs, ualink, ubench
+from ..probes import accel, amdsmi, collective, dmesg, fabric_fields, pair_runs, ualink, ubench
 from ..probes.pair_runs import LeftoverScan, Measured, NodeScans, PairLogs, PairRun
 from ..probes.ualink import Link, Settled, state_kind
 from .declare import Across, Check, Fact, Shown, across, declare, per_pair
@@ -231,6 +231,20 @@ def unpopulated(node: str, gpus: list[amdsmi.FabricGpu], links: dict[int, Link])
             elif f.status == drv.status == amdsmi.POPULATED and f.value != drv.value:
                 out.append(f"{where} but the driver's ualink/{f.name} is {sysfs.strip()}")
     return out
+
+
+def unpopulated_item(got: fabric_fields.Fields, rack: Rack, where: str) -> list[str]:
+    """FAB-UNPOPULATED for one node: every amd-smi fabric field classified, and in agreement with the driver."""
+    return unpopulated(got.node, got.gpus, got.links)
+
+
+def unpopulated_shown(got: fabric_fields.Fields, rack: Rack) -> list[Shown]:
+    return [Shown("amd-smi fabric --json", got.smi_shown),
+            Shown("classification", amdsmi.table(got.gpus) + "\n\n(driver ualink/bandwidth, latency: " + ", ".join(
+                f"{li.where(got.node)}={li.bandwidth}/{li.latency}" for li in got.links.values()) + ")")]
+
+
+declare(Check("FAB-UNPOPULATED", "node", probe=fabric_fields.fields, judge=unpopulated_item, shows=unpopulated_shown))
 
 
 # --- FAB-P2P --------------------------------------------------------------------------------

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Mapping, Protocol
 
 from .dmesg import KmsgLine
-from .target import On, OnPair
 from .drm import GpuMap
+from .target import On, OnPair
 from .ubench import UbenchProc
 
 Pair = tuple[str, str]
