@@ -32,11 +32,12 @@ def run(c: Check[Any], on: On | OnPair, evidence: Any, facts: Any, read: Callabl
     check(not found, c.row, on.where, "; ".join(found))
 
 
-def read_across(c: Check[Any], rack: Any, hosts: Any) -> tuple[dict[str, Any], dict[str, CouldNotObserve]]:
+def read_across(c: Check[Any], rack: Any, hosts: Any, session: dict[str, Any] | None = None
+                ) -> tuple[dict[str, Any], dict[str, CouldNotObserve]]:
     """A "rack" check's probe on every node that answers, at once: (facts, could-not-observe) by node;
-    an unreachable node is unseen in ssh's words."""
+    an unreachable node is unseen in ssh's words. `session`: the session's shared runs (_session)."""
     names = list(hosts)
-    got = fanout(names, lambda n: c.probe(On(rack, hosts[n], n)))
+    got = fanout(names, lambda n: c.probe(On(rack, hosts[n], n, **(session or {}))))
     facts: dict[str, Any] = {}
     unseen: dict[str, CouldNotObserve] = {n: e if isinstance(e, CouldNotObserve) else CouldNotObserve(str(e))
                                           for n, e in hosts.missing.items()}
@@ -56,21 +57,27 @@ def read_once() -> dict[str, tuple[dict[str, Any], dict[str, CouldNotObserve]]]:
     return {}
 
 
-def _rounds(request: Any) -> Callable[[str], Any]:
-    """The session's ubench07 rounds by tool, run the first time a probe asks (not before)."""
-    return lambda tool: request.getfixturevalue("ubench_runs").get(tool)
+def _session(request: Any, now: bool = False) -> dict[str, Any]:
+    """What every item's `On` carries of the session's shared runs, each run the first time a probe
+    asks (not before): the ubench07 rounds by tool, the collective run by node. Their fixtures are
+    looked up when a probe asks, or `now` (before a "rack" check's probes run in threads)."""
+    if now:
+        ubench, coll = request.getfixturevalue("ubench_runs"), request.getfixturevalue("collective_runs")
+        return {"rounds": ubench.get, "collectives": coll.get}
+    return {"rounds": lambda tool: request.getfixturevalue("ubench_runs").get(tool),
+            "collectives": lambda: request.getfixturevalue("collective_runs").get()}
 
 
 def _per_gpu(c: Check[Any]) -> Callable[..., None]:
     def item(gpu: Any, rack: Any, request: Any, evidence: Any, facts: Any) -> None:
-        on = On(rack, gpu.node.host, gpu.node.name, gpu.index, gpu.drm_card, rounds=_rounds(request))
+        on = On(rack, gpu.node.host, gpu.node.name, gpu.index, gpu.drm_card, **_session(request))
         run(c, on, evidence, facts, lambda: c.probe(on))
     return item
 
 
 def _per_node(c: Check[Any]) -> Callable[..., None]:
     def item(node: Any, rack: Any, request: Any, evidence: Any, facts: Any) -> None:
-        on = On(rack, node.host, node.name, rounds=_rounds(request))
+        on = On(rack, node.host, node.name, **_session(request))
         run(c, on, evidence, facts, lambda: c.probe(on))
     return item
 
@@ -78,9 +85,8 @@ def _per_node(c: Check[Any]) -> Callable[..., None]:
 def _per_pair(c: Check[Any]) -> Callable[..., None]:
     """One item per ubench07 pair (the `pair` fixture: rackgate/fixtures/fabric.py)."""
     def item(pair: Any, rack: Any, request: Any, evidence: Any, facts: Any) -> None:
-        rounds = _rounds(request)
-        on = OnPair(rack, On(rack, pair.a.host, pair.a.name, rounds=rounds), On(rack, pair.b.host, pair.b.name,
-                                                                                  rounds=rounds),
+        session = _session(request)
+        on = OnPair(rack, On(rack, pair.a.host, pair.a.name, **session), On(rack, pair.b.host, pair.b.name, **session),
                     cards=lambda: discovered_cards(request.config, request.getfixturevalue("hosts")))
         probe = cast(Callable[[OnPair], Any], c.probe)  # a "pair" check's probe takes OnPair (declare.per_pair)
         run(c, on, evidence, facts, lambda: probe(on))
@@ -88,10 +94,10 @@ def _per_pair(c: Check[Any]) -> Callable[..., None]:
 
 
 def _per_rack(c: Check[Any]) -> Callable[..., None]:
-    def item(node: Any, rack: Any, hosts: Any, read_once: Any, evidence: Any, facts: Any) -> None:
+    def item(node: Any, rack: Any, hosts: Any, read_once: Any, request: Any, evidence: Any, facts: Any) -> None:
         def read() -> Across[Any]:
             if c.row not in read_once:
-                read_once[c.row] = read_across(c, rack, hosts)
+                read_once[c.row] = read_across(c, rack, hosts, _session(request, now=True))
             every, unseen = read_once[c.row]
             return Across(node.name, every, unseen)
         run(c, On(rack, node.host, node.name), evidence, facts, read)

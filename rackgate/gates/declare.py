@@ -23,8 +23,10 @@ Scopes (`per`):
 - "rack": one item per node, judged across the rack: the probe reads every node that answers
   (once per session, concurrently) and the judge sees them all, as `Across` (this item's node, every
   node's facts, the nodes that could not be read): a majority across nodes (PLAT-ATOM-COMMIT), one
-  identity the whole rack shares (FAB-POD). It blames the node it judges, never the rack. The
-  survey runs the same judge on one tray (`Across` of that tray alone).
+  identity the whole rack shares (FAB-POD), one rack-wide run judged per node (FAB-COLLECTIVE:
+  its probe takes the node's part of the session's collective run, `on.collective()`). It blames
+  the node it judges, never the rack. The survey runs the same judge on one tray (`Across` of
+  that tray alone).
 - "pair": one item per ubench07 pair of nodes (rackgate/fabric/pairs.py: node1-node2, the first
   exports / listens); the probe takes `OnPair` (both nodes, `on.a` / `on.b`) and the judge sees that
   pair's facts. The ubench07 rounds run once per session, the first time a probe asks

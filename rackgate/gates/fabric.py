@@ -526,3 +526,106 @@ def transports(out: collective.ProbeOutput, healthy: list[str]) -> list[str]:
         if "Socket" in out.networks:
             found.append("NCCL INFO Using network Socket")
     return found
+
+
+def usable(run: collective.NodeRun, where: str) -> collective.NodeRun:
+    """The node's collective run when the probe started with torch; could not observe otherwise."""
+    if not run.out.started:
+        raise CouldNotObserve(f"{where}: the collective probe did not start (rc={run.rc}): {run.last_line}")
+    if run.out.torch.startswith("missing"):
+        raise CouldNotObserve(f"{where}: the container's python has no torch ({run.out.torch})")
+    return run
+
+
+def require_results(run: collective.NodeRun, where: str, worlds: Sequence[int], across: bool = False) -> None:
+    """A world the probe never reported on (its output cut short, the process ended) is nothing
+    to judge: could not observe, naming what came back -- never a collective fault."""
+    out = run.out
+    missing = [f"ws={ws}" for ws in worlds if out.worlds.get(ws) is None or out.worlds[ws].status == "missing"]
+    if across and (out.across is None or out.across.status == "missing"):
+        missing.append("the run across nodes")
+    if missing:
+        raise CouldNotObserve(f"{where}: the collective probe reported no result for {', '.join(missing)} "
+                              f"(rc={run.rc}; last line: {run.last_line[:200]})")
+
+
+def _busbw(run: collective.NodeRun, cfg: FabricExpect) -> dict[int, collective.Bandwidth | None]:
+    """ws -> the bus bandwidth of this node's own worlds of 2+ ranks that completed (when the rack
+    file measures it: fabric.collective_bw_bytes)."""
+    if not cfg.collective_bw_bytes:
+        return {}
+    ok = {ws: run.out.worlds.get(ws) for ws in cfg.collective_world_sizes if ws > 1}
+    return {ws: w.bandwidth() for ws, w in ok.items() if w is not None and w.status == "ok"}
+
+
+def collective_item(got: Across[collective.NodeRun], rack: Rack, where: str) -> list[str]:
+    """FAB-COLLECTIVE for one node: its own worlds (1, 2, 4 ranks) completed with the right sums; its
+    ranks' part of the run across nodes completed -- blamed on the node whose own worlds failed
+    when one did (this node's failure across is then could not observe, judged there); each own
+    world's bus bandwidth at or above fabric.collective_busbw_floor_gbps."""
+    cfg = rack.fabric
+    mine = usable(got.mine, where)
+    require_results(mine, where, cfg.collective_world_sizes)
+    found = collective_worlds(mine.out, cfg.collective_world_sizes)
+    if len(rack.nodes) > 1:
+        require_results(mine, where, [], across=True)
+        far = collective_across(mine.out)
+        broken = sorted(n for n, r in got.facts.items() if n != got.node and r.out.started
+                        and collective_worlds(r.out, cfg.collective_world_sizes))
+        if far and not found and broken:
+            raise CouldNotObserve(f"{where}: the run across nodes failed on this node's ranks ({far[0]}), but "
+                                  f"{', '.join(broken)} failed in its own worlds: the fault is judged there")
+        found += [f"across nodes: {f}" for f in far]
+    if found:
+        return found
+    for ws, bw in _busbw(mine, cfg).items():
+        if bw is None:
+            w = mine.out.worlds[ws]
+            raise CouldNotObserve(f"{where}: world {ws}: no bus bandwidth from the collective probe "
+                                  f"({len(w.timings)} of {ws} ranks printed a time)")
+        if cfg.collective_busbw_floor_gbps and bw.busbw_gbps < cfg.collective_busbw_floor_gbps:
+            found.append(f"world {ws}: busbw {bw.busbw_gbps:.4g} GB/s < floor {cfg.collective_busbw_floor_gbps:g}")
+    return found
+
+
+def collective_shown(got: Across[collective.NodeRun], rack: Rack) -> list[Shown]:
+    mine = got.mine
+    bws = _busbw(mine, rack.fabric)
+    return [Shown(f"collective probe on {got.node}", mine.shown)] + (
+        [Shown("all_reduce bus bandwidth", "\n".join(f"ws={ws}: {bw.describe() if bw else 'no time printed'}"
+                                                     for ws, bw in bws.items()))] if bws else [])
+
+
+def collective_facts(got: Across[collective.NodeRun], where: str) -> list[Fact]:
+    if got.node not in got.facts:
+        return []
+    worlds = got.facts[got.node].out.worlds  # the bandwidth of every own world of 2+ ranks that completed and timed
+    bws = {ws: w.bandwidth() for ws, w in sorted(worlds.items()) if ws > 1 and w.status == "ok"}
+    return [Fact("fabric.collective.busbw_gbps", bw.busbw_gbps, unit="GB/s", where=f"{got.node}/ws{ws}")
+            for ws, bw in bws.items() if bw is not None]
+
+
+declare(across("FAB-COLLECTIVE", probe=collective.node_run, judge=collective_item, shows=collective_shown,
+               facts=collective_facts))
+
+
+def transport_item(run: collective.NodeRun, rack: Rack, where: str) -> list[str]:
+    """FAB-TRANSPORT for one node: every channel NCCL set up in the collective run goes the healthy way."""
+    usable(run, where)
+    if not run.out.transports:
+        raise CouldNotObserve(f"{where}: NCCL printed no transport line (does NCCL_DEBUG=INFO reach the container, "
+                              "and is the backend NCCL?)")
+    found = transports(run.out, rack.fabric.healthy_transports)
+    if not found:
+        # healthy only on the whole output: a socket fallback may sit in the part that never came
+        # back (the run across nodes, where the fabric matters most, prints last)
+        require_results(run, where, rack.fabric.collective_world_sizes, across=len(rack.nodes) > 1)
+    return found
+
+
+def transport_shown(run: collective.NodeRun, rack: Rack) -> list[Shown]:
+    return [Shown("NCCL transports", "via: " + (", ".join(run.out.transports) or "(none printed)")
+                  + "\nnetwork: " + (", ".join(run.out.networks) or "(none printed)"))]
+
+
+declare(Check("FAB-TRANSPORT", "node", probe=collective.node_run, judge=transport_item, shows=transport_shown))

@@ -3,7 +3,8 @@ a ubench07 pair of nodes (OnPair).
 
 The pytest items build it from their `node` / `gpu` / `pair` fixtures; a probe reads through
 `host` (or `container()`), and names what it read with `where`. The session's ubench07 rounds
-(run once, the first time a probe asks: `ubench(tool)`) come with it.
+(run once, the first time a probe asks: `ubench(tool)`) and its collective run (`collective()`)
+come with it.
 """
 from __future__ import annotations
 
@@ -15,8 +16,12 @@ from ..transport import Host, container_for
 from .drm import Card, where
 
 if TYPE_CHECKING:  # pair_runs -> dmesg -> target
+    from ..transport import Result
+    from .collective import ProbeOutput
     from .drm import GpuMap
     from .pair_runs import Rounds
+
+    Collective = tuple[Result, ProbeOutput] | Exception  # one node's part of the collective run, or why not
 
 
 @dataclass(frozen=True)
@@ -27,6 +32,7 @@ class On:
     gpu: int | None = None  # GPU g of the node (PCI order), for a per-GPU check
     card: Card | None = None  # its DRM card, discovered
     rounds: Callable[[str], Rounds] | None = None  # the session's ubench07 rounds by tool (p2p, bw)
+    collectives: Callable[[], Mapping[str, Collective]] | None = None  # the session's collective run, by node
 
     def container(self, env: dict[str, str] | None = None) -> Host:
         """Where the engine runs on this node: its container, or the node itself (container = "")."""
@@ -49,6 +55,12 @@ class On:
         if self.rounds is None:
             raise RuntimeError(f"{self.node}: this item was made without the session's ubench07 rounds")
         return self.rounds(tool)
+
+    def collective(self) -> Collective:
+        """This node's part of the session's collective run (run the first time one asks)."""
+        if self.collectives is None:
+            raise RuntimeError(f"{self.node}: this item was made without the session's collective run")
+        return self.collectives()[self.node]
 
 
 @dataclass(frozen=True)
