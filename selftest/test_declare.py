@@ -6,7 +6,7 @@ import pytest
 
 from rackgate.catalogue import row
 from rackgate.faultmatrix import derived_case
-from rackgate.gates.declare import Check, DeclarationError, Shown, declare, declared
+from rackgate.gates.declare import PER, Check, DeclarationError, Shown, declare, declared
 from rackgate.sim import faults as sim_faults
 from rackgate.sim import state as sim_state
 from rackgate.sim.areas import files as sim_files
@@ -23,7 +23,7 @@ def test_every_declaration_names_a_probe_and_a_judge_where_the_floor_plan_puts_t
         assert row(rid).id == rid == c.row
         for fn, pkg in ((c.probe, "rackgate.probes."), (c.judge, "rackgate.gates.")):
             assert fn.__module__.startswith(pkg) and fn.__name__ != "<lambda>", (rid, fn)
-        assert c.per in ("node", "gpu", "rack")
+        assert c.per in PER
 
 
 def test_a_row_is_declared_once():

@@ -302,7 +302,11 @@ def p2p_item(run: PairRun, rack: Rack, where: str) -> list[str]:
     return p2p(ran(run, where))
 
 
-declare(per_pair("FAB-P2P", probe=pair_runs.p2p, judge=p2p_item, shows=lambda run, rack: sides_shown(run)))
+def p2p_shown(run: PairRun, rack: Rack) -> list[Shown]:
+    return sides_shown(run)
+
+
+declare(per_pair("FAB-P2P", probe=pair_runs.p2p, judge=p2p_item, shows=p2p_shown))
 
 
 # --- FAB-BW ---------------------------------------------------------------------------------
