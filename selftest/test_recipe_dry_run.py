@@ -214,55 +214,68 @@ def _suite(copy: Path, env: dict[str, str], out: Path, *args: str) -> dict:
     return {"outcomes": parse_junit(junit), "stdout": proc.stdout}
 
 
-def test_adding_a_check_touches_four_files_and_works(tmp_path):
+def _follow(tmp_path: Path, area: str, row: str, probe: tuple[str, str], judge: tuple[str, str],
+            fault: tuple[str, str], hand_edited: set[str], row_id: str) -> tuple[Path, dict[str, str]]:
+    """Steps 1-5 of the recipe in a fresh copy of the checkout: the row appended to the area's
+    catalogue file, the probe a new file, the judge and declaration (an import, then the code)
+    under the area's gate module, the fault under the area's sim faults, the page regenerated;
+    the copy's changed files are exactly these. Returns the copy and the environment to run it."""
     copy = tmp_path / "checkout"
     _copy_checkout(copy)
     env = {**user_env(), "PYTHONPATH": str(copy), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-
-    # the recipe, step by step
-    with (copy / "rackgate/catalogue/plat.toml").open("a") as f:
-        f.write(ROW)
-    (copy / "rackgate/probes/sysctl.py").write_text(PROBE)
-    gate = copy / "rackgate/gates/plat.py"
-    _insert_import(gate, JUDGE_IMPORT)
-    gate.write_text(gate.read_text() + JUDGE)
-    faults = copy / "rackgate/sim/faults/plat.py"
-    _insert_import(faults, FAULT_IMPORT)
-    faults.write_text(faults.read_text() + FAULT_DECL)
+    with (copy / f"rackgate/catalogue/{area}.toml").open("a") as f:
+        f.write(row)
+    (copy / probe[0]).write_text(probe[1])
+    for path, (imp, code) in ((f"rackgate/gates/{area}.py", judge), (f"rackgate/sim/faults/{area}.py", fault)):
+        _insert_import(copy / path, imp)
+        (copy / path).write_text((copy / path).read_text() + code)
     page = _run([sys.executable, "-m", "rackgate.report.catalogue_page"], copy, env)
     assert page.returncode == 0, page.stdout + page.stderr
-
     changed = _changed(copy)
-    assert changed == HAND_EDITED | REGENERATED, changed
+    assert changed == hand_edited | REGENERATED, changed
     assert len(changed - REGENERATED) <= 4
-    assert ROW_ID in (copy / "docs/catalogue.md").read_text()
+    assert row_id in (copy / "docs/catalogue.md").read_text()
+    return copy, env
+
+
+def _statuses(run: dict) -> dict[str, str]:
+    return {k: o.status for k, o in run["outcomes"].items()}
+
+
+def _derived_case_holds(copy: Path, env: dict[str, str], fault: str, want: dict) -> None:
+    """The fault-matrix case: derived, not written; the matrix's own self-test proves it."""
+    listed = _run([sys.executable, "-m", "rackgate.faultmatrix"], copy, env)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    case = next((c for c in json.loads(listed.stdout) if c["fault"] == fault), None)
+    assert case == {"fault": fault, **want, "source": "derived"}, case
+    selftest_env = {k: v for k, v in env.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
+    matrix = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "selftest/test_fault_matrix.py",
+                   "-k", f"valid or every_sim_fault or (matrix and {fault})"], copy, selftest_env)
+    assert matrix.returncode == 0 and "3 passed" in matrix.stdout, matrix.stdout[-3000:] + matrix.stderr[-2000:]
+
+
+def test_adding_a_check_touches_four_files_and_works(tmp_path):
+    copy, env = _follow(tmp_path, "plat", ROW, ("rackgate/probes/sysctl.py", PROBE), (JUDGE_IMPORT, JUDGE),
+                        (FAULT_IMPORT, FAULT_DECL), HAND_EDITED, ROW_ID)
 
     # healthy: PASSED on every node
     (tmp_path / "healthy").mkdir()
     healthy = _suite(copy, env, tmp_path / "healthy", ITEM)
-    got = {k: o.status for k, o in healthy["outcomes"].items()}
+    got = _statuses(healthy)
     assert got and set(got.values()) == {"passed"}, healthy["stdout"][-3000:]
     assert len(got) == 4, got  # the sim rack's four nodes
 
     # under its fault: FAILED on the faulted node only, with the row's diagnosis
     (tmp_path / "faulted").mkdir()
     faulted = _suite(copy, env, tmp_path / "faulted", ITEM, "--sim-fault", FAULT)
-    got = {k: o.status for k, o in faulted["outcomes"].items()}
+    got = _statuses(faulted)
     assert {k for k, s in got.items() if s != "passed"} == {f"{ITEM}[{TARGET}]"}, faulted["stdout"][-3000:]
     assert got[f"{ITEM}[{TARGET}]"] == "failed", faulted["stdout"][-3000:]
     msg = faulted["outcomes"][f"{ITEM}[{TARGET}]"].message
     assert ROW_ID in msg and "kernel.numa_balancing = 1 (want 0)" in msg, msg
 
-    # the fault-matrix case: derived, not written; the matrix's own self-test proves it
-    listed = _run([sys.executable, "-m", "rackgate.faultmatrix"], copy, env)
-    assert listed.returncode == 0, listed.stderr[-2000:]
-    case = next((c for c in json.loads(listed.stdout) if c["fault"] == FAULT), None)
-    assert case == {"fault": FAULT, "row": ROW_ID, "select": "platform", "paths": [ITEM],
-                    "fail": [f"{ITEM}[{TARGET}]"], "source": "derived"}, case
-    selftest_env = {k: v for k, v in env.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
-    matrix = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "selftest/test_fault_matrix.py",
-                   "-k", f"valid or every_sim_fault or (matrix and {FAULT})"], copy, selftest_env)
-    assert matrix.returncode == 0 and "3 passed" in matrix.stdout, matrix.stdout[-3000:] + matrix.stderr[-2000:]
+    _derived_case_holds(copy, env, FAULT, {"row": ROW_ID, "select": "platform", "paths": [ITEM],
+                                           "fail": [f"{ITEM}[{TARGET}]"]})
 
     # thrown away: the copy goes with tmp_path; the real checkout was never written
     shutil.rmtree(copy)
@@ -270,56 +283,28 @@ def test_adding_a_check_touches_four_files_and_works(tmp_path):
     assert ROW_ID not in (REPO / "rackgate/catalogue/plat.toml").read_text()
 
 
-
 def test_adding_a_pair_check_touches_four_files_and_fails_the_faulted_node_s_pairs(tmp_path):
-    copy = tmp_path / "checkout"
-    _copy_checkout(copy)
-    env = {**user_env(), "PYTHONPATH": str(copy), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-
-    # the recipe, step by step, for a per-pair check
-    with (copy / "rackgate/catalogue/fab.toml").open("a") as f:
-        f.write(PAIR_ROW)
-    (copy / "rackgate/probes/netmtu.py").write_text(PAIR_PROBE)
-    gate = copy / "rackgate/gates/fabric.py"
-    _insert_import(gate, PAIR_JUDGE_IMPORT)
-    gate.write_text(gate.read_text() + PAIR_JUDGE)
-    faults = copy / "rackgate/sim/faults/fab.py"
-    _insert_import(faults, PAIR_FAULT_IMPORT)
-    faults.write_text(faults.read_text() + PAIR_FAULT_DECL)
-    page = _run([sys.executable, "-m", "rackgate.report.catalogue_page"], copy, env)
-    assert page.returncode == 0, page.stdout + page.stderr
-
-    changed = _changed(copy)
-    assert changed == PAIR_HAND_EDITED | REGENERATED, changed
-    assert len(changed - REGENERATED) <= 4
-    assert PAIR_ROW_ID in (copy / "docs/catalogue.md").read_text()
+    copy, env = _follow(tmp_path, "fab", PAIR_ROW, ("rackgate/probes/netmtu.py", PAIR_PROBE),
+                        (PAIR_JUDGE_IMPORT, PAIR_JUDGE), (PAIR_FAULT_IMPORT, PAIR_FAULT_DECL), PAIR_HAND_EDITED,
+                        PAIR_ROW_ID)
 
     # healthy: PASSED on every pair
     (tmp_path / "healthy").mkdir()
     healthy = _suite(copy, env, tmp_path / "healthy", PAIR_ITEM)
-    got = {k: o.status for k, o in healthy["outcomes"].items()}
-    assert got == {f"{PAIR_ITEM}[{p}]": "passed" for p in PAIRS}, healthy["stdout"][-3000:]
+    assert _statuses(healthy) == {f"{PAIR_ITEM}[{p}]": "passed" for p in PAIRS}, healthy["stdout"][-3000:]
 
     # under its fault: FAILED on the faulted node's pairs only, with the row's diagnosis
     (tmp_path / "faulted").mkdir()
     faulted = _suite(copy, env, tmp_path / "faulted", PAIR_ITEM, "--sim-fault", PAIR_FAULT)
-    got = {k: o.status for k, o in faulted["outcomes"].items()}
-    assert got == {f"{PAIR_ITEM}[{p}]": "failed" if p in FAULTED_PAIRS else "passed" for p in PAIRS}, \
-        faulted["stdout"][-3000:]
+    assert _statuses(faulted) == {f"{PAIR_ITEM}[{p}]": "failed" if p in FAULTED_PAIRS else "passed"
+                                  for p in PAIRS}, faulted["stdout"][-3000:]
     for p in FAULTED_PAIRS:
         msg = faulted["outcomes"][f"{PAIR_ITEM}[{p}]"].message
         assert PAIR_ROW_ID in msg and f"{PAIR_TARGET} 1500" in msg and "9000" in msg, msg
 
-    # the fault-matrix case: derived (every pair of the faulted node), not written
-    listed = _run([sys.executable, "-m", "rackgate.faultmatrix"], copy, env)
-    assert listed.returncode == 0, listed.stderr[-2000:]
-    case = next((c for c in json.loads(listed.stdout) if c["fault"] == PAIR_FAULT), None)
-    assert case == {"fault": PAIR_FAULT, "row": PAIR_ROW_ID, "select": "fabric", "paths": [PAIR_ITEM],
-                    "fail": [f"{PAIR_ITEM}[{p}]" for p in PAIRS if p in FAULTED_PAIRS], "source": "derived"}, case
-    selftest_env = {k: v for k, v in env.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
-    matrix = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "selftest/test_fault_matrix.py",
-                   "-k", f"valid or every_sim_fault or (matrix and {PAIR_FAULT})"], copy, selftest_env)
-    assert matrix.returncode == 0 and "3 passed" in matrix.stdout, matrix.stdout[-3000:] + matrix.stderr[-2000:]
+    # the derived case: every pair of the faulted node (a bad tray fails all its pairs)
+    _derived_case_holds(copy, env, PAIR_FAULT, {"row": PAIR_ROW_ID, "select": "fabric", "paths": [PAIR_ITEM],
+                                                "fail": [f"{PAIR_ITEM}[{p}]" for p in PAIRS if p in FAULTED_PAIRS]})
 
     shutil.rmtree(copy)
     assert not (REPO / "rackgate/probes/netmtu.py").exists()

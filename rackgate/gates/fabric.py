@@ -562,10 +562,17 @@ def _busbw(run: collective.NodeRun, cfg: FabricExpect) -> dict[int, collective.B
     return {ws: w.bandwidth() for ws, w in ok.items() if w is not None and w.status == "ok"}
 
 
+def _own_worlds_ok(out: collective.ProbeOutput, sizes: Sequence[int]) -> bool:
+    """The node's probe ran with torch and every one of its own worlds completed."""
+    return out.started and not out.torch.startswith("missing") and all(
+        out.worlds.get(ws) is not None and out.worlds[ws].status == "ok" for ws in sizes)
+
+
 def collective_item(got: Across[collective.NodeRun], rack: Rack, where: str) -> list[str]:
     """FAB-COLLECTIVE for one node: its own worlds (1, 2, 4 ranks) completed with the right sums; its
-    ranks' part of the run across nodes completed -- blamed on the node whose own worlds failed
-    when one did (this node's failure across is then could not observe, judged there); each own
+    ranks' part of the run across nodes completed -- blamed on this node only when every other
+    node completed its own worlds (otherwise this node's failure across is could not observe,
+    naming the nodes that did not: judged there); each own
     world's bus bandwidth at or above fabric.collective_busbw_floor_gbps."""
     cfg = rack.fabric
     mine = usable(got.mine, where)
@@ -574,11 +581,12 @@ def collective_item(got: Across[collective.NodeRun], rack: Rack, where: str) -> 
     if len(rack.nodes) > 1:
         require_results(mine, where, [], across=True)
         far = collective_across(mine.out)
-        broken = sorted(n for n, r in got.facts.items() if n != got.node and r.out.started
-                        and collective_worlds(r.out, cfg.collective_world_sizes))
-        if far and not found and broken:
+        others = sorted(n for n in [*got.facts, *got.unseen] if n != got.node
+                        and (n in got.unseen or not _own_worlds_ok(got.facts[n].out, cfg.collective_world_sizes)))
+        if far and not found and others:
             raise CouldNotObserve(f"{where}: the run across nodes failed on this node's ranks ({far[0]}), but "
-                                  f"{', '.join(broken)} failed in its own worlds: the fault is judged there")
+                                  f"{', '.join(others)} did not complete its own worlds (failed, or could not be "
+                                  "observed): judged there")
         found += [f"across nodes: {f}" for f in far]
     if found:
         return found

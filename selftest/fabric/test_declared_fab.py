@@ -78,8 +78,22 @@ def test_collective_blames_the_node_whose_own_worlds_failed():
     found = judge.collective_item(_across("node2", runs), RACK, "node2")
     assert found and "ws=2: timed out" in found[0], found
     for other in ("node1", "node3"):
-        with pytest.raises(CouldNotObserve, match="node2 failed in its own worlds: the fault is judged there"):
+        with pytest.raises(CouldNotObserve, match=r"but node2 did not complete its own worlds .*: judged there"):
             judge.collective_item(_across(other, runs), RACK, other)
+
+
+def test_collective_across_waiting_for_a_node_that_could_not_run_is_could_not_observe():
+    dead = _node("node1")
+    dead.out.started = False  # its probe never started (python missing, the container gone)
+    runs = [dead, _node("node2", far="timeout"), _node("node3", far="timeout")]
+    with pytest.raises(CouldNotObserve, match=r"node1: the collective probe did not start"):
+        judge.collective_item(_across("node1", runs), RACK, "node1")
+    for other in ("node2", "node3"):
+        with pytest.raises(CouldNotObserve, match=r"but node1 did not complete its own worlds"):
+            judge.collective_item(_across(other, runs), RACK, other)
+    unseen = Across("node2", {r.node: r for r in runs[1:]}, {"node1": CouldNotObserve("node node1: ssh said no")})
+    with pytest.raises(CouldNotObserve, match=r"but node1 did not complete"):
+        judge.collective_item(unseen, RACK, "node2")
 
 
 def test_collective_fails_every_node_whose_run_across_failed_when_no_own_world_did():
