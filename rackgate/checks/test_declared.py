@@ -2,8 +2,8 @@
 probe -> evidence -> facts -> judge -> check() with the row's diagnosis. A probe that cannot look
 raises CouldNotObserve (ERROR); the row marker gives the item its -m markers. A "rack" check reads
 every node that answers once per session (concurrently) and judges each node's item across them.
-Every item's probe may ask for the session's ubench07 rounds (`on.ubench(tool)`: run once, the
-first time one asks; rackgate/fixtures/fabric.py ubench_runs)."""
+Every item's probe may ask for the session's shared fabric runs (`on.ubench(tool)`, `on.collective()`:
+each run once, the first time one asks; rackgate/fixtures/fabric.py ubench_runs, collective_runs)."""
 from __future__ import annotations
 
 from typing import Any, Callable, cast
