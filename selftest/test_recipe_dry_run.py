@@ -214,11 +214,11 @@ def _suite(copy: Path, env: dict[str, str], out: Path, *args: str) -> dict:
     return {"outcomes": parse_junit(junit), "stdout": proc.stdout}
 
 
-def _follow(tmp_path: Path, area: str, row: str, probe: tuple[str, str], judge: tuple[str, str],
+def _follow(tmp_path: Path, area: str, gate: str, row: str, probe: tuple[str, str], judge: tuple[str, str],
             fault: tuple[str, str], hand_edited: set[str], row_id: str) -> tuple[Path, dict[str, str]]:
     """Steps 1-5 of the recipe in a fresh copy of the checkout: the row appended to the area's
     catalogue file, the probe a new file, the judge and declaration (an import, then the code)
-    under the area's gate module, the fault under the area's sim faults, the page regenerated;
+    under the area's gate module (rackgate/gates/<gate>.py), the fault under the area's sim faults, the page regenerated;
     the copy's changed files are exactly these. Returns the copy and the environment to run it."""
     copy = tmp_path / "checkout"
     _copy_checkout(copy)
@@ -226,7 +226,7 @@ def _follow(tmp_path: Path, area: str, row: str, probe: tuple[str, str], judge: 
     with (copy / f"rackgate/catalogue/{area}.toml").open("a") as f:
         f.write(row)
     (copy / probe[0]).write_text(probe[1])
-    for path, (imp, code) in ((f"rackgate/gates/{area}.py", judge), (f"rackgate/sim/faults/{area}.py", fault)):
+    for path, (imp, code) in ((f"rackgate/gates/{gate}.py", judge), (f"rackgate/sim/faults/{area}.py", fault)):
         _insert_import(copy / path, imp)
         (copy / path).write_text((copy / path).read_text() + code)
     page = _run([sys.executable, "-m", "rackgate.report.catalogue_page"], copy, env)
@@ -255,7 +255,7 @@ def _derived_case_holds(copy: Path, env: dict[str, str], fault: str, want: dict)
 
 
 def test_adding_a_check_touches_four_files_and_works(tmp_path):
-    copy, env = _follow(tmp_path, "plat", ROW, ("rackgate/probes/sysctl.py", PROBE), (JUDGE_IMPORT, JUDGE),
+    copy, env = _follow(tmp_path, "plat", "plat", ROW, ("rackgate/probes/sysctl.py", PROBE), (JUDGE_IMPORT, JUDGE),
                         (FAULT_IMPORT, FAULT_DECL), HAND_EDITED, ROW_ID)
 
     # healthy: PASSED on every node
@@ -284,7 +284,7 @@ def test_adding_a_check_touches_four_files_and_works(tmp_path):
 
 
 def test_adding_a_pair_check_touches_four_files_and_fails_the_faulted_node_s_pairs(tmp_path):
-    copy, env = _follow(tmp_path, "fab", PAIR_ROW, ("rackgate/probes/netmtu.py", PAIR_PROBE),
+    copy, env = _follow(tmp_path, "fab", "fabric", PAIR_ROW, ("rackgate/probes/netmtu.py", PAIR_PROBE),
                         (PAIR_JUDGE_IMPORT, PAIR_JUDGE), (PAIR_FAULT_IMPORT, PAIR_FAULT_DECL), PAIR_HAND_EDITED,
                         PAIR_ROW_ID)
 
