@@ -1,12 +1,12 @@
 """The fault matrix with its derived cases: the cases of rackgate/catalogue/matrix/*.toml, plus a
-default case for every sim fault that has none there and whose row is a declared check
-(the registry, rackgate/registry/): the fault at its default place fails the declared check's item
-there (a per-node check's item on the target node; a per-GPU check's on the target GPU; a
-per-rank check's on the ranks the fault's rank behaviour picks of the target node, as the sim
-rack numbers them; a per-server check's one item) and nothing else, run as `-m <the row's first
-marker>` over the check's own items (rackgate/checks/test_declared.py::test_<row>, so cases of
-different rows can share a suite run). A fault
-with consequences elsewhere, or one that must pass, keeps an explicit case.
+default case for every sim fault that has none there and whose row is a declared check (the
+registry, rackgate/registry/): the fault at its default place fails the declared check's item there
+(a per-node check's item on the target node; a per-GPU check's on the target GPU; a per-rank check's
+on the ranks the fault's rank behaviour picks of the target node, as the sim rack numbers them; a
+per-server check's one item; a per-pair check's on every ubench07 pair of the target node: a bad
+tray fails all its pairs) and nothing else, run as `-m <the row's first marker>` over the check's
+own items (rackgate/checks/test_declared.py::test_<row>, so cases of different rows can share a
+suite run). A fault with consequences elsewhere, or one that must pass, keeps an explicit case.
 
     python -m rackgate.faultmatrix          # every case (explicit and derived) as JSON
 
@@ -20,7 +20,9 @@ from typing import Any, Protocol
 
 from . import registry, simrack
 from .catalogue import matrix, row
+from .fabric.pairs import triangles
 from .gates.declare import Check
+from .probes.pair_runs import pair_id
 from .registry import ITEMS_MODULE, item_id
 
 
@@ -44,6 +46,12 @@ def rank_items(c: Check[Any], f: Fault) -> list[str]:
     return [f"{ITEMS_MODULE}::{c.test_name}[{node}-dp{r}]" for r in (ranks[pick[0]:pick[1]] if pick else ranks)]
 
 
+def pairs_of(node: str, nodes: list[str] | None = None) -> list[str]:
+    """The ubench07 pairs (ids) `node` takes part in, of `nodes` (default: the sim rack's)."""
+    names = nodes if nodes is not None else simrack.node_names()
+    return [pair_id(p) for p in triangles(names) if node in p]
+
+
 def derived_case(f: Fault, c: Check[Any]) -> dict[str, Any] | None:
     """The default case of fault f on its row's declared check c (None when there is no single
     item to name: a node-wide fault on a per-GPU check, a rack-wide fault on a per-node one)."""
@@ -59,7 +67,9 @@ def derived_case(f: Fault, c: Check[Any]) -> dict[str, Any] | None:
     node, _, gpu = f.default.partition(":")
     if c.per == "gpu" and not (f.target == "gpu" and gpu.isdigit()):
         return None
-    return {**case, "fail": [item_id(c, node, int(gpu) if c.per == "gpu" else None)]}
+    fail = [item_id(c, p) for p in pairs_of(node)] if c.per == "pair" else \
+        [item_id(c, node, int(gpu) if c.per == "gpu" else None)]
+    return {**case, "fail": fail}
 
 
 def derived(explicit: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -37,6 +37,15 @@ def rank_nodes() -> dict[int, str]:
     return {n.index * g + k: name for name, n in nodes.items() for k in range(g)}
 
 
+def node_names() -> list[str]:
+    """The shipped sim rack's nodes, as the sim names them (node1, node2, ...)."""
+    from .config import load
+    from .sim import state
+    rack = load(shipped_rack())
+    assert rack.sim is not None  # the shipped rack is the sim's
+    return list(state.healthy(rack.sim.nodes, rack.gpus_per_node, rack.sim.accuracy).nodes)
+
+
 def check_faults(specs: list[str]) -> None:
     """Every NAME of the NAME[@NODE[:GPU]] specs is a fault of the sim; FaultError otherwise."""
     if not specs:

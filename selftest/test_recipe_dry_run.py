@@ -1,10 +1,12 @@
 """docs/DEVELOPING.md's "Adding a check", followed literally in a throw-away copy of the checkout,
-for two scopes: a per-node PLAT check of a kernel setting the sim does not show yet
-(kernel.numa_balancing, judged 0), and a per-rank SRV check (every DP rank answers a completion
-with text), each with its fault and nothing else by hand. Each counts the hand-edited files (git
-status), runs the check on the healthy sim (PASSED on every node / rank) and under its fault
-(FAILED on the faulted node / rank only, with the row's diagnosis), proves the fault-matrix case
-derived for it, and throws the copy away. The real checkout is only read."""
+for three scopes: a per-node PLAT check of a kernel setting the sim does not show yet
+(kernel.numa_balancing, judged 0), a per-rank SRV check (every DP rank answers a completion with
+text) and a per-pair FAB check (the data-plane NIC's MTU the same on both nodes of each ubench07
+pair), each with its fault and nothing else by hand. Each counts the hand-edited files (git
+status), runs the check on the healthy sim (PASSED on every node / rank / pair) and under its fault
+(FAILED on the faulted node / rank only, or on the faulted node's pairs only, with the row's
+diagnosis), proves the fault-matrix case derived for it, and throws the copy away. The real
+checkout is only read."""
 from __future__ import annotations
 
 import json
@@ -149,7 +151,7 @@ class Proof:
     hand_edited: set[str]
     item: str
     fault: str
-    target: str
+    targets: tuple[str, ...]  # the items it fails (a node's, a rank's, or a node's pairs)
     items: int
     select: str
     says: tuple[str, ...]
@@ -175,18 +177,19 @@ def _prove(copy: Path, env: dict[str, str], tmp_path: Path, p: Proof) -> None:
     (tmp_path / "faulted").mkdir()
     faulted = _suite(copy, env, tmp_path / "faulted", p.item, "--sim-fault", p.fault)
     got = {k: o.status for k, o in faulted["outcomes"].items()}
-    bad = f"{p.item}[{p.target}]"
-    assert {k for k, s in got.items() if s != "passed"} == {bad}, faulted["stdout"][-3000:]
-    assert got[bad] == "failed", faulted["stdout"][-3000:]
-    msg = faulted["outcomes"][bad].message
-    assert all(said in msg for said in p.says), msg
+    bad = [f"{p.item}[{t}]" for t in p.targets]
+    assert {k for k, s in got.items() if s != "passed"} == set(bad), faulted["stdout"][-3000:]
+    for b in bad:
+        assert got[b] == "failed", faulted["stdout"][-3000:]
+        msg = faulted["outcomes"][b].message
+        assert all(said.format(item=b[b.index("[") + 1:-1]) in msg for said in p.says), msg
 
     # the fault-matrix case: derived, not written; the matrix's own self-test proves it
     listed = _run([sys.executable, "-m", "rackgate.faultmatrix"], copy, env)
     assert listed.returncode == 0, listed.stderr[-2000:]
     case = next((c for c in json.loads(listed.stdout) if c["fault"] == p.fault), None)
     assert case == {"fault": p.fault, "row": p.row, "select": p.select, "paths": [p.item],
-                    "fail": [bad], "source": "derived"}, case
+                    "fail": bad, "source": "derived"}, case
     selftest_env = {k: v for k, v in env.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
     matrix = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "selftest/test_fault_matrix.py",
                    "-k", f"valid or every_sim_fault or (matrix and {p.fault})"], copy, selftest_env)
@@ -213,7 +216,7 @@ def test_adding_a_check_touches_four_files_and_works(tmp_path):
     _insert_import(faults, FAULT_IMPORT)
     faults.write_text(faults.read_text() + FAULT_DECL)
 
-    _prove(copy, env, tmp_path, Proof(ROW_ID, HAND_EDITED, ITEM, FAULT, TARGET, 4, "platform",
+    _prove(copy, env, tmp_path, Proof(ROW_ID, HAND_EDITED, ITEM, FAULT, (TARGET,), 4, "platform",
                                       (ROW_ID, "kernel.numa_balancing = 1 (want 0)")))
     assert not (REPO / "rackgate/probes/sysctl.py").exists()
 
@@ -302,6 +305,102 @@ def test_adding_a_per_rank_check_touches_four_files_and_fails_exactly_its_rank(t
     faults = copy / "rackgate/sim/faults/srv.py"
     faults.write_text(faults.read_text() + SRV_FAULT_DECL)
 
-    _prove(copy, env, tmp_path, Proof(SRV_ROW_ID, SRV_HAND_EDITED, SRV_ITEM, SRV_FAULT, SRV_TARGET, 16, "serving",
+    _prove(copy, env, tmp_path, Proof(SRV_ROW_ID, SRV_HAND_EDITED, SRV_ITEM, SRV_FAULT, (SRV_TARGET,), 16, "serving",
                                       (f"{SRV_ROW_ID} [node3/dp9]", "dp9 answered with no text")))
     assert not (REPO / "rackgate/probes/rank_text.py").exists()
+
+
+# --- the per-pair FAB check -----------------------------------------------------------------------
+PAIR_ROW_ID = "FAB-DRYRUN-MTU"
+PAIR_ITEM = "rackgate/checks/test_declared.py::test_fab_dryrun_mtu"
+PAIR_FAULT = "dryrun-mtu-mismatch"
+PAIR_TARGET = "node4"
+# the sim's ubench07 pairs (triangles of node1..node4, rackgate/fabric/pairs.py); node4's are two of them
+PAIRS = ("node1-node2", "node2-node3", "node3-node1", "node4-node1", "node2-node4")
+FAULTED_PAIRS = ("node4-node1", "node2-node4")
+
+PAIR_ROW = '''
+[[row]]
+id = "FAB-DRYRUN-MTU"
+title = "the data-plane NIC's MTU the same on both nodes of each pair"
+markers = ["fabric"]
+scope = "pair"
+observe = "/sys/class/net/<serving.lint.data_plane_nic>/mtu on both nodes of the pair"
+healthy = "the same number on both nodes"
+signatures = ["MTU 1500 on one node, 9000 on its peer"]
+meaning = "a frame larger than the smaller MTU is dropped on its way in: large transfers between the two trays stall"
+action = "set the same MTU on the data-plane NIC of every node (ip link set dev <nic> mtu 9000, and in the network config)"
+action_class = "re-run"
+anchor = "validate-the-fabric-first--ubench07"
+passes_on = "both nodes' /sys/class/net/<nic>/mtu read as numbers, equal"
+'''
+
+PAIR_PROBE = '''"""A network interface's MTU, as the kernel prints it (/sys/class/net/<nic>/mtu: a number, a newline)."""
+from __future__ import annotations
+
+from ..errors import CouldNotObserve, UnrecognisedOutput
+from .target import On, OnPair
+
+
+def mtu(on: On, nic: str) -> int:
+    path = f"/sys/class/net/{nic}/mtu"
+    text = on.host.read(path)
+    if text is None:
+        raise CouldNotObserve(f"{on.node}: {path} does not exist (is serving.lint.data_plane_nic the data-plane NIC?)")
+    if not text.strip().isdecimal():
+        raise UnrecognisedOutput(f"node {on.node}: {path} is not a number: {text[:80]!r}")
+    return int(text)
+
+
+def pair_mtu(on: OnPair) -> dict[str, int]:
+    """Both nodes' MTU of the data-plane NIC (serving.lint.data_plane_nic), by node."""
+    nic = on.rack.serving.lint.data_plane_nic
+    return {on.a.node: mtu(on.a, nic), on.b.node: mtu(on.b, nic)}
+'''
+
+PAIR_JUDGE_IMPORT = "from ..probes import netmtu\n"
+PAIR_JUDGE = '''
+
+# --- FAB-DRYRUN-MTU -------------------------------------------------------------------------
+def same_mtu(mtus: dict[str, int], rack: Rack, where: str) -> list[str]:
+    if len(set(mtus.values())) == 1:
+        return []
+    return ["data-plane MTU differs across the pair: " + ", ".join(f"{n} {m}" for n, m in mtus.items())]
+
+
+def mtu_shown(mtus: dict[str, int], rack: Rack) -> list[Shown]:
+    return [Shown(f"/sys/class/net/{rack.serving.lint.data_plane_nic}/mtu", "\\n".join(f"{n}: {m}" for n, m in mtus.items()))]
+
+
+declare(per_pair("FAB-DRYRUN-MTU", probe=netmtu.pair_mtu, judge=same_mtu, shows=mtu_shown))
+'''
+
+PAIR_FAULT_IMPORT = "from . import Fault, NodeFile, declare\n"
+PAIR_FAULT_DECL = '''
+
+declare(Fault("dryrun-mtu-mismatch", "FAB-DRYRUN-MTU", "one node's data-plane NIC left at the default MTU 1500",
+              target="node", default="node4",
+              files=(NodeFile("/sys/class/net/enp1s0f1/mtu", healthy="9000\\n", faulted="1500\\n"),)))
+'''
+PAIR_HAND_EDITED = {"rackgate/catalogue/fab.toml", "rackgate/probes/netmtu.py", "rackgate/gates/fabric.py",
+                    "rackgate/sim/faults/fab.py"}
+
+
+def test_adding_a_per_pair_check_touches_four_files_and_fails_exactly_its_pairs(tmp_path):
+    copy = tmp_path / "checkout"
+    _copy_checkout(copy)
+    env = {**user_env(), "PYTHONPATH": str(copy), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+    # the recipe, step by step
+    with (copy / "rackgate/catalogue/fab.toml").open("a") as f:
+        f.write(PAIR_ROW)
+    (copy / "rackgate/probes/netmtu.py").write_text(PAIR_PROBE)
+    for path, imp, code in (("rackgate/gates/fabric.py", PAIR_JUDGE_IMPORT, PAIR_JUDGE),
+                            ("rackgate/sim/faults/fab.py", PAIR_FAULT_IMPORT, PAIR_FAULT_DECL)):
+        _insert_import(copy / path, imp)
+        (copy / path).write_text((copy / path).read_text() + code)
+
+    # a bad tray fails every pair it is in: the faulted node's pairs, and no other
+    _prove(copy, env, tmp_path, Proof(PAIR_ROW_ID, PAIR_HAND_EDITED, PAIR_ITEM, PAIR_FAULT, FAULTED_PAIRS, len(PAIRS),
+                                      "fabric", (PAIR_ROW_ID, f"{PAIR_TARGET} 1500", "9000")))
+    assert not (REPO / "rackgate/probes/netmtu.py").exists()

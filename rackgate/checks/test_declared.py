@@ -1,12 +1,14 @@
-"""Every declared check (the registry, rackgate/registry/), one item per node, GPU, server or DP rank:
-probe -> evidence -> facts -> judge (registry.judge_at) -> check() with the row's diagnosis. A probe that
-cannot look raises CouldNotObserve (ERROR); the row marker gives the item its -m markers. A "rack" check
-reads every node that answers once per session (concurrently) and judges each node's item across them; a
-"rank" check asks every DP rank once per session and judges each rank's item on its answers. Each
-scope's item maker is one entry of ITEM_MAKERS."""
+"""Every declared check (the registry, rackgate/registry/), one item per node, GPU, ubench07 pair,
+server or DP rank: probe -> evidence -> facts -> judge (registry.judge_at) -> check() with the row's
+diagnosis. A probe that cannot look raises CouldNotObserve (ERROR); the row marker gives the item its -m
+markers. A "rack" check reads every node that answers once per session (concurrently) and judges each
+node's item across them; a "rank" check asks every DP rank once per session and judges each rank's item
+on its answers. Every item's probe may ask for the session's shared fabric runs (`on.ubench(tool)`,
+`on.collective()`: each run once, the first time one asks; rackgate/fixtures/fabric.py ubench_runs,
+collective_runs). Each scope's item maker is one entry of ITEM_MAKERS."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import pytest
 
@@ -14,22 +16,22 @@ from rackgate import registry
 from rackgate.atom.logs import rank_table
 from rackgate.catalogue import row
 from rackgate.errors import CouldNotObserve
+from rackgate.fixtures.nodes import discovered_cards
 from rackgate.gates.declare import Across, Check, Ranked
-from rackgate.probes.target import On
+from rackgate.probes.target import On, OnPair
 from rackgate.report.verdict import check
 
 
-def run(c: Check[Any], on: On, evidence: Any, facts: Any, read: Callable[[], Any]) -> None:
-    judge(c, on.rack, on.key, on.where, evidence, facts, read, on)
+def run(c: Check[Any], on: On | OnPair, evidence: Any, facts: Any, read: Callable[[], Any]) -> None:
+    judge(c, on.rack, on.key, on.where, evidence, facts, read)
 
 
-def judge(c: Check[Any], rack: Any, key: str, where: str, evidence: Any, facts: Any, read: Callable[[], Any],
-          on: On | None = None) -> None:
+def judge(c: Check[Any], rack: Any, key: str, where: str, evidence: Any, facts: Any, read: Callable[[], Any]) -> None:
     """One item: applies? -> read, show, record, judge (registry.judge_at) -> the row's verdict at `where`."""
     reason = c.applies(rack) if c.applies is not None else ""
     if reason:
         pytest.skip(reason)
-    got = registry.judge_at(c, rack, key, where, read, on)
+    got = registry.judge_at(c, rack, key, where, read)
     for s in got.shown:
         evidence.attach(s.name, s.text, kind=s.kind)
     for f in got.facts:
@@ -45,25 +47,47 @@ def read_once() -> dict[str, Any]:
     return {}
 
 
+def _session(request: Any, now: bool = False) -> dict[str, Any]:
+    """What every item's `On` carries of the session's shared runs, each run the first time a probe
+    asks (not before): the ubench07 rounds by tool, the collective run by node. Their fixtures are
+    looked up when a probe asks, or `now` (before a "rack" check's probes run in threads)."""
+    if now:
+        ubench, coll = request.getfixturevalue("ubench_runs"), request.getfixturevalue("collective_runs")
+        return {"rounds": ubench.get, "collectives": coll.get}
+    return {"rounds": lambda tool: request.getfixturevalue("ubench_runs").get(tool),
+            "collectives": lambda: request.getfixturevalue("collective_runs").get()}
+
+
 def _per_gpu(c: Check[Any]) -> Callable[..., None]:
-    def item(gpu: Any, rack: Any, evidence: Any, facts: Any) -> None:
-        on = On(rack, gpu.node.host, gpu.node.name, gpu.index, gpu.drm_card)
+    def item(gpu: Any, rack: Any, request: Any, evidence: Any, facts: Any) -> None:
+        on = On(rack, gpu.node.host, gpu.node.name, gpu.index, gpu.drm_card, **_session(request))
         run(c, on, evidence, facts, lambda: c.probe(on))
     return item
 
 
 def _per_node(c: Check[Any]) -> Callable[..., None]:
-    def item(node: Any, rack: Any, evidence: Any, facts: Any) -> None:
-        on = On(rack, node.host, node.name)
+    def item(node: Any, rack: Any, request: Any, evidence: Any, facts: Any) -> None:
+        on = On(rack, node.host, node.name, **_session(request))
         run(c, on, evidence, facts, lambda: c.probe(on))
     return item
 
 
+def _per_pair(c: Check[Any]) -> Callable[..., None]:
+    """One item per ubench07 pair (the `pair` fixture: rackgate/fixtures/fabric.py)."""
+    def item(pair: Any, rack: Any, request: Any, evidence: Any, facts: Any) -> None:
+        session = _session(request)
+        on = OnPair(rack, On(rack, pair.a.host, pair.a.name, **session), On(rack, pair.b.host, pair.b.name, **session),
+                    cards=lambda: discovered_cards(request.config, request.getfixturevalue("hosts")))
+        probe = cast(Callable[[OnPair], Any], c.probe)  # a "pair" check's probe takes OnPair (declare.per_pair)
+        run(c, on, evidence, facts, lambda: probe(on))
+    return item
+
+
 def _per_rack(c: Check[Any]) -> Callable[..., None]:
-    def item(node: Any, rack: Any, hosts: Any, read_once: Any, evidence: Any, facts: Any) -> None:
+    def item(node: Any, rack: Any, hosts: Any, read_once: Any, request: Any, evidence: Any, facts: Any) -> None:
         def read() -> Across[Any]:
             if c.row not in read_once:
-                read_once[c.row] = registry.read_across(c, rack, hosts, hosts.missing)
+                read_once[c.row] = registry.read_across(c, rack, hosts, hosts.missing, _session(request, now=True))
             every, unseen = read_once[c.row]
             return Across(node.name, every, unseen)
         run(c, On(rack, node.host, node.name), evidence, facts, read)
@@ -96,9 +120,15 @@ def _per_rank(c: Check[Any]) -> Callable[..., None]:
 
 
 # scope -> its item maker; each maker's fixtures parametrize the items (`node` / `gpu`:
-# fixtures/nodes.py, `dp_rank`: fixtures/server.py; a "server" item is the one endpoint's)
+# fixtures/nodes.py, `pair`: fixtures/fabric.py, `dp_rank`: fixtures/server.py; a "server" item is
+# the one endpoint's)
 ITEM_MAKERS: dict[str, Callable[[Check[Any]], Callable[..., None]]] = {
-    "gpu": _per_gpu, "node": _per_node, "rack": _per_rack, "server": _per_server, "rank": _per_rank,
+    "gpu": _per_gpu,
+    "node": _per_node,
+    "rack": _per_rack,
+    "pair": _per_pair,
+    "server": _per_server,
+    "rank": _per_rank,
 }
 
 

@@ -24,8 +24,16 @@ Scopes (`per`):
 - "rack": one item per node, judged across the rack: the probe reads every node that answers
   (once per session, concurrently) and the judge sees them all, as `Across` (this item's node, every
   node's facts, the nodes that could not be read): a majority across nodes (PLAT-ATOM-COMMIT), one
-  identity the whole rack shares (FAB-POD). It blames the node it judges, never the rack. The
-  survey runs the same judge on one tray (`Across` of that tray alone).
+  identity the whole rack shares (FAB-POD), one rack-wide run judged per node (FAB-COLLECTIVE:
+  its probe takes the node's part of the session's collective run, `on.collective()`). It blames
+  the node it judges, never the rack. The survey runs the same judge on one tray (`Across` of
+  that tray alone).
+- "pair": one item per ubench07 pair of nodes (rackgate/fabric/pairs.py: node1-node2, the first
+  exports / listens); the probe takes `OnPair` (both nodes, `on.a` / `on.b`) and the judge sees that
+  pair's facts. The ubench07 rounds run once per session, the first time a probe asks
+  (`on.ubench("p2p")`; rackgate/fixtures/fabric.py ubench_runs); each pair's probe takes its own
+  pair's run from them. A fault on one node fails every pair it is in (a bad tray) unless the judge
+  reads one direction only (FAB-DMESG: the importer's log).
 - "server": one item per endpoint (the session's server: launched from the rack file or attached
   with --atom-url); the probe reads through the server object (rackgate/probes/served.py `Server`),
   the judge sees what it read; `where` is the server's URL.
@@ -34,21 +42,22 @@ Scopes (`per`):
   what each rank answered; the judge sees `Ranked` (this item's rank, every rank's answers) and
   blames that rank (`node3/dp9`), or says "k of n" where the row judges the server.
 
-The item's name is the row's (`test_plat_shm[node2]`, `test_<row>[node2-card3]` per GPU): one
-declaration per row.
+The item's name is the row's (`test_plat_shm[node2]`, `test_<row>[node2-card3]` per GPU,
+`test_<row>[node1-node2]` per pair, `test_<row>[node3-dp9]` per DP rank, `test_<row>` per server):
+one declaration per row.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Literal, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Generic, Literal, Mapping, Sequence, TypeVar, cast
 
 from ..config.model import Rack
 from ..errors import CouldNotObserve
-from ..probes.target import On
+from ..probes.target import On, OnPair
 
 F = TypeVar("F")
-Per = Literal["node", "gpu", "rack", "server", "rank"]
-PER = ("node", "gpu", "rack", "server", "rank")
+Per = Literal["node", "gpu", "rack", "pair", "server", "rank"]
+PER = ("node", "gpu", "rack", "pair", "server", "rank")
 
 
 class DeclarationError(ValueError):
@@ -142,6 +151,14 @@ def ranked(row: str, probe: Callable[[Any], Mapping[int, F]], judge: Callable[[R
     {rank: what it answered}; `judge`, `shows` and `facts` see `Ranked` (one rank, every rank's).
         declare(ranked("SRV-ALIVE", probe=served.alive, judge=rank_answers, shows=alive_shown))"""
     return Check[Any](row, "rank", probe, judge, shows, facts, applies)  # the judge sees Ranked[F]
+
+
+def per_pair(row: str, probe: Callable[[OnPair], F], judge: Callable[[F, Rack, str], list[str]],
+             shows: Callable[[F, Rack], Sequence[Shown]], facts: Callable[[F, str], Sequence[Fact]] | None = None,
+             applies: Callable[[Rack], str] | None = None) -> Check[Any]:
+    """A "pair" check: `probe` reads one ubench07 pair (OnPair); `judge` sees that pair's facts.
+        declare(per_pair("FAB-P2P", probe=pair_runs.p2p, judge=p2p_item, shows=sides_shown))"""
+    return Check[Any](row, "pair", cast(Callable[[On], Any], probe), judge, shows, facts, applies)
 
 
 _CHECKS: dict[str, Check[Any]] = {}  # facts differ per check

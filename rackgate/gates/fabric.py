@@ -11,10 +11,10 @@ from typing import Mapping, Protocol, Sequence
 from ..config.fabric import FabricExpect
 from ..config.model import Rack
 from ..errors import CouldNotObserve, UnrecognisedOutput, require_records
-from ..probes import accel, amdsmi, collective, dmesg, ualink, ubench
-from ..probes.pair_runs import LeftoverScan, PairRun
+from ..probes import accel, amdsmi, collective, dmesg, fabric_fields, pair_runs, ualink, ubench
+from ..probes.pair_runs import LeftoverScan, Measured, NodeScans, PairLogs, PairRun
 from ..probes.ualink import Link, Settled, state_kind
-from .declare import Across, Check, Shown, across, declare
+from .declare import Across, Check, Fact, Shown, across, declare, per_pair
 
 
 class _Recorded(Protocol):
@@ -233,6 +233,20 @@ def unpopulated(node: str, gpus: list[amdsmi.FabricGpu], links: dict[int, Link])
     return out
 
 
+def unpopulated_item(got: fabric_fields.Fields, rack: Rack, where: str) -> list[str]:
+    """FAB-UNPOPULATED for one node: every amd-smi fabric field classified, and in agreement with the driver."""
+    return unpopulated(got.node, got.gpus, got.links)
+
+
+def unpopulated_shown(got: fabric_fields.Fields, rack: Rack) -> list[Shown]:
+    return [Shown("amd-smi fabric --json", got.smi_shown),
+            Shown("classification", amdsmi.table(got.gpus) + "\n\n(driver ualink/bandwidth, latency: " + ", ".join(
+                f"{li.where(got.node)}={li.bandwidth}/{li.latency}" for li in got.links.values()) + ")")]
+
+
+declare(Check("FAB-UNPOPULATED", "node", probe=fabric_fields.fields, judge=unpopulated_item, shows=unpopulated_shown))
+
+
 # --- FAB-P2P --------------------------------------------------------------------------------
 
 
@@ -266,6 +280,33 @@ def p2p(run: PairRun) -> list[str]:
 def _tail(text: str, n: int = 2) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return " | ".join(lines[-n:]) if lines else "(nothing)"
+
+
+def ran(run: PairRun, where: str) -> PairRun:
+    """The pair's run, when the suite could run it; could not observe naming why not (transport,
+    the tool not installed): never a fabric finding."""
+    if run.error:
+        raise CouldNotObserve(f"{where}: {run.tool} could not be run: {run.error}")
+    return run
+
+
+def sides_shown(run: PairRun) -> list[Shown]:
+    """Both sides' commands and outputs (shown whatever the verdict)."""
+    return [Shown(f"{run.tool} {side.role} on {side.node}", f"$ {side.command}\n{side.output}"
+                  + ("\n(ended by rackgate at its bound)" if side.ended_by_suite else ""))
+            for side in (run.server, run.client) if side is not None]
+
+
+def p2p_item(run: PairRun, rack: Rack, where: str) -> list[str]:
+    """FAB-P2P for one pair: both sides of its ualoe_p2p run printed a passing RESULT."""
+    return p2p(ran(run, where))
+
+
+def p2p_shown(run: PairRun, rack: Rack) -> list[Shown]:
+    return sides_shown(run)
+
+
+declare(per_pair("FAB-P2P", probe=pair_runs.p2p, judge=p2p_item, shows=p2p_shown))
 
 
 # --- FAB-BW ---------------------------------------------------------------------------------
@@ -314,6 +355,25 @@ def bandwidth(run: PairRun, all_runs: dict[str, PairRun], cfg: FabricExpect) -> 
     return out
 
 
+def bw_item(got: Measured, rack: Rack, where: str) -> list[str]:
+    """FAB-BW for one pair: its read/write/bidirectional GB/s, against the TCP band, the rack file's
+    floor and the best pair of this session."""
+    return bandwidth(ran(got.run, where), dict(got.every), rack.fabric)
+
+
+def bw_shown(got: Measured, rack: Rack) -> list[Shown]:
+    table = "\n".join(f"{k}: " + (", ".join(f"{d} {v:.1f}" for d, v in f.items()) if f else "no table")
+                      for k, f in ((k, bw_figures(r)) for k, r in got.every.items()))
+    return sides_shown(got.run) + [Shown("GB/s of every pair this run", table)]
+
+
+def bw_facts(got: Measured, where: str) -> list[Fact]:
+    return [Fact(f"fabric.ubench07.{d}_gbps", v, unit="GB/s") for d, v in (bw_figures(got.run) or {}).items()]
+
+
+declare(per_pair("FAB-BW", probe=pair_runs.bw, judge=bw_item, shows=bw_shown, facts=bw_facts))
+
+
 # --- FAB-LEFTOVER ---------------------------------------------------------------------------
 
 
@@ -352,6 +412,36 @@ def no_unsure_leftovers(scans: list[LeftoverScan]) -> None:
                 f"learn); if no one else runs ubench07 on {s.node}, end it with `{p.kill_command}`")
 
 
+def leftover_item(got: NodeScans, rack: Rack, where: str) -> list[str]:
+    """FAB-LEFTOVER for one node: no ubench07 process the suite did not start (or could not end)
+    around any round on it. No scan (every pair with it unrun) is could not observe."""
+    if not got.scans:
+        raise CouldNotObserve(f"{where}: no ubench07 pair with it ran (its peers were unreachable)")
+    errors = [s.error for s in got.scans if s.error]
+    if errors:
+        raise CouldNotObserve(f"{where}: {errors[0]}")
+    found = leftovers(got.scans)
+    if not found:
+        no_unsure_leftovers(got.scans)  # could not observe: a process that may be the suite's own
+    return found
+
+
+def leftover_shown(got: NodeScans, rack: Rack) -> list[Shown]:
+    return [Shown(f"{tool}: processes rackgate started and ended at their bound", "\n".join(ended))
+            for tool, ended in got.ended.items()] + [Shown("ps scans", "\n".join(
+                f"{s.when}: " + (s.error or (", ".join(f"{p.pid} {p.args}" for p in s.found) or "none"))
+                for s in got.scans))]
+
+
+def one_node(rack: Rack) -> str:
+    """Not applicable: a rack of one node has no ubench07 pair."""
+    return "the rack file lists one node: ubench07 needs a peer" if len(rack.nodes) < 2 else ""
+
+
+declare(Check("FAB-LEFTOVER", "node", probe=pair_runs.scans, judge=leftover_item, shows=leftover_shown,
+              applies=one_node))
+
+
 # --- FAB-DMESG ------------------------------------------------------------------------------
 
 
@@ -376,6 +466,23 @@ def dmesg_pair(runs: list[PairRun], amap: dict[int, str]) -> tuple[list[str], st
     note = ("importer logs, exporter silent: the exporter never saw the HELLO, so packets are not crossing "
             "the wire" if silent and out else "")
     return out, note
+
+
+def dmesg_item(got: PairLogs, rack: Rack, where: str) -> list[str]:
+    """FAB-DMESG for one pair: no fabric error in either node's kernel log while its runs ran."""
+    for run in got.runs:
+        ran(run, where)
+    found, note = dmesg_pair(got.runs, accel.accel_map(rack, dict(got.cards)))
+    return ["; ".join(found) + (f" -- {note}" if note else "")] if found else []
+
+
+def dmesg_shown(got: PairLogs, rack: Rack) -> list[Shown]:
+    return [s for run in got.runs for s in sides_shown(run)] + [
+        Shown(f"dmesg on {node} during {run.tool}", "\n".join(ln.raw for ln in lines) or "(nothing new)")
+        for run in got.runs for node, lines in run.dmesg.items()]
+
+
+declare(per_pair("FAB-DMESG", probe=pair_runs.logs, judge=dmesg_item, shows=dmesg_shown))
 
 
 # --- FAB-COLLECTIVE / FAB-TRANSPORT ---------------------------------------------------------
@@ -423,3 +530,114 @@ def transports(out: collective.ProbeOutput, healthy: list[str]) -> list[str]:
         if "Socket" in out.networks:
             found.append("NCCL INFO Using network Socket")
     return found
+
+
+def usable(run: collective.NodeRun, where: str) -> collective.NodeRun:
+    """The node's collective run when the probe started with torch; could not observe otherwise."""
+    if not run.out.started:
+        raise CouldNotObserve(f"{where}: the collective probe did not start (rc={run.rc}): {run.last_line}")
+    if run.out.torch.startswith("missing"):
+        raise CouldNotObserve(f"{where}: the container's python has no torch ({run.out.torch})")
+    return run
+
+
+def require_results(run: collective.NodeRun, where: str, worlds: Sequence[int], across: bool = False) -> None:
+    """A world the probe never reported on (its output cut short, the process ended) is nothing
+    to judge: could not observe, naming what came back -- never a collective fault."""
+    out = run.out
+    missing = [f"ws={ws}" for ws in worlds if out.worlds.get(ws) is None or out.worlds[ws].status == "missing"]
+    if across and (out.across is None or out.across.status == "missing"):
+        missing.append("the run across nodes")
+    if missing:
+        raise CouldNotObserve(f"{where}: the collective probe reported no result for {', '.join(missing)} "
+                              f"(rc={run.rc}; last line: {run.last_line[:200]})")
+
+
+def _busbw(run: collective.NodeRun, cfg: FabricExpect) -> dict[int, collective.Bandwidth | None]:
+    """ws -> the bus bandwidth of this node's own worlds of 2+ ranks that completed (when the rack
+    file measures it: fabric.collective_bw_bytes)."""
+    if not cfg.collective_bw_bytes:
+        return {}
+    ok = {ws: run.out.worlds.get(ws) for ws in cfg.collective_world_sizes if ws > 1}
+    return {ws: w.bandwidth() for ws, w in ok.items() if w is not None and w.status == "ok"}
+
+
+def _own_worlds_ok(out: collective.ProbeOutput, sizes: Sequence[int]) -> bool:
+    """The node's probe ran with torch and every one of its own worlds completed."""
+    return out.started and not out.torch.startswith("missing") and all(
+        out.worlds.get(ws) is not None and out.worlds[ws].status == "ok" for ws in sizes)
+
+
+def collective_item(got: Across[collective.NodeRun], rack: Rack, where: str) -> list[str]:
+    """FAB-COLLECTIVE for one node: its own worlds (1, 2, 4 ranks) completed with the right sums; its
+    ranks' part of the run across nodes completed -- blamed on this node only when every other
+    node completed its own worlds (otherwise this node's failure across is could not observe,
+    naming the nodes that did not: judged there); each own
+    world's bus bandwidth at or above fabric.collective_busbw_floor_gbps."""
+    cfg = rack.fabric
+    mine = usable(got.mine, where)
+    require_results(mine, where, cfg.collective_world_sizes)
+    found = collective_worlds(mine.out, cfg.collective_world_sizes)
+    if len(rack.nodes) > 1:
+        require_results(mine, where, [], across=True)
+        far = collective_across(mine.out)
+        others = sorted(n for n in [*got.facts, *got.unseen] if n != got.node
+                        and (n in got.unseen or not _own_worlds_ok(got.facts[n].out, cfg.collective_world_sizes)))
+        if far and not found and others:
+            raise CouldNotObserve(f"{where}: the run across nodes failed on this node's ranks ({far[0]}), but "
+                                  f"{', '.join(others)} did not complete its own worlds (failed, or could not be "
+                                  "observed): judged there")
+        found += [f"across nodes: {f}" for f in far]
+    if found:
+        return found
+    for ws, bw in _busbw(mine, cfg).items():
+        if bw is None:
+            w = mine.out.worlds[ws]
+            raise CouldNotObserve(f"{where}: world {ws}: no bus bandwidth from the collective probe "
+                                  f"({len(w.timings)} of {ws} ranks printed a time)")
+        if cfg.collective_busbw_floor_gbps and bw.busbw_gbps < cfg.collective_busbw_floor_gbps:
+            found.append(f"world {ws}: busbw {bw.busbw_gbps:.4g} GB/s < floor {cfg.collective_busbw_floor_gbps:g}")
+    return found
+
+
+def collective_shown(got: Across[collective.NodeRun], rack: Rack) -> list[Shown]:
+    mine = got.mine
+    bws = _busbw(mine, rack.fabric)
+    return [Shown(f"collective probe on {got.node}", mine.shown)] + (
+        [Shown("all_reduce bus bandwidth", "\n".join(f"ws={ws}: {bw.describe() if bw else 'no time printed'}"
+                                                     for ws, bw in bws.items()))] if bws else [])
+
+
+def collective_facts(got: Across[collective.NodeRun], where: str) -> list[Fact]:
+    if got.node not in got.facts:
+        return []
+    worlds = got.facts[got.node].out.worlds  # the bandwidth of every own world of 2+ ranks that completed and timed
+    bws = {ws: w.bandwidth() for ws, w in sorted(worlds.items()) if ws > 1 and w.status == "ok"}
+    return [Fact("fabric.collective.busbw_gbps", bw.busbw_gbps, unit="GB/s", where=f"{got.node}/ws{ws}")
+            for ws, bw in bws.items() if bw is not None]
+
+
+declare(across("FAB-COLLECTIVE", probe=collective.node_run, judge=collective_item, shows=collective_shown,
+               facts=collective_facts))
+
+
+def transport_item(run: collective.NodeRun, rack: Rack, where: str) -> list[str]:
+    """FAB-TRANSPORT for one node: every channel NCCL set up in the collective run goes the healthy way."""
+    usable(run, where)
+    if not run.out.transports:
+        raise CouldNotObserve(f"{where}: NCCL printed no transport line (does NCCL_DEBUG=INFO reach the container, "
+                              "and is the backend NCCL?)")
+    found = transports(run.out, rack.fabric.healthy_transports)
+    if not found:
+        # healthy only on the whole output: a socket fallback may sit in the part that never came
+        # back (the run across nodes, where the fabric matters most, prints last)
+        require_results(run, where, rack.fabric.collective_world_sizes, across=len(rack.nodes) > 1)
+    return found
+
+
+def transport_shown(run: collective.NodeRun, rack: Rack) -> list[Shown]:
+    return [Shown("NCCL transports", "via: " + (", ".join(run.out.transports) or "(none printed)")
+                  + "\nnetwork: " + (", ".join(run.out.networks) or "(none printed)"))]
+
+
+declare(Check("FAB-TRANSPORT", "node", probe=collective.node_run, judge=transport_item, shows=transport_shown))

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..lines import ended_lines
+from .target import On
 
 PROBE_PATH = Path(__file__).with_name("collective_probe.py")
 
@@ -145,3 +146,25 @@ def parse(*texts: str) -> ProbeOutput:
 def transport_ok(t: str, healthy: list[str]) -> bool:
     """'P2P/CUMEMMNNVL' or 'P2P/CUMEMMNNVL/read' is the healthy 'P2P/CUMEMMNNVL'; NET/Socket never."""
     return any(t == h or t.startswith(h + "/") for h in healthy)
+
+
+@dataclass(frozen=True)
+class NodeRun:
+    """One node's part of the session's collective run (rackgate/fabric/collective.py run_all: every
+    node's probe at once, its own worlds, then every node's ranks together)."""
+    node: str
+    shown: str  # the command, where it ran and what it printed
+    rc: int
+    last_line: str  # the last line it printed (stderr first), for messages
+    out: ProbeOutput
+
+
+def node_run(on: On) -> NodeRun:
+    """FAB-COLLECTIVE, FAB-TRANSPORT: this node's part of the session's collective run (run once,
+    the first time one asks); the node's could-not-observe when it could not be run there."""
+    got = on.collective()
+    if isinstance(got, Exception):
+        raise got
+    res, out = got
+    last = (res.stderr.strip().splitlines() or res.stdout.strip().splitlines() or ["no output"])[-1]
+    return NodeRun(on.node, res.evidence(), res.rc, last, out)

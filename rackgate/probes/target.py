@@ -1,15 +1,27 @@
-"""Where one item of a declared check looks (rackgate/gates/declare.py): a node, or one GPU of it.
+"""Where one item of a declared check looks (rackgate/gates/declare.py): a node, one GPU of it, or
+a ubench07 pair of nodes (OnPair).
 
-The pytest items build it from their `node` / `gpu` fixtures; a probe reads through `host` (or
-`container()`), and names what it read with `where`.
+The pytest items build it from their `node` / `gpu` / `pair` fixtures; a probe reads through
+`host` (or `container()`), and names what it read with `where`. The session's ubench07 rounds
+(run once, the first time a probe asks: `ubench(tool)`) and its collective run (`collective()`)
+come with it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from ..access import NodeAccess
 from ..config.model import Rack
 from .drm import Card, where
+
+if TYPE_CHECKING:  # pair_runs -> dmesg -> target
+    from ..transport import Result
+    from .collective import ProbeOutput
+    from .drm import GpuMap
+    from .pair_runs import Rounds
+
+    Collective = tuple[Result, ProbeOutput] | Exception  # one node's part of the collective run, or why not
 
 
 @dataclass(frozen=True)
@@ -19,6 +31,8 @@ class On:
     node: str
     gpu: int | None = None  # GPU g of the node (PCI order), for a per-GPU check
     card: Card | None = None  # its DRM card, discovered
+    rounds: Callable[[str], Rounds] | None = None  # the session's ubench07 rounds by tool (p2p, bw)
+    collectives: Callable[[], Mapping[str, Collective]] | None = None  # the session's collective run, by node
 
     def container(self, env: dict[str, str] | None = None) -> NodeAccess:
         """Where the engine runs on this node: its container, or the node itself (container = "")."""
@@ -35,3 +49,47 @@ class On:
     def key(self) -> str:
         """For facts and baselines: node2, or the GPU-numbered node2/card3 (stable across renumbered cards)."""
         return self.node if self.gpu is None else f"{self.node}/card{self.gpu}"
+
+    def ubench(self, tool: str) -> Rounds:
+        """The session's ubench07 rounds of `tool` over every pair (run the first time one asks)."""
+        if self.rounds is None:
+            raise RuntimeError(f"{self.node}: this item was made without the session's ubench07 rounds")
+        return self.rounds(tool)
+
+    def collective(self) -> Collective:
+        """This node's part of the session's collective run (run the first time one asks)."""
+        if self.collectives is None:
+            raise RuntimeError(f"{self.node}: this item was made without the session's collective run")
+        return self.collectives()[self.node]
+
+
+@dataclass(frozen=True)
+class OnPair:
+    """Where one item of a "pair" check looks: a ubench07 pair of nodes (rackgate/fabric/pairs.py),
+    `a` exports / listens, `b` imports / connects."""
+    rack: Rack
+    a: On
+    b: On
+    cards: Callable[[], Mapping[str, GpuMap]] | None = None  # every node's discovered cards (to name GPUs)
+
+    @property
+    def id(self) -> str:
+        """The pair's id and item parameter: node1-node2."""
+        return f"{self.a.node}-{self.b.node}"
+
+    @property
+    def where(self) -> str:
+        """For messages: node1<->node2."""
+        return f"{self.a.node}<->{self.b.node}"
+
+    @property
+    def key(self) -> str:
+        """For facts and baselines: the pair's id."""
+        return self.id
+
+    def ubench(self, tool: str) -> Rounds:
+        return self.a.ubench(tool)
+
+    def gpu_names(self) -> Mapping[str, GpuMap]:
+        """{node: its discovered cards} of the nodes whose cards could be read (names GPUs in messages)."""
+        return self.cards() if self.cards is not None else {}

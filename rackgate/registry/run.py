@@ -21,7 +21,7 @@ from ..transport import fanout
 class Judged:
     """One item's worth of a check: what it read, showed and recorded, and the judge's findings
     ([] healthy) or the judge's refusal (`error`: it could not judge what it was given)."""
-    on: On | None  # None for a "server" or "rank" check (the endpoint, not a node)
+    on: Any  # On (a node, a GPU), OnPair, or None for a "server" or "rank" check
     got: Any
     shown: Sequence[Shown]
     facts: Sequence[Fact]
@@ -46,7 +46,7 @@ def judge_on(c: Check[Any], on: On, read: Callable[[], Any] | None = None) -> Ju
 
 
 def judge_at(c: Check[Any], rack: Rack, key: str, where: str, read: Callable[[], Any],
-             on: On | None = None) -> Judged:
+             on: Any = None) -> Judged:
     """`judge_on` for any place: `key` names it in facts (node2, node2/card3, node3/dp9, server),
     `where` in findings; a "server" or "rank" check's read asks the served endpoint."""
     got = read()
@@ -59,11 +59,13 @@ def judge_at(c: Check[Any], rack: Rack, key: str, where: str, read: Callable[[],
 
 
 def read_across(c: Check[Any], rack: Rack, hosts: Mapping[str, NodeAccess],
-                missing: Mapping[str, Exception]) -> tuple[dict[str, Any], dict[str, CouldNotObserve]]:
+                missing: Mapping[str, Exception], session: Mapping[str, Any] | None = None
+                ) -> tuple[dict[str, Any], dict[str, CouldNotObserve]]:
     """A "rack" check's probe on every node that answers, at once: (facts, could-not-observe) by
-    node; a node that could not be reached (`missing`) is unseen in its transport's words."""
+    node; a node that could not be reached (`missing`) is unseen in its transport's words.
+    `session`: the session's shared runs every `On` carries (`rounds`, `collectives`)."""
     names = list(hosts)
-    got = fanout(names, lambda n: c.probe(On(rack, hosts[n], n)))
+    got = fanout(names, lambda n: c.probe(On(rack, hosts[n], n, **(session or {}))))
     facts: dict[str, Any] = {}
     unseen: dict[str, CouldNotObserve] = {n: e if isinstance(e, CouldNotObserve) else CouldNotObserve(str(e))
                                           for n, e in missing.items()}

@@ -15,7 +15,7 @@ from ..harness import run_suite
 
 pytestmark = pytest.mark.suite
 
-SYSFS_CHECKS = ("-m", "fabric or platform", "-k", "test_links or test_fab_state or test_fab_pod or test_unpopulated or test_plat_gpus or test_plat_driver")
+SYSFS_CHECKS = ("-m", "fabric or platform", "-k", "test_links or test_fab_state or test_fab_pod or test_fab_unpopulated or test_plat_gpus or test_plat_driver")
 
 
 def _rack(tmp_path, *faults: str):
