@@ -16,7 +16,7 @@ from ..config.model import Rack
 from .drm import Card, where
 
 if TYPE_CHECKING:  # pair_runs -> dmesg -> target
-    from ..transport import Result
+    from ..access import Result
     from .collective import ProbeOutput
     from .drm import GpuMap
     from .pair_runs import Rounds

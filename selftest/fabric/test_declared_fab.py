@@ -9,10 +9,11 @@ import pytest
 from rackgate.errors import CouldNotObserve
 from rackgate.faultmatrix import derived_case, item_id, pairs_of
 from rackgate.gates import fabric as judge
-from rackgate.gates.declare import Across, declared
+from rackgate.gates.declare import Across
 from rackgate.probes.collective import NodeRun, ProbeOutput, World
 from rackgate.probes.pair_runs import PairRun, Side
 from rackgate.probes.target import On, OnPair
+from rackgate.registry import checks as declared
 
 pytestmark = pytest.mark.unit
 
