@@ -51,7 +51,7 @@ def test_three_sim_racks_as_one_slurm_array(tmp_path):
     for rack in ("sim-b", "sim-c"):
         v = json.loads((tmp_path / "res" / rack / "verdict.json").read_text())
         assert v["counts"] == {"pass": 19, "fail": 1, "unknown": 0}, (rack, v["counts"])
-    assert drained.startswith("drain") and "PLAT-PARAMS: gpu_recovery=-1" in drained, drained
+    assert drained.startswith("drain") and "PLAT-PARAMS [reboot-or-reload-driver]: gpu_recovery=-1" in drained, drained
 
 
 def _drain_applied(results, env, host) -> str:
