@@ -200,22 +200,28 @@ def _prove(copy: Path, env: dict[str, str], tmp_path: Path, p: Proof) -> None:
     assert p.row not in (REPO / next(f for f in p.hand_edited if f.endswith(".toml"))).read_text()
 
 
-def test_adding_a_check_touches_four_files_and_works(tmp_path):
+def _follow(tmp_path: Path, area: str, gate: str, row: str, probe: tuple[str, str], judge: tuple[str, str],
+            fault: tuple[str, str]) -> tuple[Path, dict[str, str]]:
+    """The recipe's steps 1-4 in a fresh copy of the checkout: the row appended to the area's
+    catalogue file, the probe a new file, the judge with its declaration (an import, then the code)
+    appended to rackgate/gates/<gate>.py, the fault to the area's sim faults (its import, when it
+    needs one). Returns the copy and the environment to run it."""
     copy = tmp_path / "checkout"
     _copy_checkout(copy)
     env = {**user_env(), "PYTHONPATH": str(copy), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    with (copy / f"rackgate/catalogue/{area}.toml").open("a") as f:
+        f.write(row)
+    (copy / probe[0]).write_text(probe[1])
+    for path, (imp, code) in ((f"rackgate/gates/{gate}.py", judge), (f"rackgate/sim/faults/{area}.py", fault)):
+        if imp:
+            _insert_import(copy / path, imp)
+        (copy / path).write_text((copy / path).read_text() + code)
+    return copy, env
 
-    # the recipe, step by step
-    with (copy / "rackgate/catalogue/plat.toml").open("a") as f:
-        f.write(ROW)
-    (copy / "rackgate/probes/sysctl.py").write_text(PROBE)
-    gate = copy / "rackgate/gates/plat.py"
-    _insert_import(gate, JUDGE_IMPORT)
-    gate.write_text(gate.read_text() + JUDGE)
-    faults = copy / "rackgate/sim/faults/plat.py"
-    _insert_import(faults, FAULT_IMPORT)
-    faults.write_text(faults.read_text() + FAULT_DECL)
 
+def test_adding_a_check_touches_four_files_and_works(tmp_path):
+    copy, env = _follow(tmp_path, "plat", "plat", ROW, ("rackgate/probes/sysctl.py", PROBE), (JUDGE_IMPORT, JUDGE),
+                        (FAULT_IMPORT, FAULT_DECL))
     _prove(copy, env, tmp_path, Proof(ROW_ID, HAND_EDITED, ITEM, FAULT, (TARGET,), 4, "platform",
                                       (ROW_ID, "kernel.numa_balancing = 1 (want 0)")))
     assert not (REPO / "rackgate/probes/sysctl.py").exists()
@@ -291,20 +297,8 @@ SRV_HAND_EDITED = {"rackgate/catalogue/srv.toml", "rackgate/probes/rank_text.py"
 
 
 def test_adding_a_per_rank_check_touches_four_files_and_fails_exactly_its_rank(tmp_path):
-    copy = tmp_path / "checkout"
-    _copy_checkout(copy)
-    env = {**user_env(), "PYTHONPATH": str(copy), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-
-    # the recipe, step by step
-    with (copy / "rackgate/catalogue/srv.toml").open("a") as f:
-        f.write(SRV_ROW)
-    (copy / "rackgate/probes/rank_text.py").write_text(SRV_PROBE)
-    gate = copy / "rackgate/gates/srv.py"
-    _insert_import(gate, SRV_JUDGE_IMPORT)
-    gate.write_text(gate.read_text() + SRV_JUDGE)
-    faults = copy / "rackgate/sim/faults/srv.py"
-    faults.write_text(faults.read_text() + SRV_FAULT_DECL)
-
+    copy, env = _follow(tmp_path, "srv", "srv", SRV_ROW, ("rackgate/probes/rank_text.py", SRV_PROBE),
+                        (SRV_JUDGE_IMPORT, SRV_JUDGE), ("", SRV_FAULT_DECL))
     _prove(copy, env, tmp_path, Proof(SRV_ROW_ID, SRV_HAND_EDITED, SRV_ITEM, SRV_FAULT, (SRV_TARGET,), 16, "serving",
                                       (f"{SRV_ROW_ID} [node3/dp9]", "dp9 answered with no text")))
     assert not (REPO / "rackgate/probes/rank_text.py").exists()
@@ -387,18 +381,8 @@ PAIR_HAND_EDITED = {"rackgate/catalogue/fab.toml", "rackgate/probes/netmtu.py", 
 
 
 def test_adding_a_per_pair_check_touches_four_files_and_fails_exactly_its_pairs(tmp_path):
-    copy = tmp_path / "checkout"
-    _copy_checkout(copy)
-    env = {**user_env(), "PYTHONPATH": str(copy), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-
-    # the recipe, step by step
-    with (copy / "rackgate/catalogue/fab.toml").open("a") as f:
-        f.write(PAIR_ROW)
-    (copy / "rackgate/probes/netmtu.py").write_text(PAIR_PROBE)
-    for path, imp, code in (("rackgate/gates/fabric.py", PAIR_JUDGE_IMPORT, PAIR_JUDGE),
-                            ("rackgate/sim/faults/fab.py", PAIR_FAULT_IMPORT, PAIR_FAULT_DECL)):
-        _insert_import(copy / path, imp)
-        (copy / path).write_text((copy / path).read_text() + code)
+    copy, env = _follow(tmp_path, "fab", "fabric", PAIR_ROW, ("rackgate/probes/netmtu.py", PAIR_PROBE),
+                        (PAIR_JUDGE_IMPORT, PAIR_JUDGE), (PAIR_FAULT_IMPORT, PAIR_FAULT_DECL))
 
     # a bad tray fails every pair it is in: the faulted node's pairs, and no other
     _prove(copy, env, tmp_path, Proof(PAIR_ROW_ID, PAIR_HAND_EDITED, PAIR_ITEM, PAIR_FAULT, FAULTED_PAIRS, len(PAIRS),
