@@ -41,6 +41,7 @@ into a test path that pytest resolves from any directory.
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -258,7 +259,27 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
     if session.items or not config.stash.get(_COLLECTED, 0) or hasattr(config, "workerinput"):
         return
+    said = _selects_nothing(config)
+    if said:
+        raise pytest.UsageError(said)
+
+
+def _selects_nothing(config: pytest.Config) -> str:
+    """The one line for a -m / -k that left nothing to run ('' when neither was given)."""
     opt = config.option
     given = " ".join(f"{flag} {value!r}" for flag, value in (("-m", opt.markexpr), ("-k", opt.keyword)) if value)
-    if given:
-        raise pytest.UsageError(f"no rackgate check matches {given}; markers: {', '.join(marker_names())}")
+    return f"no rackgate check matches {given}; markers: {', '.join(marker_names())}" if given else ""
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Under xdist the controller collects nothing itself and each worker collects alone, so
+    pytest_collection_finish cannot say it: a run whose -m / -k left no test gets the same one line
+    here, and pytest's usage-error status (4, which `rackgate` turns into 2), not a silent 5."""
+    config = session.config
+    if exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED or not config.pluginmanager.has_plugin("dsession"):
+        return
+    said = _selects_nothing(config)
+    if said:
+        sys.stderr.write(f"ERROR: {said}\n")
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR

@@ -2,7 +2,8 @@
 not TOML or names an unknown key (with did-you-mean), a --baseline that is not a baseline, an
 unknown --sim-fault, an --atom-url that is not a URL, a marker expression that selects none of
 rackgate's checks. The `rackgate` command exits 2; plain pytest exits 4, its usage error; neither
-prints a traceback."""
+prints a traceback. Under xdist (`-n 2`) the selection's line is the same: the controller collects
+nothing itself and the workers each alone, so it is said at the session's end."""
 from __future__ import annotations
 
 import shutil
@@ -51,3 +52,16 @@ def test_bad_input_is_one_line(case, launcher, tmp_path):
     lines = [ln for ln in out.splitlines() if said in ln]
     assert len(lines) == 1 and lines[0].startswith("ERROR: "), out[-3000:]
     assert "Traceback" not in out and " passed" not in out and " failed" not in out, out[-3000:]
+
+
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_a_selection_of_nothing_under_xdist_is_the_same_one_line(launcher, tmp_path):
+    args, said = _cases(tmp_path)["selects nothing"]
+    argv, code = LAUNCHERS[launcher]
+    p = typed.run([*argv, "-p", "no:cacheprovider", "-q", "-n", "2", f"--verdict-file={tmp_path / 'v.json'}",
+                   f"--junitxml={tmp_path / 'j.xml'}", f"--alluredir={tmp_path / 'allure'}", *args], tmp_path)
+    out = p.stdout + p.stderr
+    assert p.returncode == code, out[-3000:]
+    lines = [ln for ln in out.splitlines() if said in ln]
+    assert len(lines) == 1 and lines[0].startswith("ERROR: "), out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
