@@ -128,7 +128,6 @@ def run_case(case: dict | None, workdir: Path, baseline: Path | None = None) -> 
 # its part of it: the facts its own tests recorded, the sets its own tests record (own_baseline()).
 # A baseline given as a -m selection or with options (not a list of test paths) still records
 # alone, as does every case under RACKGATE_MATRIX_SOLO=1 (the check on this: the same verdicts).
-REFERENCE = "healthy reference"
 # Recorded sets and the row whose checks record them (rackgate.baseline.golden: the golden set).
 SET_ROWS = {"golden": "SRV-GOLDEN"}
 
