@@ -21,7 +21,9 @@ import pytest
 
 from .harness import REPO, SUITE_PLUGINS, parse_junit, user_env
 
-pytestmark = pytest.mark.suite
+# A bound, not a speed: each dry run is a checkout copy, a healthy run and the matrix self-test (each
+# step bounded by STEP_TIMEOUT_S); the suite's 300 s a test ended the per-pair one at load 59.
+pytestmark = [pytest.mark.suite, pytest.mark.timeout(1800)]
 
 ROW_ID = "PLAT-DRYRUN-NUMA"
 ITEM = "rackgate/checks/test_declared.py::test_plat_dryrun_numa"
