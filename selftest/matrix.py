@@ -75,7 +75,7 @@ def run_cost(group: list[dict] | None) -> int:
         return 1000
     def one(case: dict) -> int:
         w = max((w for k, w in RUN_COST if k in case.get("select", "")), default=2)
-        return w * (2 if case.get("baseline") else 1)  # a baseline is recorded first: a second run
+        return w * (2 if case.get("baseline") and not reference_paths(case) else 1)  # its own recording first
     return sum(one(c) for c in group)
 
 
@@ -98,15 +98,15 @@ def run_group(group: list[dict], workdir: Path) -> SuiteRun:
     return run_suite(workdir, *group_args(group), timeout=HEALTHY_TIMEOUT_S)
 
 
-def run_case(case: dict | None, workdir: Path) -> SuiteRun:
+def run_case(case: dict | None, workdir: Path, baseline: Path | None = None) -> SuiteRun:
     """The suite run a case needs (None: the healthy rack, everything selected). A case with
     `baseline` (a -m selection, or a list of pytest arguments) first records a baseline on the
-    healthy rack, then runs."""
+    healthy rack, then runs -- unless its baseline is given (its part of the healthy reference,
+    own_baseline())."""
     (workdir / "record").mkdir(parents=True, exist_ok=True)
     if case is None:
         return run_suite(workdir, timeout=HEALTHY_TIMEOUT_S)
-    baseline = None
-    if case.get("baseline"):
+    if case.get("baseline") and baseline is None:
         baseline = workdir / "baseline.json"
         args = case["baseline"] if isinstance(case["baseline"], list) else ["-m", case["baseline"]]
         rec = run_suite(workdir / "record", *args, "--record-baseline", "--baseline", str(baseline),
@@ -116,6 +116,60 @@ def run_case(case: dict | None, workdir: Path) -> SuiteRun:
             return rec
     (workdir / "run").mkdir(exist_ok=True)
     return run_suite(workdir / "run", *suite_args(case, baseline), timeout=RUN_TIMEOUT_S)
+
+
+# --- the healthy reference: one recording for every case that compares with a healthy baseline
+
+# A case with `baseline` compares its faulted run with what the healthy rack recorded. Each such
+# case used to record its own baseline first: one more suite run (a pytest start-up, the sim, a
+# server boot) per case, twelve in all. The healthy rack records the same facts whether its tests
+# run alone or beside the others' (each check records its own facts, stamped with its test id),
+# so one recording of the union of the cases' baseline tests serves them all, and each case gets
+# its part of it: the facts its own tests recorded, the sets its own tests record (own_baseline()).
+# A baseline given as a -m selection or with options (not a list of test paths) still records
+# alone, as does every case under RACKGATE_MATRIX_SOLO=1 (the check on this: the same verdicts).
+# Recorded sets and the row whose checks record them (rackgate.baseline.golden: the golden set).
+SET_ROWS = {"golden": "SRV-GOLDEN"}
+
+
+def reference_paths(case: dict) -> list[str]:
+    """The tests a case's baseline is recorded from when they are test paths and nothing else
+    (they can join the healthy reference); [] when it records alone (or records nothing)."""
+    b = case.get("baseline")
+    return list(b) if isinstance(b, list) and b and not any(a.startswith("-") for a in b) else []
+
+
+def reference_args(cases: list[dict]) -> list[str]:
+    """The healthy reference's selection: every sharing case's baseline tests, once each."""
+    return list(dict.fromkeys(p for c in cases for p in reference_paths(c)))
+
+
+def record_reference(cases: list[dict], workdir: Path) -> tuple[SuiteRun, Path]:
+    """The one healthy recording of every sharing case's baseline tests (reference_args())."""
+    (workdir / "record").mkdir(parents=True, exist_ok=True)
+    baseline = workdir / "reference.json"
+    rec = run_suite(workdir / "record", *reference_args(cases), "--record-baseline", "--baseline", str(baseline),
+                    timeout=HEALTHY_TIMEOUT_S)
+    if rec.rc != 0 or not baseline.exists():
+        rec.stderr += f"\nmatrix: recording the healthy reference failed (rc {rec.rc})"
+    return rec, baseline
+
+
+def own_baseline(reference: Path, case: dict, items: list[dict], to: Path) -> Path:
+    """The case's part of the healthy reference, as its own recording would have written it: the
+    facts whose source (the test that recorded it) is in its baseline paths, and a set only when a
+    test of the set's row is (items: the suite's collected tests)."""
+    import json
+    paths = reference_paths(case)
+    body = json.loads(reference.read_text())
+    body["facts"] = [f for f in body.get("facts", []) if f.get("source") and _in_paths(f["source"], paths)]
+    sets = {k: v for k, v in body.pop("sets", {}).items()
+            if any(it["row"] == SET_ROWS.get(k) and _in_paths(it["nodeid"], paths) for it in items)}
+    if sets:
+        body["sets"] = sets
+    to.parent.mkdir(parents=True, exist_ok=True)
+    to.write_text(json.dumps(body, indent=1) + "\n")
+    return to
 
 
 # --- planning: which cases share a run ------------------------------------------------------
@@ -321,7 +375,8 @@ class Runs:
     alone (verdict())."""
 
     def __init__(self, cases: list[dict], jobs: int = JOBS, solo: bool = SOLO, rows: dict | None = None,
-                 touches: dict | None = None, items: list[dict] | None = None, runner=None, group_runner=None):
+                 touches: dict | None = None, items: list[dict] | None = None, runner=None, group_runner=None,
+                 reference_runner=None):
         from rackgate.catalogue import rows as catalogue_rows
         self._dir = Path(tempfile.mkdtemp(prefix="rackgate-matrix-"))
         self._pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="matrix")
@@ -340,6 +395,13 @@ class Runs:
         self._judged: dict[str, tuple[dict, list[str]]] = {}
         self._run = runner or run_case
         self._run_shared = group_runner or run_group
+        # The healthy reference (one recording for every case whose baseline is test paths), on a
+        # pool of its own: the cases that need it are queued on the main pool once it is recorded.
+        self._solo, self._items = solo, items or []
+        self._record_reference = reference_runner or record_reference
+        self._reference_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="matrix-reference")
+        self._reference: Future | None = None
+        self._sharing = [] if solo else [c for c in cases if reference_paths(c)]
         self.reruns: list[str] = []  # one line per group re-run alone, for the session's report
         self.started: list[list[dict]] = []  # the case runs (groups) asked for, in order
 
@@ -347,6 +409,8 @@ class Runs:
         """Start the runs these names need, the costliest first (the healthy run, then the runs
         that boot a server), so that the cheap ones fill the pool's last minutes."""
         todo: dict[str, list[dict] | None] = {}
+        named = {n for n in names if n != HEALTHY}
+        self._sharing = [c for c in self._sharing if case_id(c) in named]  # record only what is asked
         for name in names:
             key = name if name == HEALTHY else group_name(self._group_of[name])
             todo.setdefault(key, None if name == HEALTHY else self._group_of[name])
@@ -363,12 +427,45 @@ class Runs:
                     self.started.append(group)
                 if group is None:
                     fut = pool.submit(self._run, None, workdir)
+                elif len(group) == 1 and not self._solo and reference_paths(group[0]):
+                    fut = self._after_reference(group[0], workdir, pool)
                 elif len(group) == 1:
                     fut = pool.submit(self._run, group[0], workdir)
                 else:
                     fut = pool.submit(self._run_group, group, workdir)
                 self._futures[key] = fut
         return fut
+
+    def _after_reference(self, case: dict, workdir: Path, pool: ThreadPoolExecutor) -> Future:
+        """A case's run, queued on the pool once the healthy reference is recorded (so that it
+        waits off the pool, not on one of its workers). Called with the lock held."""
+        if self._reference is None:
+            sharing = self._sharing if any(c is case for c in self._sharing) else [*self._sharing, case]
+            self._reference = self._reference_pool.submit(self._record_reference, sharing,
+                                                          self._dir / "healthy_reference")
+        out: Future = Future()
+
+        def done(inner: Future) -> None:
+            if inner.cancelled():
+                out.cancel()
+            elif inner.exception() is not None:
+                out.set_exception(inner.exception())
+            else:
+                out.set_result(inner.result())
+
+        def queue(ref: Future) -> None:
+            try:
+                pool.submit(self._run_on_reference, case, workdir, ref.result()).add_done_callback(done)
+            except Exception as e:  # noqa: BLE001 - the recording raised or was cancelled, or the pool closed: the test says so
+                out.set_exception(e)
+        self._reference.add_done_callback(queue)
+        return out
+
+    def _run_on_reference(self, case: dict, workdir: Path, recorded: tuple[SuiteRun, Path]) -> SuiteRun:
+        rec, reference = recorded
+        if rec.rc != 0 or not reference.exists():
+            return rec  # the case's verdict: no results, and the recording's failure in its stderr
+        return self._run(case, workdir, baseline=own_baseline(reference, case, self._items, workdir / "baseline.json"))
 
     def _run_group(self, group: list[dict], workdir: Path) -> SuiteRun:
         run = self._run_shared(group, workdir)
@@ -415,6 +512,7 @@ class Runs:
 
     def close(self) -> None:
         """Every run ended, its files removed (RACKGATE_KEEP_MATRIX=1 keeps them to look at)."""
+        self._reference_pool.shutdown(wait=True, cancel_futures=True)  # first: it queues on the pool
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._rerun_pool.shutdown(wait=True, cancel_futures=True)
         if os.environ.get("RACKGATE_KEEP_MATRIX") != "1":

@@ -21,7 +21,9 @@ import pytest
 
 from .harness import REPO, SUITE_PLUGINS, parse_junit, user_env
 
-pytestmark = pytest.mark.suite
+# A bound, not a speed: each dry run is a checkout copy, a healthy run and the matrix self-test (each
+# step bounded by STEP_TIMEOUT_S); the suite's 300 s a test ended the per-pair one at load 59.
+pytestmark = [pytest.mark.suite, pytest.mark.timeout(1800)]
 
 ROW_ID = "PLAT-DRYRUN-NUMA"
 ITEM = "rackgate/checks/test_declared.py::test_plat_dryrun_numa"
@@ -174,30 +176,43 @@ def _prove(copy: Path, env: dict[str, str], tmp_path: Path, p: Proof) -> None:
     assert got and set(got.values()) == {"passed"}, healthy["stdout"][-3000:]
     assert len(got) == p.items, got
 
-    (tmp_path / "faulted").mkdir()
-    faulted = _suite(copy, env, tmp_path / "faulted", p.item, "--sim-fault", p.fault)
-    got = {k: o.status for k, o in faulted["outcomes"].items()}
-    bad = [f"{p.item}[{t}]" for t in p.targets]
-    assert {k for k, s in got.items() if s != "passed"} == set(bad), faulted["stdout"][-3000:]
-    for b in bad:
-        assert got[b] == "failed", faulted["stdout"][-3000:]
-        msg = faulted["outcomes"][b].message
-        assert all(said.format(item=b[b.index("[") + 1:-1]) in msg for said in p.says), msg
-
-    # the fault-matrix case: derived, not written; the matrix's own self-test proves it
+    # the fault-matrix case: derived, not written; the matrix's own self-test proves it (its fault
+    # fails exactly its items, with the row's diagnosis), and its run is the faulted run read below
     listed = _run([sys.executable, "-m", "rackgate.faultmatrix"], copy, env)
     assert listed.returncode == 0, listed.stderr[-2000:]
     case = next((c for c in json.loads(listed.stdout) if c["fault"] == p.fault), None)
+    bad = [f"{p.item}[{t}]" for t in p.targets]
     assert case == {"fault": p.fault, "row": p.row, "select": p.select, "paths": [p.item],
                     "fail": bad, "source": "derived"}, case
-    selftest_env = {k: v for k, v in env.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
+    kept = tmp_path / "matrix"
+    kept.mkdir()
+    selftest_env = {**{k: v for k, v in env.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"},
+                    "RACKGATE_KEEP_MATRIX": "1", "TMPDIR": str(kept)}
     matrix = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "selftest/test_fault_matrix.py",
                    "-k", f"valid or every_sim_fault or (matrix and {p.fault})"], copy, selftest_env)
     assert matrix.returncode == 0 and "3 passed" in matrix.stdout, matrix.stdout[-3000:] + matrix.stderr[-2000:]
 
+    # the faulted run is the matrix's (one suite run, not two): its own run, or the run it shared
+    faulted = _matrix_outcomes(kept, p)
+    got = {k: o.status for k, o in faulted.items()}
+    assert {k for k, s in got.items() if s != "passed"} == set(bad), got
+    for b in bad:
+        assert got[b] == "failed", faulted[b].message
+        msg = faulted[b].message
+        assert all(said.format(item=b[b.index("[") + 1:-1]) in msg for said in p.says), msg
+
     # thrown away: the copy goes with tmp_path; the real checkout was never written
     shutil.rmtree(copy)
     assert p.row not in (REPO / next(f for f in p.hand_edited if f.endswith(".toml"))).read_text()
+
+
+def _matrix_outcomes(kept: Path, p: Proof) -> dict:
+    """The item's outcomes in the run the matrix judged the case on (RACKGATE_KEEP_MATRIX kept it
+    under kept): the case's own run or its solo re-run (<case>/run), else the run its group shared."""
+    runs = (sorted(kept.glob(f"rackgate-matrix-*/{p.fault}/run/junit.xml"))
+            or sorted(kept.glob("rackgate-matrix-*/*/junit.xml")))
+    assert len(runs) == 1, f"the matrix's run of {p.fault}: {runs}"
+    return {k: o for k, o in parse_junit(runs[0]).items() if k.startswith(f"{p.item}[")}
 
 
 def _follow(tmp_path: Path, area: str, gate: str, row: str, probe: tuple[str, str], judge: tuple[str, str],

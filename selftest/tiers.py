@@ -54,26 +54,29 @@ SHARED: dict[str, tuple[str, ...]] = {
                          "selftest.realengine.test_engine"),
 }
 
-# The long groups' summed test seconds in the last whole run (reports/selftest-junit.xml of the
-# README's command 2 after the wave-4 merge, 2026-12-05: 3 workers on 2 cores, 1,572 s): handed out
-# first, longest first, so that the last groups to start are short ones and the workers end
-# together (longest-processing-time first). A group not listed follows, in its tier's order.
+# The long groups' summed test seconds in the last whole run (the junit of `.ci/run` after the wave-5
+# merge, 2026-12-05: 3 workers on 2 cores, 1,606 s; `python3 -m selftest.tiers JUNIT`): handed out
+# first, longest first, so that the last groups to start are short ones and the workers end together
+# (longest-processing-time first). A group not listed follows, in its tier's order. Two figures are
+# that run's less what wave 6 cut (docs/performance.md, wave 6): the fault matrix's one healthy
+# reference (11 suite runs fewer) and the recipe dry runs' faulted runs read from the matrix's own.
 # Refresh: `python3 -m selftest.tiers reports/selftest-junit.xml` after a whole run.
 LONG: dict[str, int] = {
-    "realengine-suite": 734,
-    "realengine-gate": 653,
-    "selftest.test_fault_matrix": 526,
-    "tool_failures_fabric": 293,               # selftest/test_tool_failures.py's fabric selection
-    "selftest.test_typed_forms": 234,
-    "selftest.test_cleanup": 176,
-    "selftest.realengine.test_launch": 133,
-    "tool_failures_platform": 112,
-    "selftest.regression.test_regression": 108,
-    "selftest.accuracy.test_sim_e2e": 106,
-    "selftest.test_attach": 105,
-    "selftest.survey.test_sim18": 99,
-    "selftest.serving.test_golden_suite": 92,
-    "selftest.test_bad_input": 87,
+    "realengine-suite": 898,
+    "realengine-gate": 770,
+    "selftest.test_fault_matrix": 500,         # 579 before the healthy reference
+    "tool_failures_fabric": 324,               # selftest/test_tool_failures.py's fabric selection
+    "selftest.realengine.test_launch": 197,
+    "selftest.test_typed_forms": 141,
+    "selftest.test_recipe_dry_run": 120,       # 151 before reading the matrix's faulted runs
+    "selftest.regression.test_regression": 116,
+    "tool_failures_platform": 116,
+    "selftest.test_cleanup": 105,
+    "selftest.test_attach": 95,
+    "selftest.serving.test_golden_suite": 76,
+    "selftest.accuracy.test_sim_e2e": 73,
+    "selftest.survey.test_sim18": 64,
+    "selftest.survey.test_survey_equals_items": 61,
 }
 
 
