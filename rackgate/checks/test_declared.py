@@ -57,22 +57,29 @@ def _session(request: Any, now: bool = False) -> dict[str, Any]:
     bracket (rackgate/fixtures/bracket.py) and the recorded baseline. Their fixtures are looked up
     when a probe asks, or `now` (before a "rack" check's probes run in threads)."""
     config = request.config
-    recording = bool(config.option.record_baseline)
-    shared: dict[str, Any] = {"bracket": lambda: bracket.of_session(config)}
+
+    def recorded() -> Recorded:
+        return Recorded(request.getfixturevalue("baseline"), bool(config.option.record_baseline))
+    shared: dict[str, Any] = {"bracket": lambda: bracket.of_session(config), "recorded": recorded}
     if not now:
         return {"rounds": lambda tool: request.getfixturevalue("ubench_runs").get(tool),
-                "collectives": lambda: request.getfixturevalue("collective_runs").get(),
-                "recorded": lambda: Recorded(request.getfixturevalue("baseline"), recording), **shared}
+                "collectives": lambda: request.getfixturevalue("collective_runs").get(), **shared}
     ubench, coll = request.getfixturevalue("ubench_runs"), request.getfixturevalue("collective_runs")
-    try:
-        recorded = Recorded(request.getfixturevalue("baseline"), recording)
-    except Exception as e:  # noqa: BLE001 -- a baseline that cannot be loaded is the asking probe's, not every check's
-        failed = e
+    return {"rounds": ubench.get, "collectives": coll.get, **shared, "recorded": _here(recorded)}
 
-        def recorded_() -> Recorded:
-            raise failed
-        return {"rounds": ubench.get, "collectives": coll.get, "recorded": recorded_, **shared}
-    return {"rounds": ubench.get, "collectives": coll.get, "recorded": lambda: recorded, **shared}
+
+def _here(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """`fn` called now, in the item's thread; what it gave (or raised) handed to the probe that asks,
+    in any thread (a baseline that cannot be loaded is that probe's, not every "rack" check's)."""
+    try:
+        got = fn()
+    except Exception as e:  # noqa: BLE001 -- raised again where a probe asks
+        err = e
+
+        def again() -> Any:
+            raise err
+        return again
+    return lambda: got
 
 
 def _per_gpu(c: Check[Any]) -> Callable[..., None]:
