@@ -107,26 +107,29 @@ def _per_pair(c: Check[Any]) -> Callable[..., None]:
     return item
 
 
+def _across(c: Check[Any], rack: Any, hosts: Any, read_once: Any, request: Any, node: str,
+            gpu: int | None = None) -> Callable[[], Across[Any]]:
+    """A "rack" / "rack-gpu" item's read: every node's probe once per session (the first item to ask),
+    seen from this item's node (and GPU)."""
+    def read() -> Across[Any]:
+        if c.row not in read_once:
+            read_once[c.row] = registry.read_across(c, rack, hosts, hosts.missing, _session(request, now=True))
+        every, unseen = read_once[c.row]
+        return Across(node, every, unseen, gpu)
+    return read
+
+
 def _per_rack(c: Check[Any]) -> Callable[..., None]:
     def item(node: Any, rack: Any, hosts: Any, read_once: Any, request: Any, evidence: Any, facts: Any) -> None:
-        def read() -> Across[Any]:
-            if c.row not in read_once:
-                read_once[c.row] = registry.read_across(c, rack, hosts, hosts.missing, _session(request, now=True))
-            every, unseen = read_once[c.row]
-            return Across(node.name, every, unseen)
-        run(c, On(rack, node.host, node.name), evidence, facts, read)
+        run(c, On(rack, node.host, node.name), evidence, facts, _across(c, rack, hosts, read_once, request, node.name))
     return item
 
 
 def _per_rack_gpu(c: Check[Any]) -> Callable[..., None]:
-    """One item per GPU, judged across the rack (the nodes' probes read once per session, as "rack")."""
+    """One item per GPU, judged across the rack (the nodes read once per session, as "rack")."""
     def item(gpu: Any, rack: Any, hosts: Any, read_once: Any, request: Any, evidence: Any, facts: Any) -> None:
-        def read() -> Across[Any]:
-            if c.row not in read_once:
-                read_once[c.row] = registry.read_across(c, rack, hosts, hosts.missing, _session(request, now=True))
-            every, unseen = read_once[c.row]
-            return Across(gpu.node.name, every, unseen, gpu.index)
-        run(c, On(rack, gpu.node.host, gpu.node.name, gpu.index, gpu.drm_card), evidence, facts, read)
+        on = On(rack, gpu.node.host, gpu.node.name, gpu.index, gpu.drm_card)
+        run(c, on, evidence, facts, _across(c, rack, hosts, read_once, request, gpu.node.name, gpu.index))
     return item
 
 
