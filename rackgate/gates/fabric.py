@@ -18,8 +18,6 @@ from ..probes.target import BaselineView
 from ..probes.ualink import Link, Settled, Trained, state_kind
 from .declare import Across, Check, Fact, Shown, across, across_gpus, declare, per_pair
 
-RecordedBaseline = BaselineView  # what a judge reads of a recorded baseline
-
 
 def readable(where: str, link: Link, attrs: tuple[str, ...]) -> Link:
     """The link, when each of `attrs` was read with a value; an empty attribute file is not a
@@ -218,7 +216,7 @@ def training_vs_peers(link: Link, peers: dict[str, Link]) -> list[str]:
     return out
 
 
-def training_vs_baseline(where: str, link: Link, baseline: RecordedBaseline) -> tuple[list[str], list[str]]:
+def training_vs_baseline(where: str, link: Link, baseline: BaselineView) -> tuple[list[str], list[str]]:
     """(findings, missing): values that moved since the recorded healthy boot, and facts the
     baseline does not have for this GPU."""
     out, missing = [], []
