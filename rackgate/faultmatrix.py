@@ -65,10 +65,11 @@ def derived_case(f: Fault, c: Check[Any]) -> dict[str, Any] | None:
     if f.target not in ("node", "gpu") or not f.default:
         return None
     node, _, gpu = f.default.partition(":")
-    if c.per == "gpu" and not (f.target == "gpu" and gpu.isdigit()):
+    per_gpu = c.per in ("gpu", "rack-gpu")
+    if per_gpu and not (f.target == "gpu" and gpu.isdigit()):
         return None
     fail = [item_id(c, p) for p in pairs_of(node)] if c.per == "pair" else \
-        [item_id(c, node, int(gpu) if c.per == "gpu" else None)]
+        [item_id(c, node, int(gpu) if per_gpu else None)]
     return {**case, "fail": fail}
 
 

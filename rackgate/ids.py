@@ -12,13 +12,29 @@ ID_PREFIX = "rackgate/checks/"
 _OLD_PREFIXES = ("tests/", "")
 
 
+# Hand-written checks since declared (rackgate/checks/test_declared.py): their old module::test ->
+# the declared item's, the parameter unchanged, so a baseline recorded before still names its check.
+MOVED = {
+    "fabric/test_links.py::test_accel_id": "test_declared.py::test_fab_accel_id",
+    "fabric/test_links.py::test_link_training": "test_declared.py::test_fab_training",
+    "fabric/test_errors.py::test_fab_errors": "test_declared.py::test_fab_errors",
+    "serving/test_hw_errors.py::test_srv_hw_errors": "test_declared.py::test_srv_hw_errors",
+}
+
+
 def check_id(nodeid: str) -> str:
     """The id of one of rackgate's checks however it was recorded: `rackgate/checks/...` as it is,
     `platform/...` (pytest's own id under a moved rootdir or from a wheel) or `tests/...` (before
-    the package move) as the check of the package it names; any other id unchanged."""
+    the package move) as the check of the package it names, a check since declared (MOVED) as its
+    declared item; any other id unchanged."""
+    path, sep, rest = nodeid.partition("::")
+    test, bracket, param = rest.partition("[")
+    for old in (ID_PREFIX, *_OLD_PREFIXES):
+        moved = MOVED.get(f"{path[len(old):]}::{test}") if path.startswith(old) else None
+        if moved is not None:
+            return f"{ID_PREFIX}{moved}{bracket}{param}"
     if nodeid.startswith(ID_PREFIX):
         return nodeid
-    path, sep, rest = nodeid.partition("::")
     for old in _OLD_PREFIXES:
         if path.startswith(old) and path.endswith(".py") and (CHECKS / path[len(old):]).is_file():
             return f"{ID_PREFIX}{path[len(old):]}{sep}{rest}"

@@ -10,13 +10,26 @@ from rackgate.ids import CHECKS, check_id, path_arg
 
 pytestmark = pytest.mark.unit
 
-ID = "rackgate/checks/fabric/test_links.py::test_link_training[node1-card0]"
+ID = "rackgate/checks/regression/test_regression.py::test_facts_within_tolerance[ualink.local_accels]"
 
 
-@pytest.mark.parametrize("recorded", [ID, "fabric/test_links.py::test_link_training[node1-card0]",
-                                      "tests/fabric/test_links.py::test_link_training[node1-card0]"])
+@pytest.mark.parametrize("recorded", [ID, "regression/test_regression.py::test_facts_within_tolerance[ualink.local_accels]",
+                                      "tests/regression/test_regression.py::test_facts_within_tolerance[ualink.local_accels]"])
 def test_an_id_from_any_rootdir_names_the_packages_check(recorded):
     assert check_id(recorded) == ID
+
+
+TRAINING = "rackgate/checks/test_declared.py::test_fab_training[node1-card0]"
+
+
+@pytest.mark.parametrize("recorded", ["rackgate/checks/fabric/test_links.py::test_link_training[node1-card0]",
+                                      "fabric/test_links.py::test_link_training[node1-card0]",
+                                      "tests/fabric/test_links.py::test_link_training[node1-card0]"])
+def test_an_id_of_a_check_since_declared_names_its_declared_item(recorded):
+    """A baseline recorded before FAB-TRAINING was declared still names its check (-m regression)."""
+    assert check_id(recorded) == TRAINING
+    assert check_id("serving/test_hw_errors.py::test_srv_hw_errors[node2]") == \
+        "rackgate/checks/test_declared.py::test_srv_hw_errors[node2]"
 
 
 @pytest.mark.parametrize("other", ["selftest/test_ids.py::test_x", "platform/test_nothing_here.py::t", "", "x"])
@@ -27,5 +40,5 @@ def test_an_id_of_no_check_of_the_package_stays(other):
 def test_an_id_turns_into_an_absolute_test_path():
     arg = path_arg("fabric/test_links.py::test_link_training[node1-card0]")
     path, _, name = arg.partition("::")
-    assert Path(path).is_absolute() and Path(path) == CHECKS / "fabric/test_links.py" and Path(path).is_file()
-    assert name == "test_link_training[node1-card0]"
+    assert Path(path).is_absolute() and Path(path) == CHECKS / "test_declared.py" and Path(path).is_file()
+    assert name == "test_fab_training[node1-card0]"

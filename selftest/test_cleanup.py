@@ -85,10 +85,11 @@ def test_nothing_left_after_ctrl_c(tmp_path):
     (tmp_path / "rg_hold_plugin.py").write_text(HOLD_PLUGIN)
     env = {**user_env(), "RACKGATE_SIM_WORKDIR": str(simdir), "RG_HOLD_MARK": str(mark),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH", "")]))}
-    # A stuck link keeps FAB-STATE waiting too: the fabric layer's processes are up as well.
+    # A stuck link, and the fabric's link checks (FAB-ACCEL-ID, FAB-TRAINING) in the run as well.
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "rg_hold_plugin", "-q", "-o", "addopts=",
-         "rackgate/checks/serving", "rackgate/checks/fabric", "--sim-fault", "stuck-link"],
+         "rackgate/checks/serving", "rackgate/checks/test_declared.py::test_fab_accel_id",
+         "rackgate/checks/test_declared.py::test_fab_training", "--sim-fault", "stuck-link"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
         preexec_fn=_as_from_a_shell)
     try:

@@ -3,9 +3,12 @@ server or DP rank: probe -> evidence -> facts -> judge (registry.judge_at) -> ch
 diagnosis. A probe that cannot look raises CouldNotObserve (ERROR); the row marker gives the item its -m
 markers. A "rack" check reads every node that answers once per session (concurrently) and judges each
 node's item across them; a "rank" check asks every DP rank once per session and judges each rank's item
-on its answers. Every item's probe may ask for the session's shared fabric runs (`on.ubench(tool)`,
+on its answers; a "rack-gpu" check reads every node once per session and judges each GPU's item across
+them. Every item's probe may ask for the session's shared fabric runs (`on.ubench(tool)`,
 `on.collective()`: each run once, the first time one asks; rackgate/fixtures/fabric.py ubench_runs,
-collective_runs). Each scope's item maker is one entry of ITEM_MAKERS."""
+collective_runs), the hardware-error bracket's rises on its node (`on.charged(stages)`,
+rackgate/fixtures/bracket.py) and the recorded baseline (`on.baseline()`). Each scope's item maker is
+one entry of ITEM_MAKERS."""
 from __future__ import annotations
 
 from typing import Any, Callable, cast
@@ -16,9 +19,10 @@ from rackgate import registry
 from rackgate.atom.logs import rank_table
 from rackgate.catalogue import row
 from rackgate.errors import CouldNotObserve
+from rackgate.fixtures import bracket
 from rackgate.fixtures.nodes import discovered_cards
 from rackgate.gates.declare import Across, Check, Ranked
-from rackgate.probes.target import On, OnPair
+from rackgate.probes.target import On, OnPair, Recorded
 from rackgate.report.verdict import check
 
 
@@ -48,14 +52,34 @@ def read_once() -> dict[str, Any]:
 
 
 def _session(request: Any, now: bool = False) -> dict[str, Any]:
-    """What every item's `On` carries of the session's shared runs, each run the first time a probe
-    asks (not before): the ubench07 rounds by tool, the collective run by node. Their fixtures are
-    looked up when a probe asks, or `now` (before a "rack" check's probes run in threads)."""
-    if now:
-        ubench, coll = request.getfixturevalue("ubench_runs"), request.getfixturevalue("collective_runs")
-        return {"rounds": ubench.get, "collectives": coll.get}
-    return {"rounds": lambda tool: request.getfixturevalue("ubench_runs").get(tool),
-            "collectives": lambda: request.getfixturevalue("collective_runs").get()}
+    """What every item's `On` carries of what the session shares, each the first time a probe asks
+    (not before): the ubench07 rounds by tool, the collective run by node, the hardware-error
+    bracket (rackgate/fixtures/bracket.py) and the recorded baseline. Their fixtures are looked up
+    when a probe asks, or `now` (before a "rack" check's probes run in threads)."""
+    config = request.config
+
+    def recorded() -> Recorded:
+        return Recorded(request.getfixturevalue("baseline"), bool(config.option.record_baseline))
+    shared: dict[str, Any] = {"bracket": lambda: bracket.of_session(config), "recorded": recorded}
+    if not now:
+        return {"rounds": lambda tool: request.getfixturevalue("ubench_runs").get(tool),
+                "collectives": lambda: request.getfixturevalue("collective_runs").get(), **shared}
+    ubench, coll = request.getfixturevalue("ubench_runs"), request.getfixturevalue("collective_runs")
+    return {"rounds": ubench.get, "collectives": coll.get, **shared, "recorded": _here(recorded)}
+
+
+def _here(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """`fn` called now, in the item's thread; what it gave (or raised) handed to the probe that asks,
+    in any thread (a baseline that cannot be loaded is that probe's, not every "rack" check's)."""
+    try:
+        got = fn()
+    except Exception as e:  # noqa: BLE001 -- raised again where a probe asks
+        err = e
+
+        def again() -> Any:
+            raise err
+        return again
+    return lambda: got
 
 
 def _per_gpu(c: Check[Any]) -> Callable[..., None]:
@@ -83,14 +107,29 @@ def _per_pair(c: Check[Any]) -> Callable[..., None]:
     return item
 
 
+def _across(c: Check[Any], rack: Any, hosts: Any, read_once: Any, request: Any, node: str,
+            gpu: int | None = None) -> Callable[[], Across[Any]]:
+    """A "rack" / "rack-gpu" item's read: every node's probe once per session (the first item to ask),
+    seen from this item's node (and GPU)."""
+    def read() -> Across[Any]:
+        if c.row not in read_once:
+            read_once[c.row] = registry.read_across(c, rack, hosts, hosts.missing, _session(request, now=True))
+        every, unseen = read_once[c.row]
+        return Across(node, every, unseen, gpu)
+    return read
+
+
 def _per_rack(c: Check[Any]) -> Callable[..., None]:
     def item(node: Any, rack: Any, hosts: Any, read_once: Any, request: Any, evidence: Any, facts: Any) -> None:
-        def read() -> Across[Any]:
-            if c.row not in read_once:
-                read_once[c.row] = registry.read_across(c, rack, hosts, hosts.missing, _session(request, now=True))
-            every, unseen = read_once[c.row]
-            return Across(node.name, every, unseen)
-        run(c, On(rack, node.host, node.name), evidence, facts, read)
+        run(c, On(rack, node.host, node.name), evidence, facts, _across(c, rack, hosts, read_once, request, node.name))
+    return item
+
+
+def _per_rack_gpu(c: Check[Any]) -> Callable[..., None]:
+    """One item per GPU, judged across the rack (the nodes read once per session, as "rack")."""
+    def item(gpu: Any, rack: Any, hosts: Any, read_once: Any, request: Any, evidence: Any, facts: Any) -> None:
+        on = On(rack, gpu.node.host, gpu.node.name, gpu.index, gpu.drm_card)
+        run(c, on, evidence, facts, _across(c, rack, hosts, read_once, request, gpu.node.name, gpu.index))
     return item
 
 
@@ -126,6 +165,7 @@ ITEM_MAKERS: dict[str, Callable[[Check[Any]], Callable[..., None]]] = {
     "gpu": _per_gpu,
     "node": _per_node,
     "rack": _per_rack,
+    "rack-gpu": _per_rack_gpu,
     "pair": _per_pair,
     "server": _per_server,
     "rank": _per_rank,

@@ -28,6 +28,11 @@ Scopes (`per`):
   its probe takes the node's part of the session's collective run, `on.collective()`). It blames
   the node it judges, never the rack. The survey runs the same judge on one tray (`Across` of
   that tray alone).
+- "rack-gpu": one item per GPU, judged across the rack: as "rack", the probe reads every node that
+  answers once per session, and the judge sees `Across` with `gpu` set to this item's GPU (`mine`
+  is its node's facts, which hold every GPU of the node): a number unique rack-wide (FAB-ACCEL-ID),
+  a GPU against its node's peers and the recorded baseline (FAB-TRAINING). It blames that GPU.
+  The survey judges it across every tray it read.
 - "pair": one item per ubench07 pair of nodes (rackgate/fabric/pairs.py: node1-node2, the first
   exports / listens); the probe takes `OnPair` (both nodes, `on.a` / `on.b`) and the judge sees that
   pair's facts. The ubench07 rounds run once per session, the first time a probe asks
@@ -42,7 +47,8 @@ Scopes (`per`):
   what each rank answered; the judge sees `Ranked` (this item's rank, every rank's answers) and
   blames that rank (`node3/dp9`), or says "k of n" where the row judges the server.
 
-The item's name is the row's (`test_plat_shm[node2]`, `test_<row>[node2-card3]` per GPU,
+The item's name is the row's (`test_plat_shm[node2]`, `test_<row>[node2-card3]` per GPU and per
+GPU across the rack,
 `test_<row>[node1-node2]` per pair, `test_<row>[node3-dp9]` per DP rank, `test_<row>` per server):
 one declaration per row.
 """
@@ -56,8 +62,8 @@ from ..errors import CouldNotObserve
 from ..probes.target import On, OnPair
 
 F = TypeVar("F")
-Per = Literal["node", "gpu", "rack", "pair", "server", "rank"]
-PER = ("node", "gpu", "rack", "pair", "server", "rank")
+Per = Literal["node", "gpu", "rack", "rack-gpu", "pair", "server", "rank"]
+PER = ("node", "gpu", "rack", "rack-gpu", "pair", "server", "rank")
 
 
 class DeclarationError(ValueError):
@@ -84,10 +90,12 @@ class Fact:
 @dataclass(frozen=True)
 class Across(Generic[F]):
     """What a "rack" check's judge sees: the node its item judges, every node's facts (the nodes
-    that answered), and why the others could not be read."""
+    that answered), and why the others could not be read; a "rack-gpu" check's also the GPU
+    (index on its node) its item judges."""
     node: str
     facts: Mapping[str, F]
     unseen: Mapping[str, CouldNotObserve]
+    gpu: int | None = None
 
     @property
     def mine(self) -> F:
@@ -141,6 +149,16 @@ def across(row: str, probe: Callable[[On], F], judge: Callable[[Across[F], Rack,
     """A "rack" check: `probe` reads one node; `judge`, `shows` and `facts` see `Across` the rack.
         declare(across("PLAT-ATOM-COMMIT", probe=atom_commit.commit, judge=commit_agrees, shows=commit_shown))"""
     return Check[Any](row, "rack", probe, judge, shows, facts, applies)  # the judge sees Across[F], not F
+
+
+def across_gpus(row: str, probe: Callable[[On], F], judge: Callable[[Across[F], Rack, str], list[str]],
+                shows: Callable[[Across[F], Rack], Sequence[Shown]],
+                facts: Callable[[Across[F], str], Sequence[Fact]] | None = None,
+                applies: Callable[[Rack], str] | None = None) -> Check[Any]:
+    """A "rack-gpu" check: `probe` reads one node (every GPU of it); `judge`, `shows` and `facts`
+    see `Across` the rack with `gpu` set to the item's GPU.
+        declare(across_gpus("FAB-ACCEL-ID", probe=fabric_fields.numbered, judge=accel_item, shows=accel_shown))"""
+    return Check[Any](row, "rack-gpu", probe, judge, shows, facts, applies)  # the judge sees Across[F]
 
 
 def ranked(row: str, probe: Callable[[Any], Mapping[int, F]], judge: Callable[[Ranked[F], Rack, str], list[str]],

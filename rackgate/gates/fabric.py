@@ -6,28 +6,17 @@ failure with the catalogue row's diagnosis.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Mapping, Protocol, Sequence
+from typing import Mapping, Sequence
 
 from ..config.fabric import FabricExpect
 from ..config.model import Rack
 from ..errors import CouldNotObserve, UnrecognisedOutput, require_records
 from ..probes import accel, amdsmi, collective, dmesg, fabric_fields, pair_runs, ualink, ubench
+from ..probes.fabric_fields import Numbered
 from ..probes.pair_runs import LeftoverScan, Measured, NodeScans, PairLogs, PairRun
-from ..probes.ualink import Link, Settled, state_kind
-from .declare import Across, Check, Fact, Shown, across, declare, per_pair
-
-
-class _Recorded(Protocol):
-    @property
-    def value(self) -> object: ...
-
-
-class RecordedBaseline(Protocol):
-    """What a judge reads of a recorded baseline (rackgate.baseline.Baseline, a layer above gates)."""
-
-    def get(self, name: str, where: str = "") -> _Recorded | None: ...
-
-    def describe(self) -> str: ...
+from ..probes.target import BaselineView
+from ..probes.ualink import Link, Settled, Trained, state_kind
+from .declare import Across, Check, Fact, Shown, across, across_gpus, declare, per_pair
 
 
 def readable(where: str, link: Link, attrs: tuple[str, ...]) -> Link:
@@ -107,6 +96,52 @@ def same_accel_id(link: Link, where: str, others: dict[str, Link]) -> list[str]:
     return [w for w, o in others.items() if w != where and o.accel_id == link.accel_id]
 
 
+def _gpu_link(got: Across[Numbered] | Across[Trained], where: str, attrs: tuple[str, ...]) -> Link:
+    """The link of the GPU a "rack-gpu" item judges, read whole (`attrs` not empty)."""
+    links = got.mine.links
+    if got.gpu is None or not 0 <= got.gpu < len(links):
+        raise CouldNotObserve(f"{where}: no link read for this GPU")
+    return readable(where, links[got.gpu], attrs)
+
+
+def accel_item(got: Across[Numbered], rack: Rack, where: str) -> list[str]:
+    """FAB-ACCEL-ID for one GPU: its accel_id is 4*(tray-1)+gpu, no other GPU of the rack (the
+    nodes read) reports it, and amd-smi fabric shows the same; amd-smi unreadable is
+    could-not-observe unless the driver's value already shows the fault."""
+    link = _gpu_link(got, where, ("accel_id_raw",))
+    mine = got.mine
+    smi = next((g for g in mine.smi if g.gpu == got.gpu), None)
+    expected = accel.expected_accel_id(rack.node(got.node).tray, got.gpu or 0, rack.gpus_per_node)
+    every = {li.where(n): li for n, f in got.facts.items() for li in f.links}
+    try:
+        return accel_id(where, expected, link, smi, same_accel_id(link, link.where(got.node), every), smi_read=True)
+    except CouldNotObserve:
+        if mine.smi_error is not None:
+            raise mine.smi_error from None
+        raise
+
+
+def accel_shown(got: Across[Numbered], rack: Rack) -> list[Shown]:
+    mine, g = got.mine, got.gpu or 0
+    link = mine.links[g] if g < len(mine.links) else None
+    smi = next((s for s in mine.smi if s.gpu == g), None)
+    tray = rack.node(got.node).tray
+    return [Shown("accel_id", f"expected {accel.expected_accel_id(tray, g, rack.gpus_per_node)} (tray {tray}, gpu {g})\n"
+                              f"ualink/accel_id: {link.accel_id_raw if link else '(not read)'}\namd-smi ACCELERATOR_ID: "
+                              + (smi.accelerator_id_raw if smi else f"(not read: {mine.smi_error})" if mine.smi_error
+                                 else "(GPU not in amd-smi fabric output)"))]
+
+
+def accel_facts(got: Across[Numbered], where: str) -> list[Fact]:
+    links, g = got.mine.links, got.gpu or 0
+    raw = links[g].accel_id_raw if g < len(links) else None
+    return [Fact("ualink.accel_id", raw)] if raw else []
+
+
+declare(across_gpus("FAB-ACCEL-ID", probe=fabric_fields.numbered, judge=accel_item, shows=accel_shown,
+                    facts=accel_facts))
+
+
 # --- FAB-POD --------------------------------------------------------------------------------
 Domain = tuple[str | None, str | None]
 
@@ -181,7 +216,7 @@ def training_vs_peers(link: Link, peers: dict[str, Link]) -> list[str]:
     return out
 
 
-def training_vs_baseline(where: str, link: Link, baseline: RecordedBaseline) -> tuple[list[str], list[str]]:
+def training_vs_baseline(where: str, link: Link, baseline: BaselineView) -> tuple[list[str], list[str]]:
     """(findings, missing): values that moved since the recorded healthy boot, and facts the
     baseline does not have for this GPU."""
     out, missing = [], []
@@ -193,6 +228,44 @@ def training_vs_baseline(where: str, link: Link, baseline: RecordedBaseline) -> 
             out.append(f"{name.split('.', 1)[1]}={now} but the healthy baseline has {old.value} "
                        f"({baseline.describe()})")
     return out, missing
+
+
+def training_item(got: Across[Trained], rack: Rack, where: str) -> list[str]:
+    """FAB-TRAINING for one GPU: first against its peers on the node, then against the healthy boot
+    recorded by --record-baseline. While recording, only the peers are compared; with no baseline
+    the check cannot judge and says so (it never passes silently)."""
+    link = _gpu_link(got, where, ("local_accels", "station_lane_en_bitmap"))
+    found = training_vs_peers(link, {li.where(got.node): li for li in got.mine.links})
+    recorded = got.mine.recorded
+    if found or recorded.recording:
+        return found
+    if recorded.baseline is None:
+        raise CouldNotObserve(f"{where}: no baseline recorded: run `pytest -m fabric --record-baseline` "
+                              f"on a healthy boot (rack file 'baseline' = {rack.baseline}), then compare")
+    found, missing = training_vs_baseline(f"{got.node}/card{got.gpu}", link, recorded.baseline)
+    if missing and not found:
+        raise CouldNotObserve(f"{where}: the baseline {recorded.baseline.describe()} has no {', '.join(missing)} for "
+                              "this GPU: record one on a healthy boot of this rack (--record-baseline)")
+    return found
+
+
+def training_shown(got: Across[Trained], rack: Rack) -> list[Shown]:
+    return [Shown("link training", "\n".join(
+        f"{li.where(got.node)}: local_accels={li.local_accels} station_lane_en_bitmap={li.station_lane_en_bitmap}"
+        for li in got.mine.links))]
+
+
+def training_facts(got: Across[Trained], where: str) -> list[Fact]:
+    """The GPU's training values (what --record-baseline records), unless they differ from its
+    peers on the node: a card trained otherwise than its peers never becomes a baseline."""
+    links, g = got.mine.links, got.gpu or 0
+    if g >= len(links) or training_vs_peers(links[g], {li.where(got.node): li for li in links}):
+        return []
+    return [Fact(name, value) for name, value in training_values(links[g]).items() if value is not None]
+
+
+declare(across_gpus("FAB-TRAINING", probe=ualink.trained, judge=training_item, shows=training_shown,
+                    facts=training_facts))
 
 
 # --- FAB-UNPOPULATED ------------------------------------------------------------------------

@@ -161,6 +161,30 @@ def correctable_by_gpu(rises: dict[str, list[Rise]]) -> dict[str, int]:
     return out
 
 
+def rises_item(got: ras_probe.Charged, rack: Rack, where: str) -> list[str]:
+    """FAB-ERRORS / SRV-HW-ERRORS on one node: a finding per GPU and stage whose counters rose."""
+    return stage_rises(got.rises, rack)
+
+
+def rises_shown(got: ras_probe.Charged, rack: Rack) -> list[Shown]:
+    return [Shown("hardware error counters that rose, by stage", "\n".join(
+        f"{s}: " + ("; ".join(r.describe() for r in rs) or "nothing rose") for s, rs in got.rises.items()))]
+
+
+def rises_facts(got: ras_probe.Charged, where: str) -> list[Fact]:
+    """The correctable ECC errors each GPU added over the row's stages (-m regression), named for
+    the row's first stage: hw.ecc_ce.fabric at node2/gpu1."""
+    slug = got.stages[0].replace(" ", "_")
+    return [Fact(f"hw.ecc_ce.{slug}", n, "errors", f"{got.node}/{label.split(' ')[0]}")
+            for label, n in correctable_by_gpu(got.rises).items()]
+
+
+declare(Check("FAB-ERRORS", "node", probe=ras_probe.fabric_stages, judge=rises_item, shows=rises_shown,
+              facts=rises_facts),
+        Check("SRV-HW-ERRORS", "node", probe=ras_probe.serving_stages, judge=rises_item, shows=rises_shown,
+              facts=rises_facts))
+
+
 # --- SRV-THROTTLE: throttling residency under load ----------------------------------------------
 TICKS = "throttle.accumulation_counter"
 

@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..access import NodeAccess
+from ..catalogue import row
 from ..errors import CouldNotObserve, UnrecognisedOutput
 from . import amdsmi, drm
 from .target import On
@@ -386,3 +387,29 @@ def rises(before: Snapshot, after: Snapshot) -> list[Rise]:
             if name in old and v > old[name]:
                 out.append(Rise(a.label, name, old[name], v))
     return out
+
+
+# --- the bracket's rises, as a check reads them -------------------------------------------------
+@dataclass(frozen=True)
+class Charged:
+    """What rose on one node's GPUs while the stages a row judges ran (the bracket's snapshots at
+    each stage's start and end, rackgate/fixtures/bracket.py): stage -> its rises, of the stages that ran."""
+    node: str
+    stages: tuple[str, ...]  # the row's bracketed stages, as the catalogue names them
+    rises: dict[str, list[Rise]]
+
+
+def _charged(on: On, row_id: str) -> Charged:
+    stages = row(row_id).brackets
+    return Charged(on.node, stages, on.charged(stages))
+
+
+def fabric_stages(on: On) -> Charged:
+    """FAB-ERRORS' probe: the rises charged to the fabric stages on this node (could-not-observe
+    when none ran or a snapshot could not be read)."""
+    return _charged(on, "FAB-ERRORS")
+
+
+def serving_stages(on: On) -> Charged:
+    """SRV-HW-ERRORS' probe: the rises charged to the serving stages on this node."""
+    return _charged(on, "SRV-HW-ERRORS")

@@ -2,14 +2,15 @@
 a ubench07 pair of nodes (OnPair).
 
 The pytest items build it from their `node` / `gpu` / `pair` fixtures; a probe reads through
-`host` (or `container()`), and names what it read with `where`. The session's ubench07 rounds
-(run once, the first time a probe asks: `ubench(tool)`) and its collective run (`collective()`)
-come with it.
+`host` (or `container()`), and names what it read with `where`. What the session shares comes with
+it, each looked up the first time a probe asks: the ubench07 rounds (`ubench(tool)`), the collective
+run (`collective()`), the hardware-error bracket's rises on this node (`charged(stages)`,
+rackgate/fixtures/bracket.py) and the recorded baseline (`baseline()`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
 from ..access import NodeAccess
 from ..config.model import Rack
@@ -20,8 +21,38 @@ if TYPE_CHECKING:  # pair_runs -> dmesg -> target
     from .collective import ProbeOutput
     from .drm import GpuMap
     from .pair_runs import Rounds
+    from .ras import Rise
 
     Collective = tuple[Result, ProbeOutput] | Exception  # one node's part of the collective run, or why not
+
+
+class StageCounters(Protocol):
+    """What a probe reads of the session's hardware-error bracket (rackgate/fixtures/bracket.py
+    `Bracket`): stage -> the counter rises charged to it on `node` (could-not-observe when none of
+    `stages` ran, or a snapshot of the node could not be read)."""
+
+    def charged(self, stages: tuple[str, ...], node: str) -> dict[str, list[Rise]]: ...
+
+
+class _Value(Protocol):
+    @property
+    def value(self) -> object: ...
+
+
+class BaselineView(Protocol):
+    """What a judge reads of a recorded baseline (rackgate.baseline.Baseline, a layer above)."""
+
+    def get(self, name: str, where: str = "") -> _Value | None: ...
+
+    def describe(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """The session's recorded baseline as a check compares with it: `baseline` (None when none was
+    recorded), or `recording` (this run records one: --record-baseline; nothing to compare)."""
+    baseline: BaselineView | None
+    recording: bool = False
 
 
 @dataclass(frozen=True)
@@ -33,6 +64,8 @@ class On:
     card: Card | None = None  # its DRM card, discovered
     rounds: Callable[[str], Rounds] | None = None  # the session's ubench07 rounds by tool (p2p, bw)
     collectives: Callable[[], Mapping[str, Collective]] | None = None  # the session's collective run, by node
+    bracket: Callable[[], StageCounters] | None = None  # the session's hardware-error bracket
+    recorded: Callable[[], Recorded] | None = None  # the session's recorded baseline
 
     def container(self, env: dict[str, str] | None = None) -> NodeAccess:
         """Where the engine runs on this node: its container, or the node itself (container = "")."""
@@ -61,6 +94,18 @@ class On:
         if self.collectives is None:
             raise RuntimeError(f"{self.node}: this item was made without the session's collective run")
         return self.collectives()[self.node]
+
+    def charged(self, stages: tuple[str, ...]) -> dict[str, list[Rise]]:
+        """stage -> the hardware error counters that rose on this node while it ran (the bracket)."""
+        if self.bracket is None:
+            raise RuntimeError(f"{self.node}: this item was made without the session's hardware-error bracket")
+        return self.bracket().charged(stages, self.node)
+
+    def baseline(self) -> Recorded:
+        """The session's recorded baseline (or that this run records one)."""
+        if self.recorded is None:
+            raise RuntimeError(f"{self.node}: this item was made without the session's recorded baseline")
+        return self.recorded()
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 from ..access import NodeAccess, wait_for
 from ..errors import CouldNotObserve
 from . import drm
-from .target import On
+from .target import On, Recorded
 
 ATTRS = ("accel_state", "accel_id", "link_type", "ppod_id", "vpod_id", "local_accels", "station_lane_en_bitmap",
          "bandwidth", "latency")
@@ -199,3 +199,17 @@ def settled_gpu(on: On) -> Settled:
     f, card, gpu = on.rack.fabric, on.card, on.gpu
     return wait_settled(lambda: [read_gpu_link(on.host, card, gpu)], f.active_states, f.error_states,
                         f.state_wait_s, f.state_poll_s)
+
+
+@dataclass(frozen=True)
+class Trained:
+    """FAB-TRAINING's reading of one node: every GPU's link (GPU g at index g), and the session's
+    recorded baseline to compare them with (or that this run records one)."""
+    links: list[Link]
+    recorded: Recorded
+
+
+def trained(on: On) -> Trained:
+    """FAB-TRAINING's probe: the node's links as read now (no training wait: a link still training
+    is FAB-STATE's finding), with the recorded baseline the session carries."""
+    return Trained(read_gpu_links(on.host, on.rack.gpus_per_node), on.baseline())

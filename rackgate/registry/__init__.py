@@ -5,7 +5,8 @@ consumes checks, which all take them from here, never from the gates' modules:
 - the pytest items: `rackgate/checks/test_declared.py` makes one item per node / GPU from
   `checks()` and runs each with `judge_on` (a "rack" check's read across the nodes: `read_across`);
 - the survey's cells: `rackgate/survey/tray.py` runs the same declarations on one tray (`on_tray`:
-  the same probe and judge, `Across` of that tray alone for a "rack" check);
+  the same probe and judge, `Across` of that tray alone for a "rack" check; a "rack-gpu" check is
+  judged again across every tray read, `across_trays`);
 - the fault matrix: `rackgate/faultmatrix.py` derives a fault's default case from `checks()` and
   names its item with `item_id`;
 - the catalogue page: `rackgate/report/catalogue_page.py` names each row's probe and judge
@@ -21,7 +22,7 @@ from typing import Any
 
 from ..gates import declare
 from ..gates.declare import Check, qualname
-from .run import Judged, Place, judge_at, judge_on, on_tray, read_across
+from .run import Judged, Place, across_trays, judge_at, judge_on, on_tray, read_across
 
 # The one pytest module that makes the declared checks' items (the package's own checks); the
 # fault matrix names their ids from it.
@@ -38,7 +39,7 @@ def checks() -> dict[str, Check[Any]]:
 
 def item_id(c: Check[Any], node: str, gpu: int | None = None) -> str:
     """A declared check's item id at a node (or one GPU of it): rackgate/checks/test_declared.py::test_plat_shm[node2]."""
-    param = f"{node}-card{gpu if gpu is not None else 0}" if c.per == "gpu" else node
+    param = f"{node}-card{gpu if gpu is not None else 0}" if c.per in ("gpu", "rack-gpu") else node
     return f"{ITEMS_MODULE}::{c.test_name}[{param}]"
 
 
@@ -59,5 +60,5 @@ def drain_hint(row_id: str, seen: str) -> str:
     return f"{row_id}{action}: {seen}"
 
 
-__all__ = ["ITEMS_MODULE", "Judged", "Place", "checks", "declared_as", "drain_hint", "item_id", "judge_at", "judge_on", "on_tray",
-           "read_across"]
+__all__ = ["ITEMS_MODULE", "Judged", "Place", "across_trays", "checks", "declared_as", "drain_hint", "item_id", "judge_at",
+           "judge_on", "on_tray", "read_across"]

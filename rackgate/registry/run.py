@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable, Mapping, Sequence
 
 from ..access import NodeAccess
@@ -83,8 +84,8 @@ def on_tray(c: Check[Any], host: NodeAccess, node: str, rack: Rack, fixed: Mappi
     """The declaration run on one tray, as its pytest items run it on that node: one place for a
     "node" check, one per GPU for a "gpu" check (the cards discovered as the `gpu` fixture does;
     a listing it cannot read is every GPU's could-not-observe), and for a "rack" check the node
-    judged across the tray alone (`Across` of this tray). `fixed` pins facts for every tray
-    (the survey's one clock, PLAT-FREE's `now`)."""
+    judged across the tray alone (`Across` of this tray; a "rack-gpu" check: each GPU, the tray read
+    once). `fixed` pins facts for every tray (the survey's one clock, PLAT-FREE's `now`)."""
     def read(on: On) -> Callable[[], Any]:
         def facts() -> Any:
             got = c.probe(on)
@@ -93,6 +94,8 @@ def on_tray(c: Check[Any], host: NodeAccess, node: str, rack: Rack, fixed: Mappi
             return Across(node, {node: got}, {}) if c.per == "rack" else got
         return facts
 
+    if c.per == "rack-gpu":
+        return _tray_gpus(c, host, node, rack)
     ons: list[On | tuple[int, CouldNotObserve]] = []
     if c.per == "gpu":
         try:
@@ -112,3 +115,34 @@ def on_tray(c: Check[Any], host: NodeAccess, node: str, rack: Rack, fixed: Mappi
         except CouldNotObserve as e:
             out.append(Place(on.where, on.gpu, error=e))
     return out
+
+
+def _tray_gpus(c: Check[Any], host: NodeAccess, node: str, rack: Rack) -> list[Place]:
+    """A "rack-gpu" check on one tray: the probe once, every GPU judged across this tray alone; a
+    tray it cannot read (or whose cards it cannot list) is every GPU's could-not-observe."""
+    try:
+        cards = drm.discover(host)
+        ons = [On(rack, host, node, g, cards.card(g, rack.gpus_per_node)) for g in range(rack.gpus_per_node)]
+        got = c.probe(On(rack, host, node))
+    except CouldNotObserve as e:
+        return [Place(f"{node}/gpu{g}", g, error=e) for g in range(rack.gpus_per_node)]
+    return _gpus_across(c, ons, {node: got}, rack)
+
+
+def _gpus_across(c: Check[Any], ons: Sequence[On], every: Mapping[str, Any], rack: Rack) -> list[Place]:
+    out: list[Place] = []
+    for on in ons:
+        try:
+            out.append(Place(on.where, on.gpu, judged=judge_at(c, rack, on.key, on.where,
+                                                                partial(Across, on.node, every, {}, on.gpu), on)))
+        except CouldNotObserve as e:
+            out.append(Place(on.where, on.gpu, error=e))
+    return out
+
+
+def across_trays(c: Check[Any], places: Sequence[Place], every: Mapping[str, Any], rack: Rack) -> list[Place]:
+    """A "rack-gpu" check's places on one tray (as `on_tray` made them), judged again across
+    `every` tray's facts (tray -> what its probe read): the survey's rack-wide pass, as the items
+    judge across the rack (an accel_id reported on two trays fails both)."""
+    again = _gpus_across(c, [p.judged.on for p in places if p.judged is not None], every, rack)
+    return [again.pop(0) if p.judged is not None else p for p in places]

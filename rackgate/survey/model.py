@@ -2,10 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..probes.ualink import Link
+from typing import Any
 
 PASS, FAIL, UNOBSERVED = "pass", "fail", "could not observe"
 
@@ -45,7 +42,8 @@ class TrayReport:
     # per GPU: card -> PASS / FAIL / UNOBSERVED (for the rack map)
     gpus: dict[int, str] = field(default_factory=dict)
     seconds: float = 0.0
-    links: list[Link] = field(default_factory=list)  # per card, as read
+    # row -> its places on this tray (registry.Place), for a "rack-gpu" row judged across trays
+    places: dict[str, list[Any]] = field(default_factory=dict)
 
     @property
     def usable(self) -> bool:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 
+from .. import registry
 from ..config import Rack
-from ..gates import fabric as fab_judge
 from ..transport import Host, fanout, host_for
-from .model import FAIL, Cell, TrayReport
-from .tray import survey_tray
+from .model import CHECKS, Cell, TrayReport
+from .tray import declared_cell, survey_tray
 
 DEFAULT_JOBS = 64  # the largest rack the sim builds; each in-flight tray is one ssh client at a time
 
@@ -26,23 +26,21 @@ def survey(rack: Rack, jobs: int = DEFAULT_JOBS, hosts: dict[str, Host] | None =
         if isinstance(r, Exception):  # a bug, not the tray: shown, never silently dropped
             r = TrayReport(n.name, n.tray, {"reach": Cell("could not observe", f"survey crashed: {r!r}")})
         reports.append(r)
-    duplicates(reports, rack)
+    across_trays(reports, rack)
     return reports
 
 
-def duplicates(reports: list[TrayReport], rack: Rack) -> None:
-    """FAB-ACCEL-ID across trays (the judge's uniqueness over every tray's cards, as the item
-    judges it rack-wide): an accel_id reported on two trays fails both."""
-    every = {li.where(r.node): li for r in reports for li in r.links}
-    for r in reports:
-        bad = []
-        for li in r.links:
-            where = li.where(r.node)
-            elsewhere = [w for w in fab_judge.same_accel_id(li, where, every) if not w.startswith(r.node + "/")]
-            if elsewhere:
-                bad.append(f"accel_id {li.accel_id_raw} is also reported by {', '.join(elsewhere)}")
-                r.gpus[li.gpu if li.gpu is not None else li.card] = FAIL
-        if bad:
-            old = r.cells.get("accel")
-            prev = [old.seen] if old is not None and old.status == FAIL else []
-            r.cells["accel"] = Cell(FAIL, "; ".join(prev + bad))
+def across_trays(reports: list[TrayReport], rack: Rack) -> None:
+    """The "rack-gpu" rows (FAB-ACCEL-ID: an accel_id unique rack-wide) judged again across every
+    tray read, as their items judge across the rack (registry.across_trays): an accel_id reported
+    on two trays fails both."""
+    declared = registry.checks()
+    for key, row, _ in CHECKS:
+        c = declared.get(row)
+        if c is None or c.per != "rack-gpu":
+            continue
+        every = {r.node: p.judged.got.mine for r in reports for p in r.places.get(row, []) if p.judged is not None}
+        for r in reports:
+            if r.places.get(row):
+                r.places[row] = registry.across_trays(c, r.places[row], every, rack)
+                r.cells[key] = declared_cell(c, r.places[row], rack, r)

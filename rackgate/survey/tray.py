@@ -5,10 +5,10 @@ Each declared row with a survey column (model.py CHECKS) becomes a Cell: PASS on
 of health, FAIL on positive evidence of the row's fault, UNOBSERVED when the suite could not look
 (the tool missing or failing, a layout not recognised); a per-GPU row folds its GPUs (any GPU's
 finding FAIL, else any GPU not observed UNOBSERVED) and a "rack" row is judged across this tray
-alone. selftest/survey/test_survey_equals_items.py holds cells and items equal. This module only
-words what a healthy tray showed (SEEN), pins the survey's one clock, keeps the tray's fabric domain
-for the pick, and judges FAB-ACCEL-ID's numbering while that row is not declared. An unreachable
-tray gets one UNOBSERVED 'reach' cell in ssh's words and no others.
+alone (a "rack-gpu" row, FAB-ACCEL-ID, is judged again across every tray read: run.py).
+selftest/survey/test_survey_equals_items.py holds cells and items equal. This module only words
+what a healthy tray showed (SEEN), pins the survey's one clock and keeps the tray's fabric domain
+for the pick. An unreachable tray gets one UNOBSERVED 'reach' cell in ssh's words and no others.
 """
 from __future__ import annotations
 
@@ -18,12 +18,10 @@ from typing import Any, Callable
 from .. import registry
 from ..config import Rack
 from ..config.model import Node
-from ..errors import CouldNotObserve
 from ..gates import fabric as fab_judge
 from ..gates import plat as plat_judge
 from ..gates.declare import Across, Check
-from ..probes import perf_setup, ualink
-from ..probes.accel import expected_accel_id
+from ..probes import fabric_fields, perf_setup, ualink
 from ..transport import Host, TransportError
 from .model import CHECKS, FAIL, PASS, UNOBSERVED, Cell, TrayReport
 
@@ -54,6 +52,10 @@ def _links(got: list[ualink.Settled], rack: Rack) -> str:
     return f"{len(links)} cards {links[0].accel_state}" if links else ""
 
 
+def _accel(got: list[Across[fabric_fields.Numbered]], rack: Rack) -> str:
+    return " ".join(str(a.mine.links[a.gpu or 0].accel_id) for a in got)
+
+
 def _pod(got: list[Across[ualink.Settled]], rack: Rack) -> str:
     ref = _domain(got[0], rack)
     return f"ppod={ref[0]} vpod={ref[1]}"
@@ -68,6 +70,7 @@ SEEN: dict[str, Callable[[list[Any], Rack], str]] = {
     "PLAT-PARAMS": lambda got, rack: " ".join(f"{k}={v}" for k, v in got[0].items()),
     "PLAT-RAS": _ras,
     "FAB-STATE": _links,
+    "FAB-ACCEL-ID": _accel,
     "FAB-POD": _pod,
 }
 PINNED = {"PLAT-FREE": "now"}   # facts the survey pins for every tray: one clock (its fact `now`)
@@ -91,7 +94,7 @@ def declared_cell(c: Check[Any], places: list[registry.Place], rack: Rack, rep: 
         if isinstance(p.error, TransportError):
             raise p.error
         found = p.judged.findings if p.judged is not None and err is None else []
-        if c.per == "gpu":
+        if c.per in ("gpu", "rack-gpu"):
             bad += [f"{p.where.partition('/')[2]}: {f}" for f in found]   # gpu2 (card2, ...): the tray is the row's
         else:
             bad += found
@@ -126,55 +129,21 @@ def survey_tray(host: Host, node: Node, rack: Rack, now: float | None = None) ->
                 c = declared[row]
                 ran[row] = registry.on_tray(c, host, node.name, rack, {PINNED[row]: at} if row in PINNED else None)
                 rep.cells[key] = declared_cell(c, ran[row], rack, rep)
-        _fabric(ran.get("FAB-POD", []), node, rack, rep, declared)
+                if c.per == "rack-gpu":
+                    rep.places[row] = ran[row]  # judged again across every tray read (run.py)
+        _fabric(ran.get("FAB-POD", []), rack, rep)
     except TransportError as e:
         rep.cells = {"reach": Cell(UNOBSERVED, str(e))}
         rep.gpus = {g: UNOBSERVED for g in range(rack.gpus_per_node)}
+        rep.places = {}
     rep.seconds = time.monotonic() - t0
     return rep
 
 
-def _fabric(pod: list[registry.Place], node: Node, rack: Rack, rep: TrayReport, declared: dict[str, Check[Any]]) -> None:
-    """The tray's cards as FAB-POD's declaration read them (one settled read): kept for the
-    rack-wide duplicate accel_id pass (run.py) and the written rack, the tray's fabric domain when
-    its FAB-POD cell passed, and the FAB-ACCEL-ID cell while that row is not declared (its
-    numbering judged as the item judges it, without amd-smi)."""
+def _fabric(pod: list[registry.Place], rack: Rack, rep: TrayReport) -> None:
+    """The tray's fabric domain, as FAB-POD's declaration read it (one settled read), when its
+    FAB-POD cell passed."""
     seen = pod[0] if pod else None
-    if seen is None or seen.judged is None:  # no card listing, or not gpus_per_node cards (PLAT-GPUS's finding)
-        if "FAB-ACCEL-ID" not in declared:
-            rep.cells["accel"] = Cell(UNOBSERVED, str(seen.error) if seen else "FAB-POD is not declared")
-        return
-    alone: Across[ualink.Settled] = seen.judged.got
-    rep.links = alone.mine.links
     cell = rep.cells.get("pod")
-    if cell is not None and cell.ok:
-        rep.domain = _domain(alone, rack)
-    if "FAB-ACCEL-ID" not in declared:
-        rep.cells["accel"] = _accel_id(rep.links, node, rack, rep)
-
-
-def _accel_id(links: list[ualink.Link], node: Node, rack: Rack, rep: TrayReport) -> Cell:
-    """accel_id of every card = gpus_per_node*(tray-1)+gpu, unique on the tray (across trays:
-    run.py's rack-wide pass); a card's finding FAIL, else a card not observed UNOBSERVED."""
-    mine = {li.where(node.name): li for li in links}
-    bad: list[str] = []
-    unseen: list[str] = []
-    for li in links:
-        g = li.gpu if li.gpu is not None else li.card
-        where = li.where(node.name)
-        try:
-            fab_judge.readable(where, li, ("accel_id_raw",))
-            found = fab_judge.accel_id(where, expected_accel_id(node.tray, li.gpu or 0, rack.gpus_per_node), li, None,
-                                       fab_judge.same_accel_id(li, where, mine))
-        except CouldNotObserve as e:
-            unseen.append(str(e))
-            if rep.gpus.get(g) != FAIL:
-                rep.gpus[g] = UNOBSERVED
-            continue
-        bad += [f"{li.label}: {b}" for b in found]
-        rep.gpus[g] = FAIL if found else rep.gpus.get(g, PASS)
-    if bad:
-        return Cell(FAIL, "; ".join(bad))
-    if unseen:
-        return Cell(UNOBSERVED, "; ".join(unseen))
-    return Cell(PASS, " ".join(str(li.accel_id) for li in links))
+    if seen is not None and seen.judged is not None and cell is not None and cell.ok:
+        rep.domain = _domain(seen.judged.got, rack)

@@ -15,7 +15,8 @@ from ..harness import run_suite
 
 pytestmark = pytest.mark.suite
 
-SYSFS_CHECKS = ("-m", "fabric or platform", "-k", "test_links or test_fab_state or test_fab_pod or test_fab_unpopulated or test_plat_gpus or test_plat_driver")
+SYSFS_CHECKS = ("-m", "fabric or platform", "-k", "test_fab_accel_id or test_fab_training or test_fab_state or test_fab_pod "
+                "or test_fab_unpopulated or test_plat_gpus or test_plat_driver")
 
 
 def _rack(tmp_path, *faults: str):
@@ -45,7 +46,7 @@ def test_a_stuck_link_on_card4_fails_on_gpu3_of_that_node(tmp_path):
     r = run_suite(tmp_path, f"--rack={rack}", f"--baseline={SHIPPED_RACK.parent / 'sim-baseline.json'}",
                   *SYSFS_CHECKS)
     state = "rackgate/checks/test_declared.py::test_fab_state[node2-card3]"
-    accel = "rackgate/checks/fabric/test_links.py::test_accel_id[node2-card3]"
+    accel = "rackgate/checks/test_declared.py::test_fab_accel_id[node2-card3]"
     assert r.ids("failed") == {state, accel}, {k: r.outcomes[k].message[:300] for k in r.not_passed}
     assert "FAB-STATE [node2/gpu3 (card4, 0000:75:00.0)]" in r.outcomes[state].message
     assert "unconfigured" in r.outcomes[state].message

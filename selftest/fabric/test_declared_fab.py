@@ -1,5 +1,7 @@
 """The FAB rows as declarations (rackgate/gates/fabric.py): the "pair" scope's item ids and derived
-matrix cases, and FAB-COLLECTIVE's blame across the rack (one rack-wide run, judged per node: the
+matrix cases, FAB-ACCEL-ID's and FAB-TRAINING's per-GPU judgments across the rack ("rack-gpu": a
+duplicate on another node, amd-smi's view, the node's peers, the recorded baseline; the survey's
+pass across trays), and FAB-COLLECTIVE's blame across the rack (one rack-wide run, judged per node: the
 node whose own worlds failed is the one FAILED; the others' failed run across nodes is could not
 observe there, never a second fault)."""
 from types import SimpleNamespace as NS
@@ -10,9 +12,14 @@ from rackgate.errors import CouldNotObserve
 from rackgate.faultmatrix import derived_case, item_id, pairs_of
 from rackgate.gates import fabric as judge
 from rackgate.gates.declare import Across
+from rackgate.probes.amdsmi import FabricGpu
 from rackgate.probes.collective import NodeRun, ProbeOutput, World
+from rackgate.probes.drm import Card
+from rackgate.probes.fabric_fields import Numbered
 from rackgate.probes.pair_runs import PairRun, Side
-from rackgate.probes.target import On, OnPair
+from rackgate.probes.target import On, OnPair, Recorded
+from rackgate.probes.ualink import Link, Trained
+from rackgate.registry import Place, across_trays, judge_at
 from rackgate.registry import checks as declared
 
 pytestmark = pytest.mark.unit
@@ -109,3 +116,110 @@ def test_collective_without_a_result_for_a_world_is_could_not_observe():
     del run.out.worlds[2]
     with pytest.raises(CouldNotObserve, match=r"node1: the collective probe reported no result for ws=2"):
         judge.collective_item(_across("node1", [run]), RACK, "node1")
+
+
+# --- FAB-ACCEL-ID, FAB-TRAINING: one item per GPU, judged across the rack ("rack-gpu") -----------
+RACK4 = NS(gpus_per_node=4, baseline="racks/sim-baseline.json",
+           node=lambda n: NS(tray=int(n.removeprefix("node"))))
+
+
+def _links(node: str, ids=None, bitmap="0xff", accels="1,2,3"):
+    tray = int(node.removeprefix("node"))
+    return [Link(card=g, accel_state="active", accel_id=i, accel_id_raw=str(i), link_type="ualoe", ppod_id="p",
+                 vpod_id="1", local_accels=accels, station_lane_en_bitmap=bitmap, gpu=g, bdf=f"0000:0{g}:00.0")
+            for g, i in enumerate(ids or [4 * (tray - 1) + g for g in range(4)])]
+
+
+def _smi(links):
+    return [FabricGpu(li.gpu, li.bdf, li.accel_id, li.accel_id_raw, "p", "1", "active") for li in links]
+
+
+def _numbered(**nodes):
+    return {n: Numbered(ls, _smi(ls)) for n, ls in nodes.items()}
+
+
+def test_the_link_rows_are_declared_per_gpu_across_the_rack_and_named_per_card():
+    checks = declared()
+    assert checks["FAB-ACCEL-ID"].per == checks["FAB-TRAINING"].per == "rack-gpu"
+    assert checks["FAB-ERRORS"].per == "node"
+    c = checks["FAB-TRAINING"]
+    assert item_id(c, "node2", 3) == "rackgate/checks/test_declared.py::test_fab_training[node2-card3]"
+    fault = NS(name="partial-training", row="FAB-TRAINING", target="gpu", default="node2:3")
+    assert derived_case(fault, c)["fail"] == ["rackgate/checks/test_declared.py::test_fab_training[node2-card3]"]
+    assert derived_case(NS(name="x", row="FAB-TRAINING", target="node", default="node2"), c) is None
+
+
+def test_an_accel_id_on_another_node_fails_this_gpu_naming_it():
+    every = _numbered(node1=_links("node1"), node2=_links("node2", ids=[4, 5, 6, 0]))  # node2/gpu3 says 0
+    assert judge.accel_item(Across("node1", every, {}, 1), RACK4, "node1/gpu1") == []
+    found = judge.accel_item(Across("node1", every, {}, 0), RACK4, "node1/gpu0")
+    assert found == ["accel_id 0 is also reported by node2/gpu3 (card3, 0000:03:00.0) (must be unique)"]
+    found = judge.accel_item(Across("node2", every, {}, 3), RACK4, "node2/gpu3")
+    assert any("expected 7" in f for f in found) and any("node1/gpu0" in f for f in found)
+
+
+def test_amd_smi_unreadable_is_could_not_observe_unless_the_driver_shows_the_fault():
+    unread = CouldNotObserve("node1: amd-smi not found")
+    good, bad = _links("node1"), _links("node1", ids=[0, 1, 2, 9])
+    seen = Across("node1", {"node1": Numbered(good, [], unread)}, {}, 3)
+    with pytest.raises(CouldNotObserve, match="amd-smi not found"):
+        judge.accel_item(seen, RACK4, "node1/gpu3")
+    assert "not read: node1: amd-smi not found" in judge.accel_shown(seen, RACK4)[0].text
+    found = judge.accel_item(Across("node1", {"node1": Numbered(bad, [], unread)}, {}, 3), RACK4, "node1/gpu3")
+    assert found and "expected 3" in found[0]
+
+
+class _Baseline:
+    def __init__(self, values):
+        self.values = values
+
+    def get(self, name, where=""):
+        v = self.values.get((name, where))
+        return None if v is None else NS(value=v)
+
+    def describe(self):
+        return "racks/sim-baseline.json (recorded healthy)"
+
+
+def _trained(links, baseline=None, recording=False):
+    return Across("node2", {"node2": Trained(links, Recorded(baseline, recording))}, {}, 3)
+
+
+def test_training_is_judged_against_the_peers_then_the_baseline_and_says_when_it_has_none():
+    links = _links("node2")
+    with pytest.raises(CouldNotObserve, match="no baseline recorded: run `pytest -m fabric --record-baseline`"):
+        judge.training_item(_trained(links), RACK4, "node2/gpu3")
+    assert judge.training_item(_trained(links, recording=True), RACK4, "node2/gpu3") == []
+    same = _Baseline({("ualink.local_accels", "node2/card3"): "1,2,3", ("ualink.station_lane_en_bitmap", "node2/card3"): "0xff"})
+    assert judge.training_item(_trained(links, same), RACK4, "node2/gpu3") == []
+    moved = _Baseline({("ualink.local_accels", "node2/card3"): "1,2", ("ualink.station_lane_en_bitmap", "node2/card3"): "0xff"})
+    assert judge.training_item(_trained(links, moved), RACK4, "node2/gpu3") == [
+        "local_accels=1,2,3 but the healthy baseline has 1,2 (racks/sim-baseline.json (recorded healthy))"]
+    with pytest.raises(CouldNotObserve, match="has no ualink.local_accels, ualink.station_lane_en_bitmap for this GPU"):
+        judge.training_item(_trained(links, _Baseline({})), RACK4, "node2/gpu3")
+
+
+def test_a_card_trained_otherwise_than_its_peers_fails_and_never_becomes_a_baseline():
+    links = _links("node2")
+    links[3] = Link(**{**links[3].__dict__, "station_lane_en_bitmap": "0x0f"})
+    seen = _trained(links, recording=True)
+    assert "differs from its peers" in judge.training_item(seen, RACK4, "node2/gpu3")[0]
+    assert judge.training_facts(seen, "node2/card3") == []
+    ok = Across("node2", seen.facts, {}, 1)
+    assert {f.name: f.value for f in judge.training_facts(ok, "node2/card1")} == {
+        "ualink.local_accels": "1,2,3", "ualink.station_lane_en_bitmap": "0xff"}
+
+
+def test_the_survey_judges_accel_ids_again_across_every_tray_it_read():
+    """registry.across_trays: a tray judged alone passes; across the trays read, the accel_id it
+    shares with another tray fails the GPU on both (as the items judge across the rack)."""
+    c = declared()["FAB-ACCEL-ID"]
+    every = _numbered(node1=_links("node1"), node2=_links("node2", ids=[4, 5, 6, 0]))
+    ons = [On(RACK4, None, "node1", g, Card(g, f"0000:0{g}:00.0", "amdgpu")) for g in range(4)]
+    alone = [Place(on.where, on.gpu, judge_at(c, RACK4, on.key, on.where,
+                                               lambda on=on: Across("node1", {"node1": every["node1"]}, {}, on.gpu), on))
+             for on in ons]
+    assert all(p.judged is not None and p.judged.findings == [] for p in alone)
+    again = across_trays(c, alone, every, RACK4)
+    assert [bool(p.judged.findings) for p in again] == [True, False, False, False]
+    assert "node2/gpu3" in again[0].judged.findings[0]

@@ -63,7 +63,7 @@ def test_healthy_foreign_rack_fails_nothing(tmp_path, foreign):
     assert any("fn2: no perf_setup report matches platform.perf_report_glob" in m for m in errors.values())
     # its GPUs show no ras/ directory: the hardware error rows could not observe, naming the GPU
     for item in ("rackgate/checks/test_declared.py::test_plat_ras[fn1]",
-                 "rackgate/checks/fabric/test_errors.py::test_fab_errors[fn1]"):
+                 "rackgate/checks/test_declared.py::test_fab_errors[fn1]"):
         assert "no ras/ directory" in errors.get(item, ""), (item, run.outcomes.get(item))
     assert run.ids("passed"), "nothing passed on a healthy rack"
 
@@ -78,13 +78,13 @@ def test_each_fault_fails_exactly_its_row_on_its_node(tmp_path, foreign):
     failed = _failed(run)
     assert set(failed) == {
         "rackgate/checks/test_declared.py::test_fab_state[fn2-card1]",
-        "rackgate/checks/fabric/test_links.py::test_accel_id[fn1-card2]",
+        "rackgate/checks/test_declared.py::test_fab_accel_id[fn1-card2]",
         "rackgate/checks/test_declared.py::test_fab_pod[fn3]",
         "rackgate/checks/test_declared.py::test_plat_params[fn2]",
     }, failed
     assert "fn3/gpu3 (card4, 0000:14:00.0)" in failed["rackgate/checks/test_declared.py::test_fab_pod[fn3]"]  # BMC card0
     assert "noretry" in failed["rackgate/checks/test_declared.py::test_plat_params[fn2]"]
-    assert UNSET in failed["rackgate/checks/fabric/test_links.py::test_accel_id[fn1-card2]"]
+    assert UNSET in failed["rackgate/checks/test_declared.py::test_fab_accel_id[fn1-card2]"]
 
 
 def test_one_host_down_errors_only_its_items(tmp_path, foreign):

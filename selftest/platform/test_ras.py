@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import pytest
 
+from rackgate import registry
 from rackgate.config import load
 from rackgate.config.model import Rack
 from rackgate.errors import CouldNotObserve, UnrecognisedOutput
 from rackgate.fixtures.bracket import Bracket
 from rackgate.gates import ras as judge
 from rackgate.probes import ras
+from rackgate.probes.target import On
 from rackgate.simrack import shipped_rack
 
 pytestmark = pytest.mark.unit
@@ -203,6 +205,26 @@ def test_our_own_bug_in_a_snapshot_is_an_error_not_a_verdict():
     b = _bracket({"node1": [KeyError("bug")]})
     with pytest.raises(KeyError):
         b.enter("fabric")
+
+
+def test_fab_errors_is_declared_per_node_and_its_probe_reads_the_bracket_through_the_item():
+    """FAB-ERRORS' declaration run on node1 (registry.judge_at, as its item runs it): the probe asks
+    the bracket the item carries (On.charged) for the row's stages; a UE rise is the finding, the
+    correctable errors are facts named for the stage; node2, where nothing rose, is healthy."""
+    c = registry.checks()["FAB-ERRORS"]
+    assert c.per == "node" and registry.checks()["SRV-HW-ERRORS"].per == "node"
+    ce = card(0, BDFS[0], umc="ue: 0\nce: 5\nde: 0\n") + "".join(card(i, b) for i, b in list(enumerate(BDFS))[1:])
+    b = _bracket({"node1": [NODE, NODE, UE], "node2": [NODE, ce, ce]})
+    b.enter("fabric")
+    b.enter("collective")
+    rack = load(shipped_rack())
+    one = registry.judge_on(c, On(rack, None, "node1", bracket=lambda: b))
+    assert one.findings == ["gpu0 (card0, 0000:05:00.0) during collective: ras.umc.ue 0 -> 1"]
+    assert one.shown[0].text == "fabric: nothing rose\ncollective: gpu0 (card0, 0000:05:00.0) ras.umc.ue 0 -> 1 (+1)"
+    two = registry.judge_on(c, On(rack, None, "node2", bracket=lambda: b))
+    assert two.findings == [] and [(f.name, f.value, f.where) for f in two.facts] == [("hw.ecc_ce.fabric", 2, "node2/gpu0")]
+    with pytest.raises(RuntimeError, match="without the session's hardware-error bracket"):
+        c.probe(On(rack, None, "node1"))   # an item made without it: our bug, never a verdict
 
 
 # --- SRV-THROTTLE -----------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from rackgate.report import junit
 pytestmark = pytest.mark.unit
 
 IDS = ["rackgate/checks/test_declared.py::test_plat_shm[node2]",
-       "rackgate/checks/fabric/test_links.py::test_accel_id[node1-card0-x::y]",
+       "rackgate/checks/test_declared.py::test_fab_accel_id[node1-card0-x::y]",
        "selftest/x/test_mine.py::TestA::test_b"]
 
 # What pytest 9's junitxml writes for three failed calls (one passes the verdict rule's ERROR test).

@@ -67,7 +67,8 @@ def test_every_declared_row_s_cell_runs_its_declaration(sim2: SimRack, monkeypat
     from rackgate.gates import declare
     from rackgate.survey.model import CHECKS
     rows = [(key, row) for key, row, _ in CHECKS if row in registry.checks()]
-    assert {row for _, row in rows} >= {"PLAT-GPUS", "PLAT-FREE", "PLAT-TUNED", "PLAT-PARAMS", "FAB-STATE", "FAB-POD"}
+    assert {row for _, row in rows} >= {"PLAT-GPUS", "PLAT-FREE", "PLAT-TUNED", "PLAT-PARAMS", "FAB-STATE", "FAB-ACCEL-ID",
+                                        "FAB-POD"}
     per = {row: registry.checks()[row].per for _, row in rows}
     for _, row in rows:
         check = registry.checks()[row]
@@ -76,7 +77,7 @@ def test_every_declared_row_s_cell_runs_its_declaration(sim2: SimRack, monkeypat
     r1, r2 = run.survey(sim2.rack)
     for key, row in rows:
         assert r1.cells[key].status == PASS, (key, r1.cells[key])
-        if per[row] == "gpu":  # judged card by card: each card of the tray named
+        if per[row] in ("gpu", "rack-gpu"):  # judged card by card: each card of the tray named
             assert r2.cells[key].status == FAIL and r2.cells[key].seen.count(f"{row} says node2/gpu") == 4, r2.cells[key]
         else:
             assert r2.cells[key] == type(r2.cells[key])(FAIL, f"{row} says node2"), (key, r2.cells[key])
