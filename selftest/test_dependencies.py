@@ -12,7 +12,7 @@ pytestmark = pytest.mark.suite
 
 SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
 MODELS = "rackgate/checks/test_declared.py::test_srv_models"
-BUDGET = "rackgate/checks/accuracy/test_budget.py::test_reasoning_budget"
+BUDGET = "rackgate/checks/test_declared.py::test_acc_budget"
 CONSISTENCY = "rackgate/checks/serving/test_server.py::test_decode_matches_prefill"
 QUICK = "rackgate/checks/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
 
