@@ -2,7 +2,7 @@
 
 For a rack whose accuracy over the 1319 test questions is p, the gate draws questions in a
 random order without replacement and runs the truncated sequential test of
-rackgate/gsm8k/sequential.py (the same code decides here). Printed per p: how often it passes,
+rackgate/gates/sequential.py (the same code decides here). Printed per p: how often it passes,
 how many questions it needed (mean, 95th percentile), and how often the question limit decided.
 
     python benchmarks/quick_gate_error_rates.py [--runs 4000] [--rack racks/example-gfx1250.toml]
@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rackgate.config import load
-from rackgate.gsm8k.sequential import Sprt
+from rackgate.gates.sequential import Sprt
 from rackgate.gsm8k.setup import sprt_for
 
 POPULATION = 1319

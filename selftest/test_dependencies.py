@@ -12,7 +12,7 @@ pytestmark = pytest.mark.suite
 
 SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
 MODELS = "rackgate/checks/test_declared.py::test_srv_models"
-BUDGET = "rackgate/checks/accuracy/test_budget.py::test_reasoning_budget"
+BUDGET = "rackgate/checks/test_declared.py::test_acc_budget"
 CONSISTENCY = "rackgate/checks/serving/test_server.py::test_decode_matches_prefill"
 QUICK = "rackgate/checks/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
 
@@ -51,7 +51,7 @@ def test_accuracy_against_a_server_that_never_boots_exits_non_zero(tmp_path):
     run = run_suite(tmp_path, "-m", "accuracy and not slow", "--sim-fault", "kv-rack-busy", timeout=600)
     assert run.rc != 0, run.stdout[-3000:]
     assert run.outcomes and not run.ids("skipped") and not run.ids("passed") - {
-        "rackgate/checks/accuracy/test_fake_eplb.py::test_no_fake_eplb"}, run.stdout[-3000:]
+        "rackgate/checks/test_declared.py::test_acc_fake_eplb"}, run.stdout[-3000:]
     for tid in (BUDGET, QUICK):
         o = run.outcomes[tid]
         assert o.status == "error" and "not run: SRV-BOOT failed" in o.message, (tid, o)

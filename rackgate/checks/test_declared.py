@@ -21,9 +21,9 @@ from rackgate.catalogue import row
 from rackgate.errors import CouldNotObserve
 from rackgate.fixtures import bracket
 from rackgate.fixtures.nodes import discovered_cards
-from rackgate.gates.declare import Across, Check, Ranked
+from rackgate.gates.declare import Across, Check, Finding, Ranked
 from rackgate.probes.target import On, OnPair, Recorded
-from rackgate.report.verdict import check
+from rackgate.report.verdict import check, fail
 
 
 def run(c: Check[Any], on: On | OnPair, evidence: Any, facts: Any, read: Callable[[], Any]) -> None:
@@ -42,6 +42,9 @@ def judge(c: Check[Any], rack: Any, key: str, where: str, evidence: Any, facts: 
         facts.record(f.name, f.value, where=f.where or key, unit=f.unit, row=c.row)
     if got.error is not None:
         raise got.error
+    placed = next((f for f in got.findings if isinstance(f, Finding)), None)
+    if placed is not None:  # its own place, or another row's reading: that row's FAILED (the text names this one)
+        fail(placed.row or c.row, placed.where or where, "; ".join(got.findings), placed.means)
     check(not got.findings, c.row, where, "; ".join(got.findings))
 
 
@@ -134,7 +137,13 @@ def _per_rack_gpu(c: Check[Any]) -> Callable[..., None]:
 
 
 def _per_server(c: Check[Any]) -> Callable[..., None]:
-    def item(served: Any, rack: Any, evidence: Any, facts: Any) -> None:
+    # a row that needs SRV-MODELS sends requests to the served name: the `server` fixture first (not
+    # run, pointing at SRV-MODELS / SRV-ALIVE, while the name is not served or a rank is known dead)
+    asks = "SRV-MODELS" in row(c.row).needs
+
+    def item(served: Any, rack: Any, evidence: Any, facts: Any, request: Any) -> None:
+        if asks:
+            request.getfixturevalue("server")
         judge(c, rack, "server", served.url, evidence, facts, lambda: c.probe(served))
     return item
 

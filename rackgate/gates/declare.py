@@ -12,6 +12,8 @@ docs/catalogue.md names each row's probe and judge.
   file); it reads, parses and raises CouldNotObserve when it cannot look; it never judges.
 - judge: `(facts, rack, where) -> findings`: pure; an empty list is healthy. It reads the rack
   file's expectations from `rack`; `where` names the node/GPU in a could-not-observe it raises.
+  A finding that names its place, or is another row's reading, is a `Finding(text, row=, where=)`
+  (ACC-BUDGET's share at node3/dp9; its degenerate answers, SRV-SANITY's FAILED).
 - shows: `(facts, rack) -> [Shown]`: the evidence every item attaches, pass or fail.
 - facts: `(facts, where) -> [Fact]` (optional): what `-m regression` compares; `where` is the
   item's key (node2, node2/card3).
@@ -41,7 +43,12 @@ Scopes (`per`):
   reads one direction only (FAB-DMESG: the importer's log).
 - "server": one item per endpoint (the session's server: launched from the rack file or attached
   with --atom-url); the probe reads through the server object (rackgate/probes/served.py `Server`),
-  the judge sees what it read; `where` is the server's URL.
+  the judge sees what it read; `where` is the server's URL. A row that needs SRV-MODELS sends
+  requests to the served name: its item takes the `server` fixture first (not run while the name is
+  not served or a DP rank is known dead). Where the row's evidence is per rank but must also be
+  judged where the ranks cannot be told apart (attached without a rack file, a server that refuses
+  the rank hint), the judge says the share, naming its ranks where the hint attributes them
+  (ACC-BUDGET: "1 of 16 answers ... from node3/dp9").
 - "rank": one item per DP rank (`test_<row>[node3-dp9]`): the probe asks every rank at once, once per
   session (the per-rank mechanism, rackgate.atom.perrank: the rank hint, the hang rule) and returns
   what each rank answered; the judge sees `Ranked` (this item's rank, every rank's answers) and
@@ -85,6 +92,23 @@ class Fact:
     value: int | float | str | bool
     unit: str = ""
     where: str = ""
+
+
+class Finding(str):
+    """A finding that names its own place or row: `where` narrows the item's place (the share's
+    ranks: ACC-BUDGET [node3/dp9]); `row`, where what the check read is another row's reading (the
+    degenerate answers ACC-BUDGET read are SRV-SANITY's; requests in flight past the hang bound
+    while others came back, SRV-DEADLOCK's): the item FAILS under that row's diagnosis, the text
+    naming the asking row. `means`: the reading, where the row's meaning alone would not say it.
+    A plain str finding is the check's own row at the item's place."""
+    row: str
+    where: str
+    means: str
+
+    def __new__(cls, text: str, row: str = "", where: str = "", means: str = "") -> "Finding":
+        self = super().__new__(cls, text)
+        self.row, self.where, self.means = row, where, means
+        return self
 
 
 @dataclass(frozen=True)

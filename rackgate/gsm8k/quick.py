@@ -29,8 +29,8 @@ from ..atom.client import Client, ServerError, StreamHandle
 from ..atom.fanout import Ask, Fanned, Got, HangRule
 from ..errors import CouldNotObserve
 from ..gates.sanity import degenerate, degenerate_so_far
+from ..gates.sequential import Decision, Sprt
 from .scoring import ItemVerdict, Outcome, judge
-from .sequential import Decision, Sprt
 from .task import FLEXIBLE, STRICT, Gsm8kTask, Request, response_text
 
 ClientFactory = Callable[[], Client]

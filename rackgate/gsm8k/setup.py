@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from ..atom.client import Client
 from ..config.accuracy import AccuracyExpect
 from ..config.model import Rack
+from ..gates.sequential import Sprt
 from .quick import ClientFactory
-from .sequential import Sprt
 from .task import Api, Gsm8kTask
 
 if TYPE_CHECKING:

@@ -50,7 +50,7 @@ def test_quick_separates_degenerate_truncated_and_wrong():
 
 
 def test_quick_fail_says_model_below_threshold_or_server_broken():
-    from rackgate.gsm8k.sequential import Decision, Sprt
+    from rackgate.gates.sequential import Decision, Sprt
     sprt = Sprt(p_pass=0.95, p_fail=0.9, false_pass=0.01, false_fail=0.05, max_n=400)
     coherent = quick.QuickResult(Decision("fail", 2, 0, -3.0, "settled"), sprt, [
         item("She had 3.\n#### 3", "stop", Outcome.WRONG, "3"), item("She had three and then", "length", Outcome.UNPARSED)])
@@ -66,7 +66,7 @@ def _doc(doc, response, finish, outcome, extracted="[invalid]"):
 
 
 def _result(items, rank_of=None, nodes=None):
-    from rackgate.gsm8k.sequential import Decision, Sprt
+    from rackgate.gates.sequential import Decision, Sprt
     sprt = Sprt(p_pass=0.95, p_fail=0.9, false_pass=0.01, false_fail=0.05, max_n=400)
     return quick.QuickResult(Decision("fail", len(items), 0, -3.0, "settled"), sprt, items,
                              rank_of=rank_of or {}, nodes=nodes or {})

@@ -11,9 +11,9 @@ import pytest
 from rackgate.atom.client import Client
 from rackgate.atom.fanout import HangRule
 from rackgate.atom.perrank import PerRank, Routing
+from rackgate.gates.sequential import Sprt
 from rackgate.gsm8k import quick
 from rackgate.gsm8k.data import read_split
-from rackgate.gsm8k.sequential import Sprt
 from rackgate.gsm8k.task import Gsm8kTask
 from rackgate.sim.gsm8k import data_dir
 

@@ -6,7 +6,7 @@ import random
 import pytest
 
 from rackgate.config.accuracy import AccuracyExpect
-from rackgate.gsm8k.sequential import Sprt
+from rackgate.gates.sequential import Sprt
 from rackgate.gsm8k.setup import sprt_for
 
 pytestmark = pytest.mark.unit

@@ -42,7 +42,7 @@ def two_healthy(serve, engine_bin, models, tmp_path):
             yield h1, h2
 
 
-BUDGET = "accuracy/test_budget.py::test_reasoning_budget"
+BUDGET = "test_declared.py::test_acc_budget"
 HANG = re.compile(r"(\d+) of (\d+) requests still in flight after")
 
 

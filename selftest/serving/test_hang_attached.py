@@ -12,7 +12,7 @@ pytestmark = pytest.mark.suite
 
 SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
 CONSISTENCY = "rackgate/checks/serving/test_server.py::test_decode_matches_prefill"
-BUDGET = "rackgate/checks/accuracy/test_budget.py::test_reasoning_budget"
+BUDGET = "rackgate/checks/test_declared.py::test_acc_budget"
 MODEL = "moonshotai/Kimi-K3"
 
 

@@ -1,4 +1,4 @@
-"""The quick gate's statistics: Wald's sequential probability ratio test on accuracy, truncated.
+"""ACC-QUICK's decision, the quick gate's statistics: a truncated Wald sequential test on accuracy.
 
 Each scored question is a Bernoulli trial (lm-eval's strict-match: 1 or 0). The test weighs
 H_pass: accuracy = p_pass  against  H_fail: accuracy = p_fail  (p_fail < p_pass)
