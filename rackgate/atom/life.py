@@ -104,12 +104,13 @@ class ServerLife:
     """The session's server from launch (or attach) to stop; see the module's words.
     `hosts`: the nodes' Hosts (None attached without a rack file's nodes); `claim`: the xdist
     launch claim (None outside a worker); `dead`: where SRV-ALIVE FAILED so far (the ordering's
-    record); `name_source`: where the served name came from, as the user wrote it."""
+    record); `name_source`: where the served name came from, as the user wrote it; `launch` /
+    `attach`: in place of rackgate.atom.server's (looked up when the life begins)."""
 
     def __init__(self, rack: Rack, hosts: dict[str, Host] | None, *, claim: Claim | None = None,
                  dead: Callable[[], list[str]] = list, name_source: str = "",
-                 launch: Callable[[Rack, dict[str, Host]], atom_srv.AtomServer] = atom_srv.launch,
-                 attach: Callable[[Rack, dict[str, Host] | None], atom_srv.AtomServer] = atom_srv.attach):
+                 launch: Callable[[Rack, dict[str, Host]], atom_srv.AtomServer] | None = None,
+                 attach: Callable[[Rack, dict[str, Host] | None], atom_srv.AtomServer] | None = None):
         self.rack, self.hosts, self.claim, self.name_source = rack, hosts, claim, name_source
         self._dead, self._launch, self._attach = dead, launch, attach
         self._server: atom_srv.AtomServer | None = None
@@ -118,14 +119,14 @@ class ServerLife:
     # --- the life ---------------------------------------------------------------------------
     def __enter__(self) -> ServerLife:
         if self.rack.server.attach_url:
-            self._server = self._attach(self.rack, self.hosts)  # attached: never stopped by the suite
+            self._server = (self._attach or atom_srv.attach)(self.rack, self.hosts)  # never stopped by the suite
             return self
         why = self.claim.take() if self.claim else ""
         if why:
             raise ClaimRefused(why)
         try:
             # BootFailed (nothing launched) propagates; a launch that fails midway stops what it started
-            self._server = self._launch(self.rack, self.hosts or {})
+            self._server = (self._launch or atom_srv.launch)(self.rack, self.hosts or {})
         except BaseException:
             self._release()
             raise
