@@ -56,7 +56,6 @@ pytest_plugins = [
     "rackgate.fixtures.rack",
     "rackgate.fixtures.nodes",
     "rackgate.fixtures.server",
-    "rackgate.fixtures.xdist_server",
     "rackgate.fixtures.outcome",
     "rackgate.fixtures.order",
     "rackgate.fixtures.labels",

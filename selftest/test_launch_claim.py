@@ -1,4 +1,4 @@
-"""The run's one launch of the session server is claimed with a flock (rackgate/fixtures/launch_claim.py):
+"""The run's one launch of the session server is claimed with a flock (rackgate.atom.life.Claim):
 workers started deliberately out of step -- one held inside its claim, between taking the lock
 and writing its name, while the other claims; one claiming after the first has ended; one
 killed inside its claim -- and exactly one of them ever launches. Held by flag files, not sleeps."""
@@ -19,7 +19,7 @@ CLAIMER = """
 import sys
 from pathlib import Path
 
-from rackgate.fixtures.launch_claim import Claim
+from rackgate.atom.life import Claim
 from rackgate.transport.deadline import wait_for
 
 d, me, hold_at = Path(sys.argv[1]), sys.argv[2], sys.argv[3]

@@ -67,7 +67,7 @@ def test_workers_know_how_the_self_tests_are_handed_out(tmp_path):
 
 def test_a_schedule_that_splits_the_server_tests_still_launches_once(tmp_path):
     """`--dist load`, given by the user, spreads the server's tests over both workers: the launch
-    is claimed (rackgate/fixtures/launch_claim.py), so one worker launches and the other's server tests
+    is claimed (rackgate.atom.life.Claim), so one worker launches and the other's server tests
     ERROR saying which worker did -- never a second server on the same nodes."""
     run, launches = _run(tmp_path, "load", "-n", "2", "--dist", "load")
     assert run.outcomes, run.stdout[-2000:] + run.stderr[-2000:]

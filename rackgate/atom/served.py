@@ -1,20 +1,29 @@
 """The server as a check receives it: one object over the session's server (rackgate.atom.server:
 launched or attached, booted) and the one way requests reach its DP ranks (rackgate.atom.perrank),
 with what a check reads of it besides answers: /health, a node's last log lines, a hung rank's
-stacks. Built once per session by rackgate/fixtures/server.py (which owns its life: launch or
-attach, the xdist claim, stop); the declared "server" and "rank" checks' probes read through it
-(rackgate/probes/served.py), and nothing a check learns is written back into it: what one check
-tells the next is the ordering's (rackgate/fixtures/order.py)."""
+stacks, the ranks known dead, the head node's container. Built once per session by the server's life
+(rackgate.atom.life.ServerLife: launch or attach, the xdist claim, stop); the declared "server" and
+"rank" checks' probes read through it (rackgate/probes/served.py), and nothing a check learns is
+written back into it: what one check tells the next is the ordering's (rackgate/fixtures/order.py),
+read here through `dead`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..access import NodeAccess
 from ..config.model import Rack
+from ..errors import CouldNotObserve, NotRun
 from .client import Client, ServerError
 from .perrank import PerRank, Routing
 from .server import AtomServer
 from .stacks import hang_evidence
+
+
+def dead_rank(where: list[str]) -> NotRun:
+    """The NotRun of a check that would ask a server one of whose DP ranks does not answer (SRV-ALIVE
+    FAILED there): the router keeps sending that rank requests, which then hang."""
+    return NotRun("SRV-ALIVE", f"failed: {', '.join(where)} does not answer")
 
 
 @dataclass
@@ -23,6 +32,7 @@ class Served:
     rack: Rack
     name_source: str                          # where the served name came from, as the user wrote it
     _make_per_rank: Callable[[], PerRank] = field(repr=False)
+    dead: Callable[[], list[str]] = field(default=list, repr=False)  # where SRV-ALIVE FAILED so far (the ordering's)
     _per_rank: PerRank | None = field(default=None, repr=False)
 
     @property
@@ -65,3 +75,19 @@ class Served:
         """The hung ranks' stacks and last log lines ([(title, text)], one line for the finding);
         nothing when the suite did not launch the server."""
         return hang_evidence(self.server, ranks, self.table)
+
+    def dead_ranks(self) -> NotRun | None:
+        """NotRun pointing at SRV-ALIVE once it FAILED on a rank in this session (the router keeps
+        sending that rank requests, which then hang); None while every rank is known to answer."""
+        where = self.dead()
+        return dead_rank(where) if where else None
+
+    def head(self) -> NodeAccess:
+        """The head node's container (where the rack file's benchmark runs); could not observe
+        when the rack file names no nodes (attached without one)."""
+        logs = self.server.node_logs()
+        name = self.rack.head.name if self.rack.nodes else ""
+        if name not in logs:
+            raise CouldNotObserve(f"the head node ({name or 'none: the rack file names no nodes'}) cannot be reached "
+                                  "to run the benchmark on")
+        return logs[name].host

@@ -21,7 +21,7 @@ from rackgate.catalogue import row
 from rackgate.errors import CouldNotObserve
 from rackgate.fixtures import bracket
 from rackgate.fixtures.nodes import discovered_cards
-from rackgate.gates.declare import Across, Check, Finding, Ranked
+from rackgate.gates.declare import Across, Check, Finding, Ranked, qualname
 from rackgate.probes.target import On, OnPair, Recorded
 from rackgate.report.verdict import check, fail
 
@@ -50,7 +50,8 @@ def judge(c: Check[Any], rack: Any, key: str, where: str, evidence: Any, facts: 
 
 @pytest.fixture(scope="session")
 def read_once() -> dict[str, Any]:
-    """row -> what its "rack" check read on every node (or its "rank" check of every rank), this session."""
+    """row -> what its "rack" check read on every node (or its "rank" check of every rank), and a
+    "server" probe's name -> what it read, this session."""
     return {}
 
 
@@ -136,15 +137,31 @@ def _per_rack_gpu(c: Check[Any]) -> Callable[..., None]:
     return item
 
 
-def _per_server(c: Check[Any]) -> Callable[..., None]:
-    # a row that needs SRV-MODELS sends requests to the served name: the `server` fixture first (not
-    # run, pointing at SRV-MODELS / SRV-ALIVE, while the name is not served or a rank is known dead)
-    asks = "SRV-MODELS" in row(c.row).needs
+def _once(read_once: dict[str, Any], key: str, probe: Callable[[], Any]) -> Any:
+    """What `probe` read under `key` this session, read the first time one asks; its
+    could-not-observe is kept too, and every item that reads it says it."""
+    if key not in read_once:
+        try:
+            read_once[key] = probe()
+        except CouldNotObserve as e:
+            read_once[key] = e
+    got = read_once[key]
+    if isinstance(got, CouldNotObserve):
+        raise got
+    return got
 
-    def item(served: Any, rack: Any, evidence: Any, facts: Any, request: Any) -> None:
-        if asks:
-            request.getfixturevalue("server")
-        judge(c, rack, "server", served.url, evidence, facts, lambda: c.probe(served))
+
+def _per_server(c: Check[Any]) -> Callable[..., None]:
+    """The one endpoint's item. Its probe reads once per session: the rows that name one probe share
+    its read (BENCH-RESULT and BENCH-AGGREGATE: the one benchmark run), its could-not-observe too. A
+    row that needs SRV-MODELS sends the served name: `serving` first (not run, pointing there)."""
+    sends_the_name = "SRV-MODELS" in row(c.row).needs
+
+    def item(served: Any, rack: Any, read_once: Any, request: Any, evidence: Any, facts: Any) -> None:
+        if sends_the_name:
+            request.getfixturevalue("serving")
+        read = lambda: _once(read_once, "server:" + qualname(c.probe), lambda: c.probe(served))
+        judge(c, rack, "server", served.url, evidence, facts, read)
     return item
 
 
@@ -154,15 +171,7 @@ def _per_rank(c: Check[Any]) -> Callable[..., None]:
         node = rank_table(rack)[dp_rank]
 
         def read() -> Ranked[Any]:
-            if c.row not in read_once:
-                try:
-                    read_once[c.row] = c.probe(served)
-                except CouldNotObserve as e:
-                    read_once[c.row] = e  # every rank's item says it
-            got = read_once[c.row]
-            if isinstance(got, CouldNotObserve):
-                raise got
-            return Ranked(dp_rank, node, got)
+            return Ranked(dp_rank, node, _once(read_once, c.row, lambda: c.probe(served)))
         judge(c, rack, f"{node}/dp{dp_rank}", f"{node}/dp{dp_rank}", evidence, facts, read)
     return item
 

@@ -1,11 +1,19 @@
 """BENCH-PREFLIGHT, BENCH-RESULT, BENCH-AGGREGATE: did the benchmark measure the model, and are
-its per-GPU numbers per GPU. A benchmark's exit code 0 is never taken as success."""
+its per-GPU numbers per GPU. A benchmark's exit code 0 is never taken as success. Declared as
+"server" checks (rackgate/gates/declare.py): PREFLIGHT over the command as it will run
+(probes/bench_run.py `preflight`), RESULT and AGGREGATE over the session's one run (`session_run`,
+read once for both); `preflight`, `result` and `aggregate` below are their judgments."""
 from __future__ import annotations
 
 import re
 from collections import Counter
 
+from ..config.model import Rack
+from ..errors import CouldNotObserve
+from ..probes import bench_run
 from ..probes.bench import COVERAGE_ERROR, BenchCommand, BenchFacts
+from ..probes.bench_run import BenchRun, Preflight
+from .declare import Check, Fact, Shown, declare
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
@@ -122,3 +130,91 @@ def aggregate(f: BenchFacts, gpu_count: int, tolerance: float) -> tuple[float | 
             bad.append(f"{k}={v:.2f} but {('output' if k.startswith('output') else 'total')} throughput "
                        f"{base:.2f} / {gpu_count} GPUs = {want:.2f} (x{v / want:.1f})")
     return ours, bad
+
+
+# --- the declarations ("server" scope: one item per endpoint) ------------------------------------
+def no_bench(rack: Rack) -> str:
+    return "" if rack.bench.command else "the rack file has no [bench] command: no benchmark to check"
+
+
+def preflight_item(p: Preflight, rack: Rack, where: str) -> list[str]:
+    findings = preflight(p.cmd, list(p.served), p.tokenizer_is_dir)
+    return [f"{p.cmd.tool}: " + "; ".join(findings)] if findings else []
+
+
+def preflight_shown(p: Preflight, rack: Rack) -> list[Shown]:
+    return [Shown("benchmark command", p.line)]
+
+
+def _facts(b: BenchRun) -> BenchFacts:
+    if b.facts is None:
+        raise CouldNotObserve(b.unread)
+    return b.facts
+
+
+def result_item(b: BenchRun, rack: Rack, where: str) -> list[str]:
+    out = b.stdout + b.stderr
+    if b.result is None and b.result_path and b.cmd.tool == "aiperf":
+        # aiperf writes no export at all when every request failed: that run measured nothing
+        last = out.strip().splitlines()[-3:]
+        why = http_failures(out)
+        return [f"aiperf exited {b.rc} and wrote no profile_export_aiperf.json under {b.result_path}"
+                + (f"; failed requests: {'; '.join(why)}" if why else "")
+                + f"; its last lines: {' | '.join(x.strip() for x in last)[:300]}"]
+    f = _facts(b)
+    asked = b.cmd.asked
+    findings = result(f, b.rc, b.fresh if b.result_path else None, rack.serving.bench.min_duration_s,
+                      b.stdout + "\n" + b.stderr, asked)
+    of = f.sent if f.sent is not None else (f"{asked[1]} asked" if asked else None)
+    return [f"{f.tool}: completed {f.completed} of {of}, duration {f.duration_s}s: " + "; ".join(findings)] \
+        if findings else []
+
+
+def result_shown(b: BenchRun, rack: Rack) -> list[Shown]:
+    out = [Shown("benchmark output", b.output)]
+    if b.result is not None:
+        out.append(Shown("result file", b.result[:20000], "json"))
+    return out
+
+
+def aggregate_item(b: BenchRun, rack: Rack, where: str) -> list[str]:
+    f = _facts(b)
+    ours, findings = aggregate(f, b.gpu_count, rack.serving.bench.per_gpu_tolerance)
+    if ours is None:
+        raise CouldNotObserve(f"{f.tool}: {findings[0]}")
+    return findings
+
+
+def _per_gpu(b: BenchRun) -> float | None:
+    """Our per-GPU total throughput (None: nothing to divide)."""
+    if b.facts is None:
+        return None
+    return aggregate(b.facts, b.gpu_count, 0.0)[0]
+
+
+def aggregate_shown(b: BenchRun, rack: Rack) -> list[Shown]:
+    ours = _per_gpu(b)
+    if ours is None or b.facts is None:
+        return []
+    f = b.facts
+    return [Shown("per-GPU throughput", f"total {f.total_token_throughput:.2f} tok/s / {b.gpu_count} GPUs = "
+                  f"{ours:.2f} tok/s/GPU; reported per-GPU fields: {f.per_gpu or 'none'}")]
+
+
+def aggregate_facts(b: BenchRun, where: str) -> list[Fact]:
+    ours = _per_gpu(b)
+    if ours is None or b.facts is None:
+        return []
+    out = [Fact("bench.tok_s_per_gpu", round(ours, 2), "tok/s/GPU", "rack")]
+    for name, v in (("bench.ttft_ms", b.facts.mean_ttft_ms), ("bench.tpot_ms", b.facts.mean_tpot_ms)):
+        if v is not None:
+            out.append(Fact(name, round(v, 3), "ms", "rack"))
+    return out
+
+
+declare(Check("BENCH-PREFLIGHT", "server", probe=bench_run.preflight, judge=preflight_item, shows=preflight_shown,
+              applies=no_bench),
+        Check("BENCH-RESULT", "server", probe=bench_run.session_run, judge=result_item, shows=result_shown,
+              applies=no_bench),
+        Check("BENCH-AGGREGATE", "server", probe=bench_run.session_run, judge=aggregate_item, shows=aggregate_shown,
+              facts=aggregate_facts, applies=no_bench))

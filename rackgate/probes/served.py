@@ -16,8 +16,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..access import NodeAccess
 from ..config.model import Rack
-from ..errors import CouldNotObserve
+from ..errors import CouldNotObserve, NotRun
 
 
 class Server(Protocol):
@@ -36,6 +37,8 @@ class Server(Protocol):
     def health(self) -> str: ...
     def log_tail(self, node: str, lines: int = 15) -> str: ...
     def stacks(self, ranks: list[int]) -> tuple[list[tuple[str, str]], str]: ...
+    def dead_ranks(self) -> NotRun | None: ...  # pointing at SRV-ALIVE once it FAILED on a rank
+    def head(self) -> NodeAccess: ...           # the head node's container (the benchmark runs there)
 
 
 # --- SRV-MODELS ---------------------------------------------------------------------------------

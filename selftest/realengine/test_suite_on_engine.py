@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.realengine, pytest.mark.timeout(1800)]
 SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
 MODELS = "rackgate/checks/test_declared.py::test_srv_models"
 BUDGET = "rackgate/checks/test_declared.py::test_acc_budget"
-BENCH_RESULT = "rackgate/checks/serving/test_bench.py::test_benchmark_measured_something"
+BENCH_RESULT = "rackgate/checks/test_declared.py::test_bench_result"
 SUITE_TIMEOUT = 1500  # seconds: a suite run against a 2-core CPU engine, aiperf included
 
 
