@@ -14,7 +14,9 @@ run from the project directory, plugins autoloaded. Asserted:
   completions (SmolLM2's 5-shot answers stop at "Question:" after 20-60 tokens; in chat mode it
   answers at ~4 tok/s and one of the gate's first questions ran past 700 tokens of the profile's
   12288, see docs/real-engine.md) and max_tokens 128. The sequential test, its thresholds and error rates
-  are Kimi-K3's defaults: it settles FAIL after its first 5 wrong answers.
+  are Kimi-K3's defaults: it settles FAIL after its first 5 wrong answers. One DP rank (one
+  engine). The same run records a baseline: ACC-UNDER-LOAD PASSES (the accuracy under load agrees
+  with the quick gate's) and the output-length facts are recorded.
 Order, not seconds: the seconds are in benchmarks/time_to_verdict.py.
 """
 from __future__ import annotations
