@@ -46,16 +46,17 @@ def _toml_str(s: str) -> str:
 def rack_file(path: Path, served_model: str, *, shim_dir: Path | None = None, max_tokens: int = 16,
               request_timeout_s: float = 600, bench_command: str = "", bench_result_path: str = "",
               bench_timeout_s: float = 900, accuracy: dict | None = None, tokenizer: str = "",
-              gpus_per_node: int | None = None, serving: dict | None = None) -> Path:
+              gpus_per_node: int = 1, serving: dict | None = None) -> Path:
     """A one-node rack: this machine, attached to with --atom-url (nothing is launched).
-    gpus_per_node: the DP ranks the suite counts on it (the rack file's default when None);
-    the engine is one process, so 1 where a check sizes its load per rank. serving: more keys of
-    [serving] (e.g. SRV-GOLDEN's golden_max_tokens)."""
+    gpus_per_node: the DP ranks the suite counts on it: one engine is one process, one rank (the
+    rack file's default, 4, made every per-rank ask four times over on the one engine); the
+    engines behind the self-tests' balancer are as many ranks. serving: more keys of [serving]
+    (e.g. SRV-GOLDEN's golden_max_tokens)."""
     env = {"PATH": f"{shim_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"} if shim_dir else {}
     lines = [
         'name = "realengine-cpu"',
         'container = "engine"',
-        *([f"gpus_per_node = {gpus_per_node}"] if gpus_per_node else []),
+        f"gpus_per_node = {gpus_per_node}",
         "",
         "[[nodes]]",
         'name = "cpu"',

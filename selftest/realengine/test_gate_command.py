@@ -14,7 +14,9 @@ run from the project directory, plugins autoloaded. Asserted:
   completions (SmolLM2's 5-shot answers stop at "Question:" after 20-60 tokens; in chat mode it
   answers at ~4 tok/s and one of the gate's first questions ran past 700 tokens of the profile's
   12288, see docs/real-engine.md) and max_tokens 128. The sequential test, its thresholds and error rates
-  are Kimi-K3's defaults: it settles FAIL after its first 5 wrong answers.
+  are Kimi-K3's defaults: it settles FAIL after its first 5 wrong answers. One DP rank (one
+  engine). The same run records a baseline: ACC-UNDER-LOAD PASSES (the accuracy under load agrees
+  with the quick gate's) and the output-length facts are recorded.
 Order, not seconds: the seconds are in benchmarks/time_to_verdict.py.
 """
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from rackgate import baseline as bl
 from rackgate.report import junit
 from rackgate.transport.deadline import wait_for
 
@@ -40,25 +43,31 @@ pytestmark = [pytest.mark.realengine, pytest.mark.timeout(1800)]
 # e.g. to the checkout's parent (ids then start with the checkout's own folder name): `checks_id`
 SANITY = "serving/test_server.py::test_sanity"
 QUICK = "accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
+UNDER_LOAD = "accuracy/test_under_load.py::test_accuracy_under_load"
 SERVER_BROKEN_ROWS = ("SRV-SANITY", "SRV-MODELS", "SRV-CONSISTENCY", "ACC-BUDGET")
 
 
 GATE_MAX_TOKENS = 128  # SmolLM2's 5-shot completions answers: 20-60 tokens, then "Question:"
 
 
-def gate_command(srv, tmp_path: Path, gsm8k_dir: Path, rack: Path | None = None) -> list[str]:
-    """The README's attach command, without or with a rack file (plus where the reports go)."""
+def gate_command(srv, tmp_path: Path, gsm8k_dir: Path, rack: Path | None = None, extra: tuple[str, ...] = ()) -> list[str]:
+    """The README's attach command, without or with a rack file (plus where the reports go, and
+    `extra` options such as --record-baseline)."""
     reports = [f"--junitxml={tmp_path / 'junit.xml'}", f"--alluredir={tmp_path / 'allure'}"]
     attach = ["-m", "gate", "--atom-url", srv.url, "--served-model", srv.model]
     if rack is None:
-        return ["pytest", *attach, "--gsm8k-dir", str(gsm8k_dir), *reports]
-    return ["pytest", "--rack", str(rack), *attach, *reports]
+        return ["pytest", *attach, "--gsm8k-dir", str(gsm8k_dir), *reports, *extra]
+    return ["pytest", "--rack", str(rack), *attach, *reports, *extra]
 
 
-def engine_rack(tmp_path: Path, srv, gsm8k_dir: Path, ranks: int | None = None) -> Path:
+def engine_rack(tmp_path: Path, srv, gsm8k_dir: Path, ranks: int = 1, serving: dict | None = None) -> Path:
     """The real-engine rack: Kimi-K3's accuracy thresholds, questions fitted to SmolLM2 on CPU.
-    ranks: the DP ranks on its one node (the engines behind a balancer, each asked by the hint)."""
+    ranks: the DP ranks on its one node -- one engine is one rank (the rack file's default, 4, made
+    every per-rank load four times over on the one engine: ACC-UNDER-LOAD's fillers of ~800 prompt
+    tokens held 4 in flight, 287 of the gate's 414 s); the engines behind a balancer, each asked by
+    the hint, are as many ranks."""
     return runners.rack_file(tmp_path / "rack.toml", srv.model, max_tokens=GATE_MAX_TOKENS, gpus_per_node=ranks,
+                             serving=serving,
                              accuracy={"api": "completions", "gsm8k_dir": str(gsm8k_dir),
                                        # ACC-UNDER-LOAD runs whatever ACC-QUICK scored (it reads its
                                        # accuracy): the fewest questions and fillers on 2 CPU cores
@@ -66,8 +75,9 @@ def engine_rack(tmp_path: Path, srv, gsm8k_dir: Path, ranks: int | None = None) 
                                        "under_load_max_tokens": 16})
 
 
-def run_gate(srv, tmp_path: Path, gsm8k_dir: Path, timeout: float = 1500, rack: Path | None = None):
-    cmd = gate_command(srv, tmp_path, gsm8k_dir, rack)
+def run_gate(srv, tmp_path: Path, gsm8k_dir: Path, timeout: float = 1500, rack: Path | None = None,
+             extra: tuple[str, ...] = ()):
+    cmd = gate_command(srv, tmp_path, gsm8k_dir, rack, extra)
     p = subprocess.run([sys.executable, "-m", *cmd], check=False, cwd=REPO, capture_output=True, text=True, timeout=timeout,
                        env={**os.environ, "PYTHONPATH": str(REPO)})
     assert srv.alive(), "the suite stopped a server it only attached to"
@@ -92,9 +102,18 @@ def test_gate_names_the_bang_server_first(serve, tmp_path, gsm8k_dir):
 
 
 def test_gate_on_the_healthy_server_blames_nothing_on_the_server(gsm8k_dir, healthy, tmp_path):
-    p, outcomes = run_gate(healthy, tmp_path, gsm8k_dir, rack=engine_rack(tmp_path, healthy, gsm8k_dir))
+    """Also ACC-UNDER-LOAD and the output-length facts (MLPerf TEST01 and TEST09): SmolLM2-135M scores
+    near 0 on GSM8K, so ACC-QUICK FAILS its threshold but measures an accuracy, and ACC-UNDER-LOAD,
+    asking the same first questions with a filler stream in flight, agrees with it (PASSED); the
+    quick gate's answers' token counts are in the baseline the run records. (One gate run for both:
+    they were two runs of the same quick gate and under-load questions on the same engine.) The
+    golden set is not recorded here (`serving.golden = false`: SRV-GOLDEN's own test records one)."""
+    base = tmp_path / "baseline.json"
+    rack = engine_rack(tmp_path, healthy, gsm8k_dir, serving={"golden": False})
+    p, outcomes = run_gate(healthy, tmp_path, gsm8k_dir, rack=rack, extra=("--record-baseline", "--baseline", str(base)))
     assert outcomes, p.stdout[-3000:] + p.stderr[-2000:]
     assert outcomes[QUICK].status == "failed", outcomes[QUICK]  # decided: not an ERROR, not a pass
+    assert outcomes[QUICK].message.lstrip().startswith("ACC-QUICK ["), outcomes[QUICK].message  # not SRV-SANITY
     from rackgate.catalogue import row
     for tid, o in outcomes.items():
         if o.status != "failed":
@@ -104,6 +123,13 @@ def test_gate_on_the_healthy_server_blames_nothing_on_the_server(gsm8k_dir, heal
     for r in SERVER_BROKEN_ROWS:
         assert row(r)  # the rows exist; none of their items failed (above)
     assert outcomes[SANITY].status == "passed", outcomes[SANITY]
+    assert outcomes[UNDER_LOAD].status == "passed", outcomes[UNDER_LOAD].message or p.stdout[-3000:]
+    facts = bl.load(base)
+    mean, stdev, per = (facts.get(f"accuracy.output_tokens.{k}", "rack") for k in ("mean", "stdev", "per_question"))
+    assert mean is not None and stdev is not None and per is not None, sorted(facts.facts)
+    counts = [int(x) for x in str(per.value).split(",")]
+    assert 0 < mean.value <= GATE_MAX_TOKENS and stdev.value >= 0 and all(0 < c <= GATE_MAX_TOKENS for c in counts)
+    assert mean.value == pytest.approx(sum(counts) / len(counts), abs=0.01)
 
 
 def _cpu_s(pid: int) -> float:

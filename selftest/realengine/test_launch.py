@@ -84,7 +84,9 @@ def test_healthy_engine_launched_once_ready_by_the_api(engine_bin, models, tmp_p
 
 # the checks that send requests, as the gate runs them (SRV-LONGCTX's prompts are 3 x ATOM's
 # --max-num-batched-tokens by default, 49152 tokens, beyond SmolLM2's 8192 positions: the rack file
-# sets serving.longctx_words to fit)
+# sets serving.longctx_words to fit; what the test proves is the refused hint, not the length, so
+# 300 words: 2000 made four 2,008-token prefills, 33 engine CPU s against 6; docs/performance.md)
+LONGCTX_WORDS = 300
 LONGCTX = "rackgate/checks/serving/test_under_load.py::test_long_prompts_at_concurrency"
 REQUEST_CHECKS = (SANITY, "rackgate/checks/serving/test_server.py::test_decode_matches_prefill",
                   "rackgate/checks/serving/test_stream.py::test_stream_matches_plain",
@@ -98,7 +100,7 @@ def test_a_healthy_engine_that_refuses_the_rank_hint_passes_every_request_check(
     blames the server for the refusal. SRV-ALIVE alone cannot see a rank without it."""
     name = models.name("healthy")
     rack = _rack(tmp_path, engine_bin, models.cache, name, max_tokens=256,
-                 serving=f"tokenizer = {json.dumps(str(models.cache / name))}\nlongctx_words = 2000")
+                 serving=f"tokenizer = {json.dumps(str(models.cache / name))}\nlongctx_words = {LONGCTX_WORDS}")
     run = _run(tmp_path, rack, BOOT, MODELS, *REQUEST_CHECKS, ALIVE)
     st = {k: o.status for k, o in run.outcomes.items()}
     for tid in (BOOT, MODELS, *REQUEST_CHECKS):
