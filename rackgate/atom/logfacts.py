@@ -4,7 +4,7 @@
   "Memory budget: total_gpu={:.2f}GB, free={:.2f}GB, utilization={}, budget={:.2f}GB,
    peak_torch={:.2f}GB, non_torch={:.2f}GB, cudagraph_est={:.2f}GB, safety={:.2f}GB,
    available_for_kv={:.2f}GB, block_bytes={}, num_kvcache_blocks={}"
-- arg_utils.py _get_engine_kwargs(): "Engine kwargs: {kwargs}" -- a dict repr whose values may be
+- arg_utils.py _get_engine_kwargs(): "Engine kwargs: {kwargs}" (parsed in rackgate/probes/atom_log_facts.py) -- values may be
   objects (CompilationConfig(...), <CUDAGraphMode.FULL: 2>) that are not Python literals.
   Current ATOM raises the second before it logs the first; the image the runbook was written on
   logged the budget first. SRV-KV reads either (whichever comes first).
@@ -23,15 +23,18 @@ raises LogFactError, a could-not-observe error: never a guess, never another exc
 """
 from __future__ import annotations
 
-import ast
 import re
-import warnings
 from dataclasses import dataclass
 from typing import overload
 
 from ..errors import UnrecognisedOutput
 from ..lines import clean
-from ..probes.atom_log_facts import KvError, MemoryBudget, Unparsed
+
+# The `Engine kwargs:` parser lives with its types, where SRV-ENGINE-ARGS' probe reads it; named here too.
+from ..probes.atom_log_facts import ENGINE_KWARGS as ENGINE_KWARGS
+from ..probes.atom_log_facts import KvError, MemoryBudget
+from ..probes.atom_log_facts import KwargsError as KwargsError
+from ..probes.atom_log_facts import engine_kwargs as engine_kwargs
 
 
 class LogFactError(UnrecognisedOutput, ValueError):
@@ -60,7 +63,6 @@ KV_ERROR = re.compile(r"Per-request cache tensor \((?P<req>-?[\d.]+)GB for (?P<s
                       r"(?P<util>\d+(?:\.\d+)?))?")
 EXPERTS = re.compile(r"\bexperts=(\d+)\b")
 MEGAMOE = "Created MegaMoE"
-ENGINE_KWARGS = "Engine kwargs: "
 SYNC_DP_FAILED = re.compile(r"(?P<label>[\w ]+): _sync_dp_state failed: (?P<err>.*)$")
 RCCL_LOADED = "load RCCL version"
 
@@ -106,58 +108,6 @@ def kv_usage(message: str) -> float | None:
     """The KV usage percentage of a scheduler stats line (`... KV usage: 98.6%`), else None."""
     m = KV_USAGE.search(clean(message))
     return _num("KV usage", m["pct"]) if m else None
-
-
-class KwargsError(UnrecognisedOutput, ValueError):
-    """The `Engine kwargs:` message is not a dict repr this parser can read."""
-
-
-def engine_kwargs(message: str) -> dict[object, object]:
-    """The dict of an `Engine kwargs: {...}` message. Literal values are evaluated with
-    ast.literal_eval; anything else (CompilationConfig(...), <CUDAGraphMode.FULL: 2>) is kept as
-    Unparsed text. Nothing is ever executed."""
-    i = message.find(ENGINE_KWARGS)
-    if i < 0:
-        raise KwargsError("no 'Engine kwargs:' in the line")
-    text = message[i + len(ENGINE_KWARGS):].strip()
-    # Object reprs such as <CUDAGraphMode.FULL: 2> are not Python syntax: quote them first.
-    text = _quote_angle_reprs(text)
-    try:
-        with warnings.catch_warnings():  # a log's stray backslashes must not warn in the test run
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text, mode="eval")
-    except SyntaxError as e:
-        raise KwargsError(f"the kwargs repr does not parse ({e.msg} at column {e.offset})") from None
-    except (ValueError, RecursionError, MemoryError) as e:  # NUL bytes, absurd nesting
-        raise KwargsError(f"the kwargs repr does not parse ({type(e).__name__})") from None
-    if not isinstance(tree.body, ast.Dict):
-        raise KwargsError("the kwargs repr is not a dict")
-    out: dict[object, object] = {}
-    for k, v in zip(tree.body.keys, tree.body.values):
-        if k is None:
-            continue
-        try:
-            key = ast.literal_eval(k)
-            hash(key)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            key = ast.get_source_segment(text, k)
-        try:
-            out[key] = ast.literal_eval(v)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            out[key] = Unparsed(_unquote_angle_reprs(ast.get_source_segment(text, v) or ""))
-    return out
-
-
-_ANGLE = re.compile(r"<([A-Za-z_][\w.]*(?:: [^<>]*)?)>")
-_ANGLE_MARK = "__angle__"
-
-
-def _quote_angle_reprs(text: str) -> str:
-    return _ANGLE.sub(lambda m: repr(_ANGLE_MARK + m.group(1)), text)
-
-
-def _unquote_angle_reprs(text: str) -> str:
-    return re.sub(r"'" + _ANGLE_MARK + r"([^']*)'", r"<\1>", text)
 
 
 def sync_dp_failed(message: str) -> str | None:

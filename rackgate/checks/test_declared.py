@@ -19,7 +19,7 @@ from rackgate.errors import CouldNotObserve
 from rackgate.fixtures.nodes import discovered_cards
 from rackgate.gates.declare import Across, Check, Ranked
 from rackgate.probes.target import On, OnPair
-from rackgate.report.verdict import check
+from rackgate.report.verdict import fail
 
 
 def run(c: Check[Any], on: On | OnPair, evidence: Any, facts: Any, read: Callable[[], Any]) -> None:
@@ -38,7 +38,9 @@ def judge(c: Check[Any], rack: Any, key: str, where: str, evidence: Any, facts: 
         facts.record(f.name, f.value, where=f.where or key, unit=f.unit, row=c.row)
     if got.error is not None:
         raise got.error
-    check(not got.findings, c.row, where, "; ".join(got.findings))
+    if got.findings:  # a Finding names its own place (node3/dp9 of a server) and reading
+        first = got.findings[0]
+        fail(c.row, getattr(first, "where", "") or where, "; ".join(got.findings), getattr(first, "means", ""))
 
 
 @pytest.fixture(scope="session")
@@ -67,9 +69,12 @@ def _per_gpu(c: Check[Any]) -> Callable[..., None]:
 
 def _per_node(c: Check[Any]) -> Callable[..., None]:
     def item(node: Any, rack: Any, request: Any, evidence: Any, facts: Any) -> None:
-        on = On(rack, node.host, node.name, **_session(request))
+        logs = {"server_logs": lambda: request.getfixturevalue("server_logs")} if c.sees == "log" else {}
+        on = On(rack, node.host, node.name, **_session(request), **logs)
         run(c, on, evidence, facts, lambda: c.probe(on))
-    return item
+    # sees="log": the server's logs (launching it first) are the item's fixture, so the item is one
+    # of the server's (its xdist group, rackgate/fixtures/server.py)
+    return pytest.mark.usefixtures("server_logs")(item) if c.sees == "log" else item
 
 
 def _per_pair(c: Check[Any]) -> Callable[..., None]:
@@ -94,10 +99,18 @@ def _per_rack(c: Check[Any]) -> Callable[..., None]:
     return item
 
 
+# a "server" check's `sees` -> the fixture whose object its probe reads (rackgate/fixtures/server.py)
+SERVER_STAGES = {"": "served", "launched": "atom_server", "planned": "planned"}
+
+
 def _per_server(c: Check[Any]) -> Callable[..., None]:
-    def item(served: Any, rack: Any, evidence: Any, facts: Any) -> None:
-        judge(c, rack, "server", served.url, evidence, facts, lambda: c.probe(served))
-    return item
+    stage = SERVER_STAGES[c.sees]
+
+    def item(rack: Any, request: Any, evidence: Any, facts: Any) -> None:
+        s = request.getfixturevalue(stage)
+        judge(c, rack, "server", s.url, evidence, facts, lambda: c.probe(s))
+    # the stage's fixture is the item's own (set up before it: the launch, the xdist group)
+    return pytest.mark.usefixtures(stage)(item)
 
 
 def _per_rank(c: Check[Any]) -> Callable[..., None]:

@@ -19,7 +19,9 @@ docs/catalogue.md names each row's probe and judge.
   apply (the item is SKIPPED with that reason).
 
 Scopes (`per`):
-- "node": one item per node; the judge sees that node's facts.
+- "node": one item per node; the judge sees that node's facts. With sees="log" the probe also
+  reads the node's server log (`on.server_log()`: the server launched first, or attached with
+  its log where the rack file says; SKIPPED attached without a rack file): SRV-ENGINE-ARGS.
 - "gpu": one item per GPU of a node (`on.gpu`, `on.card`); the judge sees that GPU's facts.
 - "rack": one item per node, judged across the rack: the probe reads every node that answers
   (once per session, concurrently) and the judge sees them all, as `Across` (this item's node, every
@@ -36,7 +38,12 @@ Scopes (`per`):
   reads one direction only (FAB-DMESG: the importer's log).
 - "server": one item per endpoint (the session's server: launched from the rack file or attached
   with --atom-url); the probe reads through the server object (rackgate/probes/served.py `Server`),
-  the judge sees what it read; `where` is the server's URL.
+  the judge sees what it read; `where` is the server's URL. `sees` says which stage of the
+  server's life the probe reads: "" (booted and serving the configured name: `served`, SRV-MODELS),
+  "launched" (launched or attached, whatever its boot: `atom_server`; SRV-BOOT, SRV-RENDEZVOUS
+  read the boot verdict) or "planned" (nothing launched: the launch the rack file plans, or the
+  attached server's own command line: `planned`; SRV-LAUNCH-LINT, which runs before the launch).
+  A judge that blames a place inside the server (a node, a rank) returns `Finding`s naming it.
 - "rank": one item per DP rank (`test_<row>[node3-dp9]`): the probe asks every rank at once, once per
   session (the per-rank mechanism, rackgate.atom.perrank: the rank hint, the hang rule) and returns
   what each rank answered; the judge sees `Ranked` (this item's rank, every rank's answers) and
@@ -58,6 +65,9 @@ from ..probes.target import On, OnPair
 F = TypeVar("F")
 Per = Literal["node", "gpu", "rack", "pair", "server", "rank"]
 PER = ("node", "gpu", "rack", "pair", "server", "rank")
+Sees = Literal["", "launched", "planned", "log"]
+# what a check's probe reads besides its place, by scope ("": the scope's own: a node, the served server)
+SEES: dict[str, tuple[str, ...]] = {"server": ("", "launched", "planned"), "node": ("", "log")}
 
 
 class DeclarationError(ValueError):
@@ -70,6 +80,19 @@ class Shown:
     name: str
     text: str
     kind: str = "text"
+
+
+class Finding(str):
+    """A finding that names its own place (`where`: node3/dp9, node2) where the item's place is the
+    whole server, and its own reading (`means`: how it ended, where the row's meaning depends on
+    it: SRV-BOOT's fatal line, exit or budget). A plain str finding is judged at the item's place."""
+    where: str
+    means: str
+
+    def __new__(cls, text: str, where: str = "", means: str = "") -> Finding:
+        f = super().__new__(cls, text)
+        f.where, f.means = where, means
+        return f
 
 
 @dataclass(frozen=True)
@@ -126,6 +149,7 @@ class Check(Generic[F]):
     shows: Callable[[F, Rack], Sequence[Shown]]
     facts: Callable[[F, str], Sequence[Fact]] | None = None
     applies: Callable[[Rack], str] | None = None
+    sees: Sees = ""  # "server": which stage of the server its probe reads; "node": "log", the node's server log
 
     @property
     def test_name(self) -> str:
@@ -170,6 +194,9 @@ def declare(*checks: Check[Any]) -> None:
             raise DeclarationError(f"row {c.row} is declared twice ({_where(_CHECKS[c.row])}, {_where(c)})")
         if c.per not in PER:
             raise DeclarationError(f"row {c.row}: per must be one of {', '.join(PER)}, not {c.per!r}")
+        if c.sees not in SEES.get(c.per, ("",)):
+            raise DeclarationError(f"row {c.row}: a {c.per!r} check sees {' or '.join(map(repr, SEES.get(c.per, ('',))))},"
+                                   f" not {c.sees!r}")
         _CHECKS[c.row] = c
 
 

@@ -3,13 +3,13 @@ a ubench07 pair of nodes (OnPair).
 
 The pytest items build it from their `node` / `gpu` / `pair` fixtures; a probe reads through
 `host` (or `container()`), and names what it read with `where`. The session's ubench07 rounds
-(run once, the first time a probe asks: `ubench(tool)`) and its collective run (`collective()`)
-come with it.
+(run once, the first time a probe asks: `ubench(tool)`), its collective run (`collective()`) and,
+for a check declared with sees="log", the node's server log (`server_log()`) come with it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 from ..access import NodeAccess
 from ..config.model import Rack
@@ -24,6 +24,21 @@ if TYPE_CHECKING:  # pair_runs -> dmesg -> target
     Collective = tuple[Result, ProbeOutput] | Exception  # one node's part of the collective run, or why not
 
 
+class LogRecord(Protocol):
+    """One line of a node's server log (rackgate.atom.logformat.Record)."""
+    lineno: int
+    text: str  # the message
+    raw: str   # the line as written
+
+
+class ServerLog(Protocol):
+    """A node's server log, read on the node (rackgate.atom.logs.NodeLog)."""
+    node: str
+    path: str
+
+    def grep(self, *patterns: str) -> Sequence[Any]: ...  # LogRecords matching any pattern, in log order
+
+
 @dataclass(frozen=True)
 class On:
     rack: Rack
@@ -33,6 +48,7 @@ class On:
     card: Card | None = None  # its DRM card, discovered
     rounds: Callable[[str], Rounds] | None = None  # the session's ubench07 rounds by tool (p2p, bw)
     collectives: Callable[[], Mapping[str, Collective]] | None = None  # the session's collective run, by node
+    server_logs: Callable[[], Mapping[str, ServerLog]] | None = None  # the session's server logs, by node
 
     def container(self, env: dict[str, str] | None = None) -> NodeAccess:
         """Where the engine runs on this node: its container, or the node itself (container = "")."""
@@ -61,6 +77,12 @@ class On:
         if self.collectives is None:
             raise RuntimeError(f"{self.node}: this item was made without the session's collective run")
         return self.collectives()[self.node]
+
+    def server_log(self) -> ServerLog:
+        """This node's server log (a check declared with sees="log": the server launched first)."""
+        if self.server_logs is None:
+            raise RuntimeError(f"{self.node}: this item was made without the session's server logs")
+        return self.server_logs()[self.node]
 
 
 @dataclass(frozen=True)
