@@ -16,6 +16,7 @@ from rackgate import registry
 from rackgate.atom.logs import rank_table
 from rackgate.catalogue import row
 from rackgate.errors import CouldNotObserve
+from rackgate.fixtures import bracket
 from rackgate.fixtures.nodes import discovered_cards
 from rackgate.gates.declare import Across, Check, Ranked
 from rackgate.probes.target import On, OnPair
@@ -51,13 +52,15 @@ def read_once() -> dict[str, Any]:
 
 def _session(request: Any, now: bool = False) -> dict[str, Any]:
     """What every item's `On` carries of the session's shared runs, each run the first time a probe
-    asks (not before): the ubench07 rounds by tool, the collective run by node. Their fixtures are
-    looked up when a probe asks, or `now` (before a "rack" check's probes run in threads)."""
+    asks (not before): the ubench07 rounds by tool, the collective run by node, the hardware-error
+    bracket (rackgate/fixtures/bracket.py). Their fixtures are looked up when a probe asks, or `now`
+    (before a "rack" check's probes run in threads)."""
+    shared: dict[str, Any] = {"bracket": lambda: bracket.of_session(request.config)}
     if now:
         ubench, coll = request.getfixturevalue("ubench_runs"), request.getfixturevalue("collective_runs")
-        return {"rounds": ubench.get, "collectives": coll.get}
+        return {"rounds": ubench.get, "collectives": coll.get, **shared}
     return {"rounds": lambda tool: request.getfixturevalue("ubench_runs").get(tool),
-            "collectives": lambda: request.getfixturevalue("collective_runs").get()}
+            "collectives": lambda: request.getfixturevalue("collective_runs").get(), **shared}
 
 
 def _per_gpu(c: Check[Any]) -> Callable[..., None]:
@@ -69,12 +72,13 @@ def _per_gpu(c: Check[Any]) -> Callable[..., None]:
 
 def _per_node(c: Check[Any]) -> Callable[..., None]:
     def item(node: Any, rack: Any, request: Any, evidence: Any, facts: Any) -> None:
-        logs = {"server_logs": lambda: request.getfixturevalue("server_logs")} if c.sees == "log" else {}
+        logs: dict[str, Any] = {"server_logs": lambda: request.getfixturevalue("server_logs")} if c.sees == "log" else {}
         on = On(rack, node.host, node.name, **_session(request), **logs)
         run(c, on, evidence, facts, lambda: c.probe(on))
     # sees="log": the server's logs (launching it first) are the item's fixture, so the item is one
     # of the server's (its xdist group, rackgate/fixtures/server.py)
-    return pytest.mark.usefixtures("server_logs")(item) if c.sees == "log" else item
+    marked: Callable[..., None] = pytest.mark.usefixtures("server_logs")(item)
+    return marked if c.sees == "log" else item
 
 
 def _per_pair(c: Check[Any]) -> Callable[..., None]:
@@ -110,7 +114,8 @@ def _per_server(c: Check[Any]) -> Callable[..., None]:
         s = request.getfixturevalue(stage)
         judge(c, rack, "server", s.url, evidence, facts, lambda: c.probe(s))
     # the stage's fixture is the item's own (set up before it: the launch, the xdist group)
-    return pytest.mark.usefixtures(stage)(item)
+    marked: Callable[..., None] = pytest.mark.usefixtures(stage)(item)
+    return marked
 
 
 def _per_rank(c: Check[Any]) -> Callable[..., None]:

@@ -3,7 +3,8 @@ a ubench07 pair of nodes (OnPair).
 
 The pytest items build it from their `node` / `gpu` / `pair` fixtures; a probe reads through
 `host` (or `container()`), and names what it read with `where`. The session's ubench07 rounds
-(run once, the first time a probe asks: `ubench(tool)`), its collective run (`collective()`) and,
+(run once, the first time a probe asks: `ubench(tool)`), its collective run (`collective()`), the
+hardware-error bracket's rises on this node (`charged(stages)`, rackgate/fixtures/bracket.py) and,
 for a check declared with sees="log", the node's server log (`server_log()`) come with it.
 """
 from __future__ import annotations
@@ -20,8 +21,19 @@ if TYPE_CHECKING:  # pair_runs -> dmesg -> target
     from .collective import ProbeOutput
     from .drm import GpuMap
     from .pair_runs import Rounds
+    from .ras import Rise, Snapshot
 
     Collective = tuple[Result, ProbeOutput] | Exception  # one node's part of the collective run, or why not
+
+
+class StageCounters(Protocol):
+    """What a probe reads of the session's hardware-error bracket (rackgate/fixtures/bracket.py
+    `Bracket`): stage -> the counter rises charged to it on `node` (could-not-observe when none of
+    `stages` ran, or a snapshot of the node could not be read), and the node's latest snapshot."""
+
+    def charged(self, stages: tuple[str, ...], node: str) -> dict[str, list[Rise]]: ...
+
+    def latest(self, node: str) -> Snapshot | None: ...
 
 
 class LogRecord(Protocol):
@@ -49,6 +61,7 @@ class On:
     rounds: Callable[[str], Rounds] | None = None  # the session's ubench07 rounds by tool (p2p, bw)
     collectives: Callable[[], Mapping[str, Collective]] | None = None  # the session's collective run, by node
     server_logs: Callable[[], Mapping[str, ServerLog]] | None = None  # the session's server logs, by node
+    bracket: Callable[[], StageCounters] | None = None  # the session's hardware-error bracket
 
     def container(self, env: dict[str, str] | None = None) -> NodeAccess:
         """Where the engine runs on this node: its container, or the node itself (container = "")."""
@@ -77,6 +90,12 @@ class On:
         if self.collectives is None:
             raise RuntimeError(f"{self.node}: this item was made without the session's collective run")
         return self.collectives()[self.node]
+
+    def charged(self, stages: tuple[str, ...]) -> dict[str, list[Rise]]:
+        """stage -> the hardware error counters that rose on this node while it ran (the bracket)."""
+        if self.bracket is None:
+            raise RuntimeError(f"{self.node}: this item was made without the session's hardware-error bracket")
+        return self.bracket().charged(stages, self.node)
 
     def server_log(self) -> ServerLog:
         """This node's server log (a check declared with sees="log": the server launched first)."""
