@@ -34,6 +34,7 @@ from ..lines import clean
 from ..probes.atom_log_facts import ENGINE_KWARGS as ENGINE_KWARGS
 from ..probes.atom_log_facts import KvError, MemoryBudget
 from ..probes.atom_log_facts import KwargsError as KwargsError
+from ..probes.atom_log_facts import Unparsed as Unparsed
 from ..probes.atom_log_facts import engine_kwargs as engine_kwargs
 
 
