@@ -77,8 +77,10 @@ def _per_node(c: Check[Any]) -> Callable[..., None]:
         run(c, on, evidence, facts, lambda: c.probe(on))
     # sees="log": the server's logs (launching it first) are the item's fixture, so the item is one
     # of the server's (its xdist group, rackgate/fixtures/server.py)
-    marked: Callable[..., None] = pytest.mark.usefixtures("server_logs")(item)
-    return marked if c.sees == "log" else item
+    if c.sees != "log":
+        return item
+    marked: Callable[..., None] = pytest.mark.usefixtures("server_logs")(item)  # (a mark changes the function)
+    return marked
 
 
 def _per_pair(c: Check[Any]) -> Callable[..., None]:

@@ -175,3 +175,14 @@ def test_throttle_judges_the_bracket_rises_of_its_node():
 def test_a_finding_keeps_its_place_and_reading_through_a_join():
     f = Finding("seen", "node2", "how it ended")
     assert str(f) == "seen" and (f.where, f.means) == ("node2", "how it ended")
+
+
+def test_only_a_check_that_reads_a_server_log_sets_the_server_up():
+    """A node check's item uses `server_logs` (launching the server, joining its xdist group) only
+    with sees="log"; a server check's item the fixture of the stage it reads."""
+    for c in checks().values():
+        uses = {a for m in getattr(getattr(items, c.test_name), "pytestmark", []) if m.name == "usefixtures"
+                for a in m.args}
+        want = {"log": {"server_logs"}, "launched": {"atom_server"}, "planned": {"planned"}}.get(
+            c.sees, {"served"} if c.per == "server" else set())
+        assert uses == want, (c.row, uses)
