@@ -12,7 +12,7 @@ from .simserver import sim_server
 pytestmark = pytest.mark.suite
 
 SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
-LINT = "rackgate/checks/serving/test_boot.py::test_launch_lint"
+LINT = "rackgate/checks/test_declared.py::test_srv_launch_lint"
 
 
 def test_gate_against_a_bang_server_fails_sanity(tmp_path, gsm8k_dir):
@@ -74,7 +74,7 @@ def test_lint_of_a_server_the_head_does_not_run_is_could_not_observe(tmp_path):
     A head where no process serves the port (the server runs elsewhere) is nothing read: ERROR
     saying where it looked, never a SKIP (the rack file does not say the check does not apply)."""
     with sim_server() as (_proc, url):
-        run = run_suite(tmp_path, "--rack", str(REPO / "rackgate/sim/racks/sim.toml"), "-k", "test_launch_lint",
+        run = run_suite(tmp_path, "--rack", str(REPO / "rackgate/sim/racks/sim.toml"), "-k", "test_srv_launch_lint",
                         "--atom-url", url, "--served-model", "moonshotai/Kimi-K3")
     lint = run.outcomes[LINT]
     assert lint.status == "error", (lint, run.stdout[-2000:])

@@ -104,11 +104,11 @@ def test_a_case_that_stops_the_server_never_shares_with_checks_on_it():
     """A fault failing SRV-BOOT (or SRV-MODELS, SRV-ALIVE) makes every check on the server "not
     run", whether or not its row names it in `needs`."""
     rows_ = {**ROWS, "SRV-BOOT": _row("SRV-BOOT", area="serving")}
-    boot = _case("fboot", "SRV-BOOT", ["rackgate/checks/serving/test_boot.py"], ["rackgate/checks/serving/test_boot.py::test_boot"])
-    items = [*ITEMS, {"nodeid": "rackgate/checks/serving/test_boot.py::test_boot", "row": "SRV-BOOT", "markers": ["serving"]}]
+    boot = _case("fboot", "SRV-BOOT", ["rackgate/checks/test_declared.py::test_srv_boot"], ["rackgate/checks/test_declared.py::test_srv_boot"])
+    items = [*ITEMS, {"nodeid": "rackgate/checks/test_declared.py::test_srv_boot", "row": "SRV-BOOT", "markers": ["serving"]}]
     assert "runs on the server, which fboot stops" in mx.needs_problem(boot, S, rows_, items)
     assert mx.needs_problem(boot, A, rows_, items) == ""        # a platform check does not use it
-    also = {**boot, "row": "PLAT-B", "fail": [], "also_fail": ["rackgate/checks/serving/test_boot.py::test_boot"]}
+    also = {**boot, "row": "PLAT-B", "fail": [], "also_fail": ["rackgate/checks/test_declared.py::test_srv_boot"]}
     assert "stops" in mx.needs_problem(also, S, rows_, items)   # a consequence counts too
 
 

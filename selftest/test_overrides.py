@@ -10,7 +10,7 @@ from .simserver import sim_server
 pytestmark = pytest.mark.suite
 
 MODELS = "rackgate/checks/test_declared.py::test_srv_models"
-LINT = "rackgate/checks/serving/test_boot.py::test_launch_lint"
+LINT = "rackgate/checks/test_declared.py::test_srv_launch_lint"
 
 
 def test_attach_served_model_overrides_the_rack_file_everywhere(tmp_path):
@@ -31,7 +31,7 @@ def test_attach_served_model_overrides_the_rack_file_everywhere(tmp_path):
 def test_launch_lint_judges_the_environment_the_server_is_launched_with(tmp_path):
     """The sim rack sets launch.rank_labels (default): the server is launched with ATOM_LOG_MORE=1,
     and that is the environment SRV-LAUNCH-LINT shows and judges."""
-    run = run_suite(tmp_path, "-k", "test_launch_lint")
+    run = run_suite(tmp_path, "-k", "test_srv_launch_lint")
     assert run.outcomes[LINT].status == "passed", (run.outcomes.get(LINT), run.stdout[-2000:])
     shown = [p.read_text() for p in (tmp_path / "allure").glob("*-attachment*")]
     lint_env = [t for t in shown if "--served-model-name" in t and "ATOM_USE_TRITON_MLA=" in t]

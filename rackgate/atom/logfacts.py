@@ -4,7 +4,7 @@
   "Memory budget: total_gpu={:.2f}GB, free={:.2f}GB, utilization={}, budget={:.2f}GB,
    peak_torch={:.2f}GB, non_torch={:.2f}GB, cudagraph_est={:.2f}GB, safety={:.2f}GB,
    available_for_kv={:.2f}GB, block_bytes={}, num_kvcache_blocks={}"
-- arg_utils.py _get_engine_kwargs(): "Engine kwargs: {kwargs}" -- a dict repr whose values may be
+- arg_utils.py _get_engine_kwargs(): "Engine kwargs: {kwargs}" (parsed in rackgate/probes/atom_log_facts.py) -- values may be
   objects (CompilationConfig(...), <CUDAGraphMode.FULL: 2>) that are not Python literals.
   Current ATOM raises the second before it logs the first; the image the runbook was written on
   logged the budget first. SRV-KV reads either (whichever comes first).
@@ -31,7 +31,7 @@ from ..errors import UnrecognisedOutput
 from ..lines import clean
 from ..probes.atom_log_facts import ENGINE_KWARGS, KvError, KwargsError, MemoryBudget, Unparsed, engine_kwargs
 
-# the `Engine kwargs:` reader is a probe's (ACC-FAKE-EPLB reads it through the server object)
+# the `Engine kwargs:` reader is a probe's (SRV-ENGINE-ARGS and ACC-FAKE-EPLB read it through their probes)
 __all__ = ["ENGINE_KWARGS", "KwargsError", "Unparsed", "engine_kwargs"]
 
 

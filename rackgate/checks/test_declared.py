@@ -43,7 +43,7 @@ def judge(c: Check[Any], rack: Any, key: str, where: str, evidence: Any, facts: 
     if got.error is not None:
         raise got.error
     placed = next((f for f in got.findings if isinstance(f, Finding)), None)
-    if placed is not None:  # its own place, or another row's reading: that row's FAILED (the text names this one)
+    if placed is not None:  # its own place, reading or row (gates/declare.py Finding); the text names them all
         fail(placed.row or c.row, placed.where or where, "; ".join(got.findings), placed.means)
     check(not got.findings, c.row, where, "; ".join(got.findings))
 
@@ -95,9 +95,15 @@ def _per_gpu(c: Check[Any]) -> Callable[..., None]:
 
 def _per_node(c: Check[Any]) -> Callable[..., None]:
     def item(node: Any, rack: Any, request: Any, evidence: Any, facts: Any) -> None:
-        on = On(rack, node.host, node.name, **_session(request))
+        logs: dict[str, Any] = {"server_logs": lambda: request.getfixturevalue("server_logs")} if c.sees == "log" else {}
+        on = On(rack, node.host, node.name, **_session(request), **logs)
         run(c, on, evidence, facts, lambda: c.probe(on))
-    return item
+    # sees="log": the server's logs (launching it first) are the item's fixture, so the item is one
+    # of the server's (its xdist group, rackgate/fixtures/server.py)
+    if c.sees != "log":
+        return item
+    marked: Callable[..., None] = pytest.mark.usefixtures("server_logs")(item)  # (a mark changes the function)
+    return marked
 
 
 def _per_pair(c: Check[Any]) -> Callable[..., None]:
@@ -151,18 +157,27 @@ def _once(read_once: dict[str, Any], key: str, probe: Callable[[], Any]) -> Any:
     return got
 
 
+# a "server" check's `sees` -> the fixture whose object its probe reads (rackgate/fixtures/server.py)
+SERVER_STAGES = {"": "served", "launched": "atom_server", "planned": "planned"}
+
+
 def _per_server(c: Check[Any]) -> Callable[..., None]:
-    """The one endpoint's item. Its probe reads once per session: the rows that name one probe share
+    """The one endpoint's item, reading the stage of the server's life its check `sees` (served,
+    launched, or only planned). Its probe reads once per session: the rows that name one probe share
     its read (BENCH-RESULT and BENCH-AGGREGATE: the one benchmark run), its could-not-observe too. A
     row that needs SRV-MODELS sends the served name: `serving` first (not run, pointing there)."""
+    stage = SERVER_STAGES[c.sees]
     sends_the_name = "SRV-MODELS" in row(c.row).needs
 
-    def item(served: Any, rack: Any, read_once: Any, request: Any, evidence: Any, facts: Any) -> None:
+    def item(rack: Any, read_once: Any, request: Any, evidence: Any, facts: Any) -> None:
         if sends_the_name:
             request.getfixturevalue("serving")
-        read = lambda: _once(read_once, "server:" + qualname(c.probe), lambda: c.probe(served))
-        judge(c, rack, "server", served.url, evidence, facts, read)
-    return item
+        s = request.getfixturevalue(stage)
+        read = lambda: _once(read_once, f"server:{stage}:" + qualname(c.probe), lambda: c.probe(s))
+        judge(c, rack, "server", s.url, evidence, facts, read)
+    # the stage's fixture is the item's own (set up before it: the launch, the xdist group)
+    marked: Callable[..., None] = pytest.mark.usefixtures(stage)(item)
+    return marked
 
 
 def _per_rank(c: Check[Any]) -> Callable[..., None]:

@@ -85,12 +85,13 @@ def budget_answers(b: acc.Budget, rack: Rack, where: str) -> list[str]:
     broken = spread.share(lambda g: g.stopped or (_reply(g).why if not g.error and _reply(g).kind == "degenerate"
                                                   else None), "answers degenerate")
     if broken:
-        return [Finding(f"ACC-BUDGET: {broken.line}; the budget cannot be judged on them", "SRV-SANITY", broken.where)]
+        return [Finding(f"ACC-BUDGET: {broken.line}; the budget cannot be judged on them", row="SRV-SANITY",
+                        where=broken.where)]
     hang = spread.hang()
     if hang:
         said = f"; evidence: {b.stacks_said}" if b.stacks_said else ""
-        return [Finding(f"ACC-BUDGET's requests: {hang}{said}{DEADLOCK_SIGNATURE}", "SRV-DEADLOCK",
-                        spread.hang_where(where))]
+        return [Finding(f"ACC-BUDGET's requests: {hang}{said}{DEADLOCK_SIGNATURE}", row="SRV-DEADLOCK",
+                        where=spread.hang_where(where))]
     refused = spread.failed()
     if refused and len(refused.bad) < len(spread.replied):
         return [Finding(refused.line, where=refused.where)]

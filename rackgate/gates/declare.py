@@ -12,7 +12,7 @@ docs/catalogue.md names each row's probe and judge.
   file); it reads, parses and raises CouldNotObserve when it cannot look; it never judges.
 - judge: `(facts, rack, where) -> findings`: pure; an empty list is healthy. It reads the rack
   file's expectations from `rack`; `where` names the node/GPU in a could-not-observe it raises.
-  A finding that names its place, or is another row's reading, is a `Finding(text, row=, where=)`
+  A finding that names its place, or is another row's reading, is a `Finding(text, row=, where=, means=, also=)`
   (ACC-BUDGET's share at node3/dp9; its degenerate answers, SRV-SANITY's FAILED).
 - shows: `(facts, rack) -> [Shown]`: the evidence every item attaches, pass or fail.
 - facts: `(facts, where) -> [Fact]` (optional): what `-m regression` compares; `where` is the
@@ -21,7 +21,9 @@ docs/catalogue.md names each row's probe and judge.
   apply (the item is SKIPPED with that reason).
 
 Scopes (`per`):
-- "node": one item per node; the judge sees that node's facts.
+- "node": one item per node; the judge sees that node's facts. With sees="log" the probe also
+  reads the node's server log (`on.server_log()`: the server launched first, or attached with
+  its log where the rack file says; SKIPPED attached without a rack file): SRV-ENGINE-ARGS.
 - "gpu": one item per GPU of a node (`on.gpu`, `on.card`); the judge sees that GPU's facts.
 - "rack": one item per node, judged across the rack: the probe reads every node that answers
   (once per session, concurrently) and the judge sees them all, as `Across` (this item's node, every
@@ -43,7 +45,12 @@ Scopes (`per`):
   reads one direction only (FAB-DMESG: the importer's log).
 - "server": one item per endpoint (the session's server: launched from the rack file or attached
   with --atom-url); the probe reads through the server object (rackgate/probes/served.py `Server`),
-  the judge sees what it read; `where` is the server's URL. A row that needs SRV-MODELS sends
+  the judge sees what it read; `where` is the server's URL. `sees` says which stage of the
+  server's life the probe reads: "" (booted and serving the configured name: `served`, SRV-MODELS),
+  "launched" (launched or attached, whatever its boot: `atom_server`; SRV-BOOT, SRV-RENDEZVOUS
+  read the boot verdict) or "planned" (nothing launched: the launch the rack file plans, or the
+  attached server's own command line: `planned`; SRV-LAUNCH-LINT, which runs before the launch).
+  A row that needs SRV-MODELS sends
   requests to the served name: its item takes the `server` fixture first (not run while the name is
   not served or a DP rank is known dead). Where the row's evidence is per rank but must also be
   judged where the ranks cannot be told apart (attached without a rack file, a server that refuses
@@ -71,6 +78,9 @@ from ..probes.target import On, OnPair
 F = TypeVar("F")
 Per = Literal["node", "gpu", "rack", "rack-gpu", "pair", "server", "rank"]
 PER = ("node", "gpu", "rack", "rack-gpu", "pair", "server", "rank")
+Sees = Literal["", "launched", "planned", "log"]
+# what a check's probe reads besides its place, by scope ("": the scope's own: a node, the served server)
+SEES: dict[str, tuple[str, ...]] = {"server": ("", "launched", "planned"), "node": ("", "log")}
 
 
 class DeclarationError(ValueError):
@@ -95,19 +105,24 @@ class Fact:
 
 
 class Finding(str):
-    """A finding that names its own place or row: `where` narrows the item's place (the share's
-    ranks: ACC-BUDGET [node3/dp9]); `row`, where what the check read is another row's reading (the
-    degenerate answers ACC-BUDGET read are SRV-SANITY's; requests in flight past the hang bound
-    while others came back, SRV-DEADLOCK's): the item FAILS under that row's diagnosis, the text
-    naming the asking row. `means`: the reading, where the row's meaning alone would not say it.
-    A plain str finding is the check's own row at the item's place."""
+    """A finding that names its own place, reading or row; a plain str finding is the check's own
+    row at the item's place. `where` narrows the item's place (a node or rank inside the server:
+    SRV-BOOT [node3/dp9], the share's ranks: ACC-BUDGET [node3/dp9]); `means` is the reading, where
+    the row's meaning alone would not say it (SRV-BOOT's fatal line, exit or budget); `row`, where
+    what the check read is another row's reading (the degenerate answers ACC-BUDGET read are
+    SRV-SANITY's; requests in flight past the hang bound while others came back, SRV-DEADLOCK's):
+    the item FAILS under that row's diagnosis, the text naming the asking row; `also`, the other
+    rows this finding is the signature of (the ordering records it there too). The item fails on
+    its first finding's row, place and reading (rackgate/checks/test_declared.py `judge`)."""
     row: str
     where: str
     means: str
+    also: tuple[str, ...]
 
-    def __new__(cls, text: str, row: str = "", where: str = "", means: str = "") -> "Finding":
+    def __new__(cls, text: str, *, row: str = "", where: str = "", means: str = "",
+                also: tuple[str, ...] = ()) -> Finding:
         self = super().__new__(cls, text)
-        self.row, self.where, self.means = row, where, means
+        self.row, self.where, self.means, self.also = row, where, means, also
         return self
 
 
@@ -158,6 +173,7 @@ class Check(Generic[F]):
     shows: Callable[[F, Rack], Sequence[Shown]]
     facts: Callable[[F, str], Sequence[Fact]] | None = None
     applies: Callable[[Rack], str] | None = None
+    sees: Sees = ""  # "server": which stage of the server its probe reads; "node": "log", the node's server log
 
     @property
     def test_name(self) -> str:
@@ -212,6 +228,9 @@ def declare(*checks: Check[Any]) -> None:
             raise DeclarationError(f"row {c.row} is declared twice ({_where(_CHECKS[c.row])}, {_where(c)})")
         if c.per not in PER:
             raise DeclarationError(f"row {c.row}: per must be one of {', '.join(PER)}, not {c.per!r}")
+        if c.sees not in SEES.get(c.per, ("",)):
+            raise DeclarationError(f"row {c.row}: a {c.per!r} check sees {' or '.join(map(repr, SEES.get(c.per, ('',))))},"
+                                   f" not {c.sees!r}")
         _CHECKS[c.row] = c
 
 

@@ -6,8 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..config.model import Rack
 from ..config.serving import LintExpect
 from ..probes import argv
+from ..probes import launch as probe
+from ..probes.launch import NOT_LAUNCHED, Launch
+from .declare import Check, Shown, declare
+from .declare import Finding as Placed
 
 ATOM_DEFAULT_BATCHED_TOKENS = 16384  # arg_utils.py default for --max-num-batched-tokens
 SOCKET_IFNAMES = ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "MORI_SOCKET_IFNAME")
@@ -123,3 +128,39 @@ def lint(command: str, env: dict[str, str], facts: Facts) -> list[Finding]:
                 "peak_torch and the cudagraph estimate push available_for_kv negative, the server never starts; "
                 "use --max-num-batched-tokens 2048")
     return out
+
+
+# --- the declaration: one item per server, read before anything is launched ---------------------
+# Per server, not per node: the runbook has every node run the same command and environment (only
+# the node's DP rank filled in), so a broken rule lives in the one launch configuration, and a
+# per-node item would repeat one finding on every node; attached, the command line is the head's.
+def rack_facts(rack: Rack) -> Facts:
+    cfg = rack.serving
+    return Facts(hbm_gib=rack.platform.hbm_gib, data_plane_nic=cfg.lint.data_plane_nic,
+                 accuracy_run=cfg.lint.accuracy_run, unfused_gather_patch=cfg.lint.unfused_gather_patch,
+                 profile_dir=cfg.profile_dir, batched_tokens_limit_small_hbm=cfg.lint.batched_tokens_limit_small_hbm,
+                 small_hbm_gib=cfg.lint.small_hbm_gib)
+
+
+def launch_rules(got: Launch, rack: Rack, where: str) -> list[str]:
+    """Every rule the launch breaks, one line each, at the node whose command it is."""
+    findings = lint(got.command, got.env, rack_facts(rack))
+    if not findings:
+        return []
+    return [Placed(f"{len(findings)} rule(s) broken:\n" + "\n".join(f"           - {f}" for f in findings), where=got.where)]
+
+
+def launch_shown(got: Launch, rack: Rack) -> list[Shown]:
+    return [Shown(f"launch command and environment ({got.where})",
+                  got.command + "\n\n" + "\n".join(f"{k}={v}" for k, v in sorted(got.env.items())))]
+
+
+def has_command(rack: Rack) -> str:
+    """SKIPPED attached without a rack file: no nodes to read the command line from."""
+    if rack.server.attach_url and not rack.nodes:
+        return f"{NOT_LAUNCHED} (--atom-url without a rack file: no nodes to read its command line from)"
+    return ""
+
+
+declare(Check("SRV-LAUNCH-LINT", "server", probe=probe.launch, judge=launch_rules, shows=launch_shown,
+              applies=has_command, sees="planned"))

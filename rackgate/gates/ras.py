@@ -215,3 +215,16 @@ def throttling(rises: dict[str, list[Rise]], gpus: list[str], rack: Rack, where:
         raise CouldNotObserve(f"{where}: no throttle accumulators moved (amd-smi metric --throttle) for "
                               + ", ".join(unseen) + (f": {unread}" if unread else ""))
     return []
+
+
+def throttled_item(got: ras_probe.Throttled, rack: Rack, where: str) -> list[str]:
+    return throttling(got.rises, list(got.gpus), rack, got.node, got.unread)
+
+
+def throttle_shown(got: ras_probe.Throttled, rack: Rack) -> list[Shown]:
+    return [Shown("throttle accumulators that rose, by stage", "\n".join(
+        f"{s}: " + ("; ".join(r.describe() for r in rs if r.counter.startswith("throttle.")) or "none")
+        for s, rs in got.rises.items()))]
+
+
+declare(Check("SRV-THROTTLE", "node", probe=ras_probe.throttle_stages, judge=throttled_item, shows=throttle_shown))

@@ -3,7 +3,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ..config.model import Rack
+from ..probes import engine_args as engine_args_probe
 from ..probes.atom_log_facts import KvError, MemoryBudget, Unparsed
+from ..probes.engine_args import EngineArgs
+from .declare import Check, Fact, Shown, declare
 
 
 def expert_counts(model_experts: int, ep_size: int, per_rank: int = 0) -> tuple[int, ...]:
@@ -69,6 +73,29 @@ def engine_args(kwargs: dict[object, object], profile_dir: str, env: dict[str, s
         elif str(got).rstrip("/") != profile_dir.rstrip("/"):
             out.append(f"'torch_profiler_dir': {got!r}, not serving.profile_dir={profile_dir}")
     return out
+
+
+# SRV-ENGINE-ARGS: one item per node, each node's own process's `Engine kwargs:` line (its server
+# log, sees="log"): a node launched otherwise than the others is named, not hidden by the head's.
+def logged_args(got: EngineArgs, rack: Rack, where: str) -> list[str]:
+    return engine_args(got.kwargs, rack.serving.profile_dir, rack.launch.env)
+
+
+def engine_args_shown(got: EngineArgs, rack: Rack) -> list[Shown]:
+    return [Shown(f"Engine kwargs ({got.node})", got.line)]
+
+
+def engine_kwarg_facts(got: EngineArgs, where: str) -> list[Fact]:
+    """The kwargs the server ran with (-m regression, one fact per kwarg, named by the kwarg): the
+    head's, the node that serves the API, as baselines have recorded them."""
+    if not got.head:
+        return []
+    return [Fact("serving.engine.kwarg", v if isinstance(v, (int, float, str)) else repr(v), where=str(k))
+            for k, v in got.kwargs.items()]
+
+
+declare(Check("SRV-ENGINE-ARGS", "node", probe=engine_args_probe.logged, judge=logged_args, shows=engine_args_shown,
+              facts=engine_kwarg_facts, sees="log"))
 
 
 def deadlock(timed_out: dict[int, str], all_ranks: list[int], kv_lines: dict[int, str] | None = None,

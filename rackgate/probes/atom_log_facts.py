@@ -1,8 +1,9 @@
 """The facts ATOM's log lines give, as types (parsed by rackgate/atom/logfacts.py, judged by
 rackgate/gates/serverlogs.py): the `Memory budget:` figures, the KV budget error, and a value of
 the `Engine kwargs:` repr that is not a Python literal; and the `Engine kwargs:` line's parser
-(ATOM arg_utils.py _get_engine_kwargs(): "Engine kwargs: {kwargs}"), which ACC-FAKE-EPLB's probe
-reads every node's log with (rackgate/probes/acc.py)."""
+(ATOM's model_engine/arg_utils.py `_get_engine_kwargs()` logs "Engine kwargs: {kwargs}", a dict repr
+whose values may be objects -- CompilationConfig(...), <CUDAGraphMode.FULL: 2> -- that are not Python
+literals), which SRV-ENGINE-ARGS' and ACC-FAKE-EPLB's probes read every node's log with."""
 from __future__ import annotations
 
 import ast

@@ -413,3 +413,23 @@ def fabric_stages(on: On) -> Charged:
 def serving_stages(on: On) -> Charged:
     """SRV-HW-ERRORS' probe: the rises charged to the serving stages on this node."""
     return _charged(on, "SRV-HW-ERRORS")
+
+
+# --- SRV-THROTTLE: the bracket's throttle accumulators, as its check reads them ----------------
+@dataclass(frozen=True)
+class Throttled:
+    """What rose on one node's GPUs while the stages SRV-THROTTLE judges ran (the bracket,
+    rackgate/fixtures/bracket.py), with the GPUs its latest snapshot listed."""
+    node: str
+    rises: dict[str, list[Rise]]  # stage -> its rises, of the stages that ran
+    gpus: tuple[str, ...]         # the GPUs' labels, as the latest snapshot read them
+    unread: str = ""              # why amd-smi's throttle counters were not read ("" when they were)
+
+
+def throttle_stages(on: On) -> Throttled:
+    """SRV-THROTTLE's probe: the rises charged to its stages on this node (could-not-observe when
+    none ran or a snapshot could not be read)."""
+    rises = on.charged(row("SRV-THROTTLE").brackets)  # closes the stage: the latest snapshot is its end
+    snap = on.bracket().latest(on.node) if on.bracket is not None else None
+    return Throttled(on.node, rises, tuple(g.label for g in snap.gpus) if snap is not None else (),
+                     snap.throttle_error if snap is not None else "")

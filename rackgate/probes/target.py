@@ -5,12 +5,13 @@ The pytest items build it from their `node` / `gpu` / `pair` fixtures; a probe r
 `host` (or `container()`), and names what it read with `where`. What the session shares comes with
 it, each looked up the first time a probe asks: the ubench07 rounds (`ubench(tool)`), the collective
 run (`collective()`), the hardware-error bracket's rises on this node (`charged(stages)`,
-rackgate/fixtures/bracket.py) and the recorded baseline (`baseline()`).
+rackgate/fixtures/bracket.py), the recorded baseline (`baseline()`) and,
+for a check declared with sees="log", the node's server log (`server_log()`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 from ..access import NodeAccess
 from ..config.model import Rack
@@ -21,7 +22,7 @@ if TYPE_CHECKING:  # pair_runs -> dmesg -> target
     from .collective import ProbeOutput
     from .drm import GpuMap
     from .pair_runs import Rounds
-    from .ras import Rise
+    from .ras import Rise, Snapshot
 
     Collective = tuple[Result, ProbeOutput] | Exception  # one node's part of the collective run, or why not
 
@@ -29,9 +30,26 @@ if TYPE_CHECKING:  # pair_runs -> dmesg -> target
 class StageCounters(Protocol):
     """What a probe reads of the session's hardware-error bracket (rackgate/fixtures/bracket.py
     `Bracket`): stage -> the counter rises charged to it on `node` (could-not-observe when none of
-    `stages` ran, or a snapshot of the node could not be read)."""
+    `stages` ran, or a snapshot of the node could not be read), and the node's latest snapshot."""
 
     def charged(self, stages: tuple[str, ...], node: str) -> dict[str, list[Rise]]: ...
+
+    def latest(self, node: str) -> Snapshot | None: ...
+
+
+class LogRecord(Protocol):
+    """One line of a node's server log (rackgate.atom.logformat.Record)."""
+    lineno: int
+    text: str  # the message
+    raw: str   # the line as written
+
+
+class ServerLog(Protocol):
+    """A node's server log, read on the node (rackgate.atom.logs.NodeLog)."""
+    node: str
+    path: str
+
+    def grep(self, *patterns: str) -> Sequence[Any]: ...  # LogRecords matching any pattern, in log order
 
 
 class _Value(Protocol):
@@ -66,6 +84,7 @@ class On:
     collectives: Callable[[], Mapping[str, Collective]] | None = None  # the session's collective run, by node
     bracket: Callable[[], StageCounters] | None = None  # the session's hardware-error bracket
     recorded: Callable[[], Recorded] | None = None  # the session's recorded baseline
+    server_logs: Callable[[], Mapping[str, ServerLog]] | None = None  # the session's server logs, by node
 
     def container(self, env: dict[str, str] | None = None) -> NodeAccess:
         """Where the engine runs on this node: its container, or the node itself (container = "")."""
@@ -106,6 +125,12 @@ class On:
         if self.recorded is None:
             raise RuntimeError(f"{self.node}: this item was made without the session's recorded baseline")
         return self.recorded()
+
+    def server_log(self) -> ServerLog:
+        """This node's server log (a check declared with sees="log": the server launched first)."""
+        if self.server_logs is None:
+            raise RuntimeError(f"{self.node}: this item was made without the session's server logs")
+        return self.server_logs()[self.node]
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,14 @@ from .server import free_loopback_port
 
 pytestmark = [pytest.mark.realengine, pytest.mark.timeout(900)]
 
-BOOT = "rackgate/checks/serving/test_boot.py::test_boot"
+BOOT = "rackgate/checks/test_declared.py::test_srv_boot"
+RENDEZVOUS = "rackgate/checks/test_declared.py::test_srv_rendezvous"
 MODELS = "rackgate/checks/test_declared.py::test_srv_models"
 SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
-ENGINE_ARGS = "rackgate/checks/serving/test_logs.py::test_engine_kwargs"
+ENGINE_ARGS = "rackgate/checks/test_declared.py::test_srv_engine_args[cpu]"  # the one node's
 # every check that reads the server log (docs/serving.md, "what a missing line means")
 LOG_CHECKS = ("rackgate/checks/serving/test_logs.py::test_kv_budget", ENGINE_ARGS, "rackgate/checks/serving/test_logs.py::test_translation",
-              "rackgate/checks/serving/test_boot.py::test_rendezvous", "rackgate/checks/serving/test_under_load.py::test_no_dp_sync_deadlock")
+              RENDEZVOUS, "rackgate/checks/serving/test_under_load.py::test_no_dp_sync_deadlock")
 SUITE_TIMEOUT = 600
 
 
@@ -122,7 +123,7 @@ def test_no_log_reading_check_fails_on_a_log_it_cannot_read(engine_bin, models, 
     run = _run(tmp_path, rack, BOOT, *LOG_CHECKS)
     st = {k: o.status for k, o in run.outcomes.items()}
     assert st.pop(BOOT) == "passed", run.stdout[-3000:]
-    rendezvous = st.pop("rackgate/checks/serving/test_boot.py::test_rendezvous")
+    rendezvous = st.pop(RENDEZVOUS)
     assert rendezvous == "passed", run.stdout[-3000:]  # ready by the API: every rank joined
     assert st and set(st.values()) == {"error"}, st
     assert "rackgate: server log: " in run.stdout and "the log-reading checks could not observe" in run.stdout

@@ -53,8 +53,9 @@ class Recorder:
         self.shown: list[str] = []
         self.recorded: list[tuple[str, Any, str]] = []
 
-    def getfixturevalue(self, name: str) -> None:
+    def getfixturevalue(self, name: str) -> Any:
         self.asked.append(name)
+        return Served() if name == "served" else None
 
     def attach(self, name: str, text: str, kind: str = "text") -> None:
         self.shown.append(name)
@@ -80,9 +81,9 @@ def test_result_and_aggregate_items_read_the_one_run_once_after_serving(rack):
     for rid in ("BENCH-RESULT", "BENCH-AGGREGATE"):
         c = Check(rid, "server", probe=one_run, judge=judged, shows=lambda got, r: [])
         rec = Recorder()
-        items.ITEM_MAKERS["server"](c)(served=Served(), rack=rack, read_once=read_once, request=rec,
+        items.ITEM_MAKERS["server"](c)(rack=rack, read_once=read_once, request=rec,
                                        evidence=rec, facts=rec)
-        assert rec.asked == ["serving"], rid  # SRV-MODELS is needed: not run while the name is not served
+        assert rec.asked == ["serving", "served"], rid  # SRV-MODELS is needed: not run while the name is not served
     assert runs == [Served.url]
 
 
@@ -97,7 +98,7 @@ def test_an_unreadable_run_is_every_item_s_could_not_observe_read_once(rack):
         c = Check(rid, "server", probe=broken, judge=lambda got, r, w: [], shows=lambda got, r: [])
         rec = Recorder()
         with pytest.raises(CouldNotObserve, match="no benchmark client named"):
-            items.ITEM_MAKERS["server"](c)(served=Served(), rack=rack, read_once=read_once, request=rec,
+            items.ITEM_MAKERS["server"](c)(rack=rack, read_once=read_once, request=rec,
                                            evidence=rec, facts=rec)
     assert runs == [1]
 
@@ -129,7 +130,7 @@ def test_a_failed_result_item_is_the_row_s_failed_at_the_server(rack):
     c = Check("BENCH-RESULT", "server", probe=lambda s: bad, judge=gate.result_item, shows=gate.result_shown)
     rec = Recorder()
     with pytest.raises(CheckFailed) as e:
-        items.ITEM_MAKERS["server"](c)(served=Served(), rack=rack, read_once={}, request=rec, evidence=rec, facts=rec)
+        items.ITEM_MAKERS["server"](c)(rack=rack, read_once={}, request=rec, evidence=rec, facts=rec)
     assert e.value.row_id == "BENCH-RESULT" and e.value.where == Served.url
     assert rec.shown == ["benchmark output"]
 

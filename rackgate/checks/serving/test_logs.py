@@ -1,4 +1,4 @@
-"""SRV-KV, SRV-ENGINE-ARGS, SRV-TRANSLATION: what the ranks logged while booting (read by grep on
+"""SRV-KV, SRV-TRANSLATION: what the ranks logged while booting (read by grep on
 each node; the logs are never copied here)."""
 import pytest
 
@@ -57,24 +57,6 @@ def test_kv_budget(dp_rank, rack, atom_server, server_logs, kv_records, facts, e
         if budgets[-1].num_kvcache_blocks is not None:
             facts.record("serving.kv.blocks", budgets[-1].num_kvcache_blocks, where=f"{node}/dp{dp_rank}", row="SRV-KV")
     check(not findings, "SRV-KV", f"{node}/dp{dp_rank}", "; ".join(findings))
-
-
-@pytest.mark.row("SRV-ENGINE-ARGS")
-def test_engine_kwargs(rack, server_logs, evidence, facts):
-    head = server_logs[rack.head.name]
-    recs = read_logs(head.grep, logfacts.ENGINE_KWARGS)
-    if not recs:
-        # the absence of a line is not evidence of a fault: an engine that logs otherwise has none
-        raise CouldNotObserve(f"{rack.head.name}: no `Engine kwargs:` line in {head.path}: nothing to judge")
-    evidence.attach("Engine kwargs", recs[-1].raw)
-    try:
-        kwargs = logfacts.engine_kwargs(recs[-1].text)
-    except logfacts.KwargsError as e:
-        raise CouldNotObserve(f"{rack.head.name}: line {recs[-1].lineno}: {e}") from None
-    for k, v in kwargs.items():
-        facts.record("serving.engine.kwarg", v if isinstance(v, (int, float, str)) else repr(v), where=k, row="SRV-ENGINE-ARGS")
-    findings = serverlogs.engine_args(kwargs, rack.serving.profile_dir, rack.launch.env)
-    check(not findings, "SRV-ENGINE-ARGS", rack.head.name, "; ".join(findings))
 
 
 @pytest.mark.row("SRV-TRANSLATION")
