@@ -19,6 +19,15 @@ MOVED = {
     "fabric/test_links.py::test_link_training": "test_declared.py::test_fab_training",
     "fabric/test_errors.py::test_fab_errors": "test_declared.py::test_fab_errors",
     "serving/test_hw_errors.py::test_srv_hw_errors": "test_declared.py::test_srv_hw_errors",
+    "serving/test_throttle.py::test_srv_throttle": "test_declared.py::test_srv_throttle",
+    "serving/test_boot.py::test_launch_lint": "test_declared.py::test_srv_launch_lint",
+    "serving/test_boot.py::test_boot": "test_declared.py::test_srv_boot",
+    "serving/test_boot.py::test_rendezvous": "test_declared.py::test_srv_rendezvous",
+    "serving/test_bench.py::test_wire_name_is_served": "test_declared.py::test_bench_preflight",
+    "serving/test_bench.py::test_benchmark_measured_something": "test_declared.py::test_bench_result",
+    "serving/test_bench.py::test_per_gpu_throughput": "test_declared.py::test_bench_aggregate",
+    "accuracy/test_budget.py::test_reasoning_budget": "test_declared.py::test_acc_budget",
+    "accuracy/test_fake_eplb.py::test_no_fake_eplb": "test_declared.py::test_acc_fake_eplb",
 }
 
 

@@ -42,3 +42,17 @@ def test_an_id_turns_into_an_absolute_test_path():
     path, _, name = arg.partition("::")
     assert Path(path).is_absolute() and Path(path) == CHECKS / "test_declared.py" and Path(path).is_file()
     assert name == "test_fab_training[node1-card0]"
+
+
+def test_every_moved_check_names_a_declared_rows_item():
+    """MOVED's targets are the declared rows' items (a row renamed or undeclared again fails here),
+    and the old module::test of each check since declared is there (the ones that recorded facts:
+    SRV-BOOT's cold start, BENCH-AGGREGATE's figures, the bracketed counters)."""
+    from rackgate import registry
+    from rackgate.ids import MOVED
+    names = {f"test_declared.py::test_{r.lower().replace('-', '_')}" for r in registry.checks()}
+    assert set(MOVED.values()) <= names, set(MOVED.values()) - names
+    assert {"serving/test_boot.py::test_boot", "serving/test_bench.py::test_per_gpu_throughput",
+            "fabric/test_errors.py::test_fab_errors"} <= set(MOVED)
+    assert check_id("rackgate/checks/serving/test_bench.py::test_per_gpu_throughput") == \
+        "rackgate/checks/test_declared.py::test_bench_aggregate"
