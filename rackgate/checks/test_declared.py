@@ -17,6 +17,7 @@ from rackgate.atom.logs import rank_table
 from rackgate.catalogue import row
 from rackgate.errors import CouldNotObserve
 from rackgate.fixtures.nodes import discovered_cards
+from rackgate.fixtures.server import blocked
 from rackgate.gates.declare import Across, Check, Ranked
 from rackgate.probes.target import On, OnPair
 from rackgate.report.verdict import check
@@ -94,15 +95,26 @@ def _per_rack(c: Check[Any]) -> Callable[..., None]:
     return item
 
 
+def _not_blocked(c: Check[Any], request: Any) -> None:
+    """What the `server` fixture says of a hand-written check: not run once an earlier row found a
+    dead rank (SRV-ALIVE) or a hang (SRV-DEADLOCK) -- the ordering's record, never the row's own."""
+    cause = blocked(request.config, c.row)
+    if cause is not None:
+        raise cause
+
+
 def _per_server(c: Check[Any]) -> Callable[..., None]:
-    def item(served: Any, rack: Any, evidence: Any, facts: Any) -> None:
+    def item(served: Any, rack: Any, request: Any, evidence: Any, facts: Any) -> None:
+        _not_blocked(c, request)
         judge(c, rack, "server", served.url, evidence, facts, lambda: c.probe(served))
     return item
 
 
 def _per_rank(c: Check[Any]) -> Callable[..., None]:
     # `serving`: a server that does not serve the configured name is SRV-MODELS' (not run, pointing there)
-    def item(dp_rank: int, serving: Any, served: Any, rack: Any, read_once: Any, evidence: Any, facts: Any) -> None:
+    def item(dp_rank: int, serving: Any, served: Any, rack: Any, read_once: Any, request: Any, evidence: Any,
+             facts: Any) -> None:
+        _not_blocked(c, request)
         node = rank_table(rack)[dp_rank]
 
         def read() -> Ranked[Any]:
