@@ -10,7 +10,7 @@ from .simserver import sim_server
 
 pytestmark = pytest.mark.suite
 
-SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
+SANITY = "rackgate/checks/test_declared.py::test_srv_sanity"
 MODELS = "rackgate/checks/test_declared.py::test_srv_models"
 BUDGET = "rackgate/checks/accuracy/test_budget.py::test_reasoning_budget"
 CONSISTENCY = "rackgate/checks/serving/test_server.py::test_decode_matches_prefill"

@@ -20,7 +20,7 @@ from rackgate.fixtures.nodes import discovered_cards
 from rackgate.fixtures.server import blocked
 from rackgate.gates.declare import Across, Check, Ranked
 from rackgate.probes.target import On, OnPair
-from rackgate.report.verdict import check
+from rackgate.report.verdict import check, fail
 
 
 def run(c: Check[Any], on: On | OnPair, evidence: Any, facts: Any, read: Callable[[], Any]) -> None:
@@ -39,6 +39,9 @@ def judge(c: Check[Any], rack: Any, key: str, where: str, evidence: Any, facts: 
         facts.record(f.name, f.value, where=f.where or key, unit=f.unit, row=c.row)
     if got.error is not None:
         raise got.error
+    if got.found is not None:  # another row's finding, or this row's at another place (declare.Finding)
+        found = got.found
+        fail(found.row, found.where, found.seen, found.means, also=found.also)
     check(not got.findings, c.row, where, "; ".join(got.findings))
 
 
@@ -97,7 +100,10 @@ def _per_rack(c: Check[Any]) -> Callable[..., None]:
 
 def _not_blocked(c: Check[Any], request: Any) -> None:
     """What the `server` fixture says of a hand-written check: not run once an earlier row found a
-    dead rank (SRV-ALIVE) or a hang (SRV-DEADLOCK) -- the ordering's record, never the row's own."""
+    dead rank (SRV-ALIVE) or a hang (SRV-DEADLOCK) -- the ordering's record, never the row's own --,
+    and a row that needs SRV-MODELS not run while the configured name is not served (`serving`)."""
+    if "SRV-MODELS" in row(c.row).needs:
+        request.getfixturevalue("serving")
     cause = blocked(request.config, c.row)
     if cause is not None:
         raise cause

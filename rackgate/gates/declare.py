@@ -11,7 +11,9 @@ docs/catalogue.md names each row's probe and judge.
 - probe: `(On) -> facts` (rackgate/probes/target.py: the node's Host, its container, the rack
   file); it reads, parses and raises CouldNotObserve when it cannot look; it never judges.
 - judge: `(facts, rack, where) -> findings`: pure; an empty list is healthy. It reads the rack
-  file's expectations from `rack`; `where` names the node/GPU in a could-not-observe it raises.
+  file's expectations from `rack`; `where` names the node/GPU in a could-not-observe it raises. A
+  finding of another row, or at another place than `where`, is raised (`Finding`): a hang seen by
+  a request-sending check is SRV-DEADLOCK's; SRV-SANITY names the node whose answers are degenerate.
 - shows: `(facts, rack) -> [Shown]`: the evidence every item attaches, pass or fail.
 - facts: `(facts, where) -> [Fact]` (optional): what `-m regression` compares; `where` is the
   item's key (node2, node2/card3).
@@ -62,6 +64,18 @@ PER = ("node", "gpu", "rack", "pair", "server", "rank")
 
 class DeclarationError(ValueError):
     pass
+
+
+class Finding(Exception):
+    """A judge's finding that is not its item's row at its item's place, raised instead of returned:
+    the item fails `row` at `where` (rackgate/checks/test_declared.py). A "server" check blames the
+    node or ranks whose answers were bad (SRV-SANITY: node2), and a hang seen by the asking row is
+    SRV-DEADLOCK's finding (`hang_finding`, rackgate/gates/srv.py); `also`: the other rows this
+    finding is the signature of (the ordering records it there too: rackgate/fixtures/order.py)."""
+
+    def __init__(self, row: str, where: str, seen: str, means: str = "", also: tuple[str, ...] = ()):
+        self.row, self.where, self.seen, self.means, self.also = row, where, seen, means, also
+        super().__init__(f"{row} [{where}] {seen}")
 
 
 @dataclass(frozen=True)

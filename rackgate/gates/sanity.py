@@ -1,18 +1,20 @@
 """SRV-SANITY: is the generated text a model's, or the output of a broken kernel path?
 
 Degenerate signatures, as they appear on the real rack: every token '!' (A0 without B0->A0
-translation), one token repeated, empty text, near-uniform logprobs (when the server returns
+translation), one token repeated, empty text (rackgate/probes/degenerate.py: read from the text,
+also by the probes that cut a stream on them), near-uniform logprobs (when the server returns
 logprobs at all: ATOM returns null, so that one is judged only where they are present).
 """
 from __future__ import annotations
 
 import math
-import re
-from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
-TOKENISH = re.compile(r"\w+|[^\w\s]")
+from ..probes.degenerate import degenerate, degenerate_so_far
+
+__all__ = ["Answer", "Sample", "blamed", "by_node", "degenerate", "degenerate_so_far", "judge", "share",
+           "uniform_logprobs"]
 
 
 @dataclass(frozen=True)
@@ -21,43 +23,6 @@ class Sample:
     text: str
     expect: str | None = None           # case-insensitive substring a coherent answer contains
     token_logprobs: tuple[float, ...] = ()  # chosen-token logprobs, when the server gives them
-
-
-def degenerate(text: str) -> str | None:
-    """Why this text is degenerate, or None if it looks like language."""
-    stripped = text.strip()
-    if not stripped:
-        return "empty text"
-    if set(stripped) <= {"!"}:
-        return f"every character is '!' ({len(stripped)} of them)"
-    toks = TOKENISH.findall(stripped)
-    if len(toks) >= 4:
-        tok, n = Counter(toks).most_common(1)[0]
-        if n / len(toks) >= 0.8:
-            return f"one token repeated: {tok!r} is {n} of {len(toks)} tokens"
-    return None
-
-
-# A stream is called degenerate before it ends once this much of it is one character or token:
-# a '!' answer decides after STREAM_BANG characters, a one-token loop after STREAM_TOKENS tokens.
-STREAM_BANG = 8
-STREAM_TOKENS = 16
-
-
-STREAM_WINDOW = 1024  # characters: the degenerate signatures show from the first tokens
-
-
-def degenerate_so_far(text: str) -> str | None:
-    """Why a stream's text so far is already degenerate (reading on cannot make it language),
-    or None: not (yet). Judged on its first STREAM_WINDOW characters (asked after every chunk of
-    a 12288-token answer, it stays cheap); the whole answer is judged at its end (`degenerate`),
-    as is an empty one."""
-    stripped = text[:STREAM_WINDOW].strip()
-    if len(stripped) >= STREAM_BANG and set(stripped) <= {"!"}:
-        return degenerate(stripped)
-    if len(TOKENISH.findall(stripped)) >= STREAM_TOKENS:
-        return degenerate(stripped)
-    return None
 
 
 def uniform_logprobs(lps: tuple[float, ...], min_top1_prob: float) -> str | None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..config.model import Rack
 from ..errors import CouldNotObserve
 from ..probes import served
-from .declare import Check, Ranked, Shown, declare, ranked
+from . import sanity
+from .declare import Check, Finding, Ranked, Shown, declare, ranked
 
 
 # --- SRV-MODELS ---------------------------------------------------------------------------------
@@ -24,8 +25,24 @@ def models_shown(m: served.Models, rack: Rack) -> list[Shown]:
 declare(Check("SRV-MODELS", "server", probe=served.models, judge=model_served, shows=models_shown))
 
 
-# --- SRV-ALIVE ----------------------------------------------------------------------------------
+# --- a hang, whichever row's requests saw it ------------------------------------------------------
 DEADLOCK_SIGNATURE = " (SRV-DEADLOCK's signature: a rank that accepts requests and never answers)"
+DEADLOCK_MEANS = ("requests in flight with no error while the others to the same server came back: a rank (or a "
+                  "node's ranks) accepts requests and never answers -- stuck in a collective one participant never "
+                  "joined, or its engine loop; every request the router hands it hangs")
+
+
+def hang_finding(row: str, hang: str, where: str, own: str | None = None) -> Finding:
+    """The hang rule's verdict on requests `row` sent (`hang`: what was seen, k of n in flight past
+    the bound while the others came back): SRV-DEADLOCK's FAILED naming the asking row -- or, with
+    `own` (what else that row saw), the asking row's FAILED cross-referenced to SRV-DEADLOCK and
+    recorded for it too (`also`). Either way the checks after it are not run, naming the hang."""
+    if own is not None:
+        return Finding(row, where, f"{own}{'; ' if own else ''}{hang}{DEADLOCK_SIGNATURE}", also=("SRV-DEADLOCK",))
+    return Finding("SRV-DEADLOCK", where, f"{row}'s requests: {hang}", DEADLOCK_MEANS)
+
+
+# --- SRV-ALIVE ----------------------------------------------------------------------------------
 
 
 def rank_answers(r: Ranked[served.Alive], rack: Rack, where: str) -> list[str]:
@@ -57,3 +74,42 @@ def alive_shown(r: Ranked[served.Alive], rack: Rack) -> list[Shown]:
 
 
 declare(ranked("SRV-ALIVE", probe=served.alive, judge=rank_answers, shows=alive_shown))
+
+
+# --- SRV-SANITY ---------------------------------------------------------------------------------
+def answers_sane(f: served.Sanity, rack: Rack, where: str) -> list[str]:
+    """The server's answers are a model's: a degenerate share is FAILED where it came from (a node,
+    ranks of a node; the server when every answer or no rank is known), a hang is SRV-DEADLOCK's, a
+    refused share is FAILED while others were answered (every one refused: could not observe); then
+    each answer coherent (its expected word) and, asked whole, not near-uniform in its logprobs."""
+    cfg = rack.serving
+    answers = [sanity.Answer(r.prompt, r.text, r.stopped or sanity.degenerate(r.text), r.rank, r.node)
+               for r in f.replies]
+    if any(a.why for a in answers):
+        raise Finding("SRV-SANITY", sanity.blamed(answers) or where,
+                      sanity.share(answers, f.asked) + (f"; {f.note}" if f.note else ""))
+    if f.hang is not None:
+        raise hang_finding("SRV-SANITY", f.hang.seen, f.hang.where)
+    if f.blind:
+        raise CouldNotObserve(f.blind)
+    if f.refused is not None:
+        line, at, k, first = f.refused
+        if k < f.replied:
+            raise Finding("SRV-SANITY", at or where, line)
+        raise CouldNotObserve(f"{k} of {f.asked} sanity prompts got no answer: {first}")
+    findings = [f"{a.prompt!r} -> {a.text[:60]!r} ({a.where()}): incoherent: expected {cfg.sanity_prompts[a.prompt]!r}"
+                for a in answers if cfg.sanity_prompts[a.prompt].lower() not in a.text.lower()]
+    for w in f.whole:
+        if w.error:
+            raise CouldNotObserve(f"POST /v1/completions ({w.prompt!r}, logprobs): {w.error}")
+        sample = sanity.Sample(w.prompt, w.text, cfg.sanity_prompts[w.prompt], w.token_logprobs)
+        findings += [f"{w.prompt!r} -> {w.text[:60]!r}: {why}" for why in sanity.judge(sample, cfg.min_top1_prob)]
+    return findings[:6] + ([f"(+{len(findings) - 6} more)"] if len(findings) > 6 else [])
+
+
+def sanity_shown(f: served.Sanity, rack: Rack) -> list[Shown]:
+    return ([Shown(title, text, kind) for title, text, kind in f.shown]
+            + [Shown(title, text) for title, text in (f.hang.shown if f.hang is not None else ())])
+
+
+declare(Check("SRV-SANITY", "server", probe=served.sanity, judge=answers_sane, shows=sanity_shown))

@@ -12,12 +12,14 @@ raises CouldNotObserve when it cannot look; it never judges.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..config.model import Rack
 from ..errors import CouldNotObserve
+from .degenerate import degenerate, degenerate_so_far
 
 
 class Server(Protocol):
@@ -136,3 +138,102 @@ def alive(s: Server) -> dict[int, Alive]:
     if not out:
         raise CouldNotObserve(spread.nothing_back() or "no answer from any DP rank")
     return out
+
+
+# --- a hang, as every request-sending probe reads it ---------------------------------------------
+@dataclass(frozen=True)
+class Hang:
+    """Requests still in flight past the hang bound while others to the same server came back
+    (the hang rule): what was seen, where they were routed and the evidence taken (launch mode:
+    the hung ranks' stacks and last log lines)."""
+    seen: str                                 # k of n in flight after X s ..., and what evidence was taken
+    where: str                                # the ranks / nodes they were routed to (the URL when not known)
+    shown: tuple[tuple[str, str], ...] = ()   # (title, text): the requests, the stacks, the log lines
+
+
+def hang_of(s: Server, spread: Any, asker: str) -> Hang | None:
+    """The Spread's hang (None: none), with the hung ranks' stacks (rackgate.atom.perrank.Spread)."""
+    h = spread.hang()
+    if not h:
+        return None
+    shown, said = s.stacks(spread.hung_ranks())
+    return Hang(h + (f"; evidence: {said}" if said else ""), spread.hang_where(s.url),
+                ((f"{asker}: requests in flight and answered", spread.evidence()), *shown))
+
+
+# --- SRV-SANITY ----------------------------------------------------------------------------------
+PREFLIGHT_PROMPT = "The capital of France is"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One sanity prompt's streamed answer (cut at the first sign of a degenerate one: `stopped`)."""
+    prompt: str
+    text: str
+    stopped: str | None
+    rank: int | None
+    node: str | None
+
+
+@dataclass(frozen=True)
+class Whole:
+    """One sanity prompt asked whole, non-streamed, with logprobs (when the server gives them)."""
+    prompt: str
+    text: str
+    token_logprobs: tuple[float, ...]
+    error: str                   # what came back instead of an answer ('' when answered)
+
+
+@dataclass(frozen=True)
+class Sanity:
+    url: str
+    asked: int                                # the streamed prompts asked (every rank's)
+    replies: tuple[Reply, ...] = ()           # the streamed answers back without an error
+    hang: Hang | None = None                  # the first hang seen (the preflight's, the streamed or whole read's)
+    blind: str = ""                           # why nothing could be read ('' when something came back)
+    refused: tuple[str, str, int, str] | None = None  # (line, where, k refused, the first error) of the answers back
+    replied: int = 0                          # the streamed answers back, refused ones included
+    whole: tuple[Whole, ...] = ()             # read only when the streamed answers left nothing to say
+    note: str = ""                            # how the requests were routed, when the hint is not used
+    shown: tuple[tuple[str, str, str], ...] = ()  # (title, text, kind): what was asked and answered
+
+
+def _decisive(g: Any) -> bool:
+    return bool(g.stopped or (not g.error and degenerate(g.text)))
+
+
+def sanity(s: Server) -> Sanity:
+    """SRV-SANITY's reads: every rank asked for one token first (the hang bound is then the floor:
+    a rank that does not answer is seen one floor after the others answered); then the short
+    prompts to every rank at once (two per rank by the hint; attached without a rack file,
+    sanity_requests_attached spread by the server), streamed and cut at the first sign of a
+    degenerate answer; then, only when those answers left nothing to say, the prompts asked whole
+    with logprobs. Each read stops at a hang."""
+    cfg, pr = s.rack.serving, s.per_rank
+    pre = pr.ask([PREFLIGHT_PROMPT], 1, stream=False)
+    shown: list[tuple[str, str, str]] = [("SRV-SANITY: every rank asked once", pre.evidence(), "text")]
+    hang = hang_of(s, pre, "SRV-SANITY")
+    if hang or pre.nothing_back():
+        return Sanity(s.url, pre.asked, hang=hang, blind=pre.nothing_back() or "", shown=tuple(shown))
+    spread = pr.ask(list(cfg.sanity_prompts), cfg.sanity_max_tokens, per_rank=cfg.sanity_per_rank,
+                    attached=cfg.sanity_requests_attached, stop_when=degenerate_so_far,
+                    settle_s=cfg.sanity_settle_s, decisive=_decisive)
+    shown.append(("answers, all ranks", spread.evidence(), "text"))
+    replies = tuple(Reply(g.ask.prompt, g.text, g.stopped, g.ask.rank,
+                          s.table.get(g.ask.rank) if g.ask.rank is not None else None)
+                    for g in spread.replied if not g.error)
+    refused = spread.failed()
+    read = Sanity(s.url, spread.asked, replies, hang_of(s, spread, "SRV-SANITY"), spread.nothing_back() or "",
+                  (refused.line, refused.where, len(refused.bad), refused.bad[0].error or "") if refused else None,
+                  len(spread.replied), note=pr.routing.note, shown=tuple(shown))
+    if read.hang or read.blind or refused or any(r.stopped or degenerate(r.text) for r in replies):
+        return read
+    whole = pr.each(list(cfg.sanity_prompts), cfg.sanity_max_tokens, stream=False, extra={"logprobs": 1})
+    got = []
+    for g in whole.got:
+        body = json.dumps(g.body, indent=1)[:20000]
+        shown.append((f"completion: {g.ask.prompt}", body, "json"))
+        lps = (((g.body.get("choices") or [{}])[0]).get("logprobs") or {}).get("token_logprobs") or ()
+        got.append(Whole(g.ask.prompt, g.text, tuple(lps), g.error or ""))
+    return dataclasses.replace(read, hang=hang_of(s, whole, "SRV-SANITY"), blind=whole.nothing_back() or "",
+                               whole=tuple(got), shown=tuple(shown))

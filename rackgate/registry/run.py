@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..access import NodeAccess
 from ..config.model import Rack
 from ..errors import CouldNotObserve
-from ..gates.declare import Across, Check, Fact, Shown
+from ..gates.declare import Across, Check, Fact, Finding, Shown
 from ..probes import drm
 from ..probes.target import On
 from ..transport import fanout
@@ -27,6 +27,7 @@ class Judged:
     facts: Sequence[Fact]
     findings: list[str] = field(default_factory=list)
     error: CouldNotObserve | None = None
+    found: Finding | None = None   # the judge's finding of another row or place (declare.Finding)
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ def judge_at(c: Check[Any], rack: Rack, key: str, where: str, read: Callable[[],
         return Judged(on, got, shown, facts, c.judge(got, rack, where))
     except CouldNotObserve as e:
         return Judged(on, got, shown, facts, error=e)
+    except Finding as e:
+        return Judged(on, got, shown, facts, found=e)
 
 
 def read_across(c: Check[Any], rack: Rack, hosts: Mapping[str, NodeAccess],

@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.realengine, pytest.mark.timeout(900)]
 
 BOOT = "rackgate/checks/serving/test_boot.py::test_boot"
 MODELS = "rackgate/checks/test_declared.py::test_srv_models"
-SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
+SANITY = "rackgate/checks/test_declared.py::test_srv_sanity"
 ENGINE_ARGS = "rackgate/checks/serving/test_logs.py::test_engine_kwargs"
 # every check that reads the server log (docs/serving.md, "what a missing line means")
 LOG_CHECKS = ("rackgate/checks/serving/test_logs.py::test_kv_budget", ENGINE_ARGS, "rackgate/checks/serving/test_logs.py::test_translation",

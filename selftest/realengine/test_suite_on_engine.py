@@ -28,7 +28,7 @@ from . import runners
 
 pytestmark = [pytest.mark.realengine, pytest.mark.timeout(1800)]
 
-SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
+SANITY = "rackgate/checks/test_declared.py::test_srv_sanity"
 MODELS = "rackgate/checks/test_declared.py::test_srv_models"
 BUDGET = "rackgate/checks/accuracy/test_budget.py::test_reasoning_budget"
 BENCH_RESULT = "rackgate/checks/serving/test_bench.py::test_benchmark_measured_something"

@@ -1,14 +1,18 @@
 """The declared SRV judges (rackgate/gates/srv.py) on what the server answered: SRV-MODELS' served
-name, SRV-ALIVE's one rank of many; `Ranked` (rackgate/gates/declare.py) refuses to judge a rank
-of which nothing came back."""
+name, SRV-ALIVE's one rank of many, SRV-SANITY's share (raised where it came from: `Finding`; a
+hang as SRV-DEADLOCK's); `Ranked` (rackgate/gates/declare.py) refuses to judge a rank of which
+nothing came back."""
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import pytest
 
+from rackgate.config.serving import ServingExpect
 from rackgate.errors import CouldNotObserve
 from rackgate.gates import srv
-from rackgate.gates.declare import Ranked
-from rackgate.probes.served import Alive, Models
+from rackgate.gates.declare import Finding, Ranked
+from rackgate.probes.served import Alive, Hang, Models, Reply, Sanity, Whole
 
 pytestmark = pytest.mark.unit
 
@@ -56,3 +60,50 @@ def test_a_rank_of_which_nothing_came_back_is_not_judged():
         srv.rank_answers(Ranked(3, "node1", ranks), RACK, "node1/dp3")
     assert srv.alive_shown(Ranked(3, "node1", ranks), RACK) == []
     assert Ranked(3, "node1", ranks).where == "node1/dp3"
+
+
+# --- SRV-SANITY: the judge raises its finding where the answers came from, a hang as SRV-DEADLOCK's ---
+SANE = SimpleNamespace(serving=ServingExpect())
+URL = "http://server:8000"
+
+
+def _replies(bad_ranks: set[int]) -> tuple[Reply, ...]:
+    return tuple(Reply(p, "!!!!!!!!" if r in bad_ranks else f" {want.capitalize()}.", None, r, f"node{r // 4 + 1}")
+                 for r in range(16) for p, want in ServingExpect().sanity_prompts.items())
+
+
+def test_sanity_blames_the_node_whose_answers_are_degenerate_not_the_server():
+    with pytest.raises(Finding) as e:
+        srv.answers_sane(Sanity(URL, 32, _replies({4, 5, 6, 7}), replied=32), SANE, URL)
+    assert (e.value.row, e.value.where) == ("SRV-SANITY", "node2"), (e.value.row, e.value.where)
+    assert e.value.seen.startswith("8 of 32 answers degenerate, the other 24 coherent"), e.value.seen
+
+
+def test_sanity_reads_a_hang_as_srv_deadlocks_finding_naming_the_asking_row():
+    hang = Hang("1 of 16 requests still in flight after 30.0s", "node3/dp9", (("t", "x"),))
+    with pytest.raises(Finding) as e:
+        srv.answers_sane(Sanity(URL, 16, hang=hang), SANE, URL)
+    assert (e.value.row, e.value.where, e.value.also) == ("SRV-DEADLOCK", "node3/dp9", ()), e.value
+    assert e.value.seen == "SRV-SANITY's requests: 1 of 16 requests still in flight after 30.0s"
+    assert [s.name for s in srv.sanity_shown(Sanity(URL, 16, hang=hang), SANE)] == ["t"]
+
+
+def test_sanity_refused_share_is_a_finding_every_refusal_and_nothing_back_cannot_be_judged():
+    with pytest.raises(Finding) as e:
+        srv.answers_sane(Sanity(URL, 32, _replies(set())[:30], refused=("2 of 32 refused", "node1/dp0", 2, "HTTP 500"),
+                                replied=32), SANE, URL)
+    assert (e.value.row, e.value.where) == ("SRV-SANITY", "node1/dp0")
+    with pytest.raises(CouldNotObserve, match="32 of 32 sanity prompts got no answer: HTTP 500"):
+        srv.answers_sane(Sanity(URL, 32, refused=("32 of 32", "", 32, "HTTP 500"), replied=32), SANE, URL)
+    with pytest.raises(CouldNotObserve, match="none of 16 requests came back"):
+        srv.answers_sane(Sanity(URL, 16, blind="none of 16 requests came back"), SANE, URL)
+
+
+def test_sanity_passes_coherent_answers_and_finds_an_incoherent_one_and_flat_logprobs():
+    whole = (Whole("The capital of France is", " Paris.", (-0.1, -0.2), ""),)
+    assert srv.answers_sane(Sanity(URL, 32, _replies(set()), replied=32, whole=whole), SANE, URL) == []
+    odd = _replies(set())[:-1] + (Reply("1, 2, 3, 4, 5,", " seven", None, 15, "node4"),)
+    flat = (Whole("1, 2, 3, 4, 5,", " 6", (-9.0, -9.0), ""),)
+    found = srv.answers_sane(Sanity(URL, 32, odd, replied=32, whole=flat), SANE, URL)
+    assert len(found) == 2 and "(node4/dp15): incoherent: expected '6'" in found[0], found
+    assert "near-uniform logprobs" in found[1], found

@@ -1,6 +1,5 @@
-"""SRV-SANITY, SRV-CONSISTENCY, SRV-PROFILE: the server's output is the model's, and profiling
-writes traces. (SRV-MODELS and SRV-ALIVE are declared: rackgate/gates/srv.py.)"""
-import json
+"""SRV-CONSISTENCY, SRV-PROFILE: the server's output is the model's, and profiling writes traces.
+(SRV-MODELS, SRV-ALIVE and SRV-SANITY are declared: rackgate/gates/srv.py.)"""
 
 import pytest
 
@@ -8,60 +7,10 @@ from rackgate.atom import fanout
 from rackgate.atom.client import refusal
 from rackgate.atom.logs import rank_table
 from rackgate.errors import CouldNotObserve
-from rackgate.fixtures.server import preflight, settle, settle_errors
+from rackgate.fixtures.server import settle, settle_errors
 from rackgate.gates import consistency, sanity
 from rackgate.probes import traces
 from rackgate.report.verdict import check, fail
-
-
-@pytest.mark.row("SRV-SANITY")
-def test_sanity(server, per_rank, rack, evidence):
-    """Short prompts to every DP rank at once (two per rank, named by ATOM's data_parallel_rank hint;
-    attached without a rack file: sanity_requests_attached, spread by the server), streamed and cut
-    at the first sign of a degenerate answer; then the few prompts with logprobs, judged whole.
-    First every rank is asked for one token (preflight): the hang bound is derived from what came
-    back, and one-token answers make it the floor -- a rank that does not answer is SRV-DEADLOCK's
-    FAILED one floor after the others answered, not ten times the slowest sanity answer."""
-    cfg = rack.serving
-    table = rank_table(rack)
-    preflight(per_rank, "SRV-SANITY", server, evidence, max_tokens=1)
-    spread = per_rank.ask(list(cfg.sanity_prompts), cfg.sanity_max_tokens, per_rank=cfg.sanity_per_rank,
-                          attached=cfg.sanity_requests_attached, stop_when=sanity.degenerate_so_far,
-                          settle_s=cfg.sanity_settle_s,
-                          decisive=lambda g: bool(g.stopped or (not g.error and sanity.degenerate(g.text))))
-    evidence.attach("answers, all ranks", spread.evidence())
-    answers = [_answer(g, table) for g in spread.replied if not g.error]
-    if any(a.why for a in answers):
-        check(False, "SRV-SANITY", sanity.blamed(answers) or server.url,
-              sanity.share(answers, spread.asked) + (f"; {per_rank.routing.note}" if per_rank.routing.note else ""))
-    settle(spread, "SRV-SANITY", server, evidence)
-    refused = spread.failed()
-    if refused and len(refused.bad) < len(spread.replied):
-        fail("SRV-SANITY", refused.where or server.url, refused.line)
-    if refused:
-        raise CouldNotObserve(f"{len(refused.bad)} of {spread.asked} sanity prompts got no answer: "
-                              f"{refused.bad[0].error}")
-    findings = [f"{a.prompt!r} -> {a.text[:60]!r} ({a.where()}): incoherent: expected {cfg.sanity_prompts[a.prompt]!r}"
-                for a in answers if cfg.sanity_prompts[a.prompt].lower() not in a.text.lower()]
-    whole = per_rank.asks([fanout.Ask(p) for p in cfg.sanity_prompts], cfg.sanity_max_tokens, stream=False,
-                          extra={"logprobs": 1})
-    settle(whole, "SRV-SANITY", server, evidence)
-    for g in whole.got:
-        evidence.attach(f"completion: {g.ask.prompt}", json.dumps(g.body, indent=1)[:20000], "json")
-        if g.error:
-            raise CouldNotObserve(f"POST /v1/completions ({g.ask.prompt!r}, logprobs): {g.error}")
-        lps = tuple((((g.body.get("choices") or [{}])[0]).get("logprobs") or {}).get("token_logprobs") or ())
-        expect = cfg.sanity_prompts[g.ask.prompt]
-        for why in sanity.judge(sanity.Sample(g.ask.prompt, g.text, expect, lps), cfg.min_top1_prob):
-            findings.append(f"{g.ask.prompt!r} -> {g.text[:60]!r}: {why}")
-    check(not findings, "SRV-SANITY", server.url, "; ".join(findings[:6]) + (f" (+{len(findings) - 6} more)"
-                                                                              if len(findings) > 6 else ""))
-
-
-def _answer(g, table) -> sanity.Answer:
-    why = None if g.error else (g.stopped or sanity.degenerate(g.text))
-    r = g.ask.rank
-    return sanity.Answer(g.ask.prompt, g.text, why, r, table.get(r) if r is not None else None)
 
 
 @pytest.mark.row("SRV-CONSISTENCY")

@@ -1,0 +1,50 @@
+"""What a degenerate answer's text looks like, read from the text alone (the signatures SRV-SANITY
+names, rackgate/gates/sanity.py): every character '!', one token repeated, empty. Here, below the
+gates, because the probes that ask the server cut a stream on them as it arrives (`degenerate_so_far`);
+the judgment over many answers is gates/sanity.py's."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+TOKENISH = re.compile(r"\w+|[^\w\s]")
+
+
+def degenerate(text: str) -> str | None:
+    """Why this text is degenerate, or None if it looks like language."""
+    stripped = text.strip()
+    if not stripped:
+        return "empty text"
+    if set(stripped) <= {"!"}:
+        return f"every character is '!' ({len(stripped)} of them)"
+    toks = TOKENISH.findall(stripped)
+    if len(toks) >= 4:
+        tok, n = Counter(toks).most_common(1)[0]
+        if n / len(toks) >= 0.8:
+            return f"one token repeated: {tok!r} is {n} of {len(toks)} tokens"
+    return None
+
+
+# A stream is called degenerate before it ends once this much of it is one character or token:
+# a '!' answer decides after STREAM_BANG characters, a one-token loop after STREAM_TOKENS tokens.
+STREAM_BANG = 8
+STREAM_TOKENS = 16
+
+
+STREAM_WINDOW = 1024  # characters: the degenerate signatures show from the first tokens
+
+
+def degenerate_so_far(text: str) -> str | None:
+    """Why a stream's text so far is already degenerate (reading on cannot make it language),
+    or None: not (yet). Judged on its first STREAM_WINDOW characters (asked after every chunk of
+    a 12288-token answer, it stays cheap); the whole answer is judged at its end (`degenerate`),
+    as is an empty one."""
+    stripped = text[:STREAM_WINDOW].strip()
+    if len(stripped) >= STREAM_BANG and set(stripped) <= {"!"}:
+        return degenerate(stripped)
+    if len(TOKENISH.findall(stripped)) >= STREAM_TOKENS:
+        return degenerate(stripped)
+    return None
+
+
+__all__ = ["STREAM_BANG", "STREAM_TOKENS", "STREAM_WINDOW", "TOKENISH", "degenerate", "degenerate_so_far"]
