@@ -201,6 +201,11 @@ class PerRank:
         reads: what the server says of the prompt, not of one rank)."""
         return self.asks([Ask(p) for p in prompts], max_tokens, **kw)
 
+    def on(self, asks: Sequence[tuple[str, int | None]], max_tokens: int, **kw: Any) -> Spread:
+        """(prompt, rank) pairs, each asked of its rank, all at once (SRV-CONSISTENCY's prefills on
+        the rank that decoded): `asks` for a caller that does not build `Ask`s."""
+        return self.asks([Ask(p, r) for p, r in asks], max_tokens, **kw)
+
     def asks(self, asks: list[Ask], max_tokens: int, **kw: Any) -> Spread:
         """Asks built by the caller (each names its own rank: e.g. a prefill on the rank that decoded)."""
         timeout = kw.pop("timeout", None) or self.timeout

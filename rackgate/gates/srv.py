@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..config.model import Rack
 from ..errors import CouldNotObserve
 from ..probes import served
-from . import sanity
+from . import consistency, sanity
 from .declare import Check, Finding, Ranked, Shown, declare, ranked
 
 
@@ -113,3 +113,59 @@ def sanity_shown(f: served.Sanity, rack: Rack) -> list[Shown]:
 
 
 declare(Check("SRV-SANITY", "server", probe=served.sanity, judge=answers_sane, shows=sanity_shown))
+
+
+# --- SRV-CONSISTENCY ----------------------------------------------------------------------------
+def decode_agrees(f: served.Consistency, rack: Rack, where: str) -> list[str]:
+    """Each greedy decode is what prefill of the prompt plus its prefix continues with, on the rank
+    that decoded it: k of n decodes that disagree, named by rank. A degenerate or empty share of
+    the decodes is SRV-SANITY's finding (decode and prefill cannot be compared on them), a refused
+    share this row's; a hang is SRV-DEADLOCK's."""
+    if f.hang is not None:
+        raise hang_finding("SRV-CONSISTENCY", f.hang.seen, f.hang.where)
+    dec = f.decodes
+    if f.blind and not dec.replied:  # nothing came back
+        raise CouldNotObserve(f.blind)
+    bad = dec.share(lambda g: (sanity.degenerate(g.text) if g.text.strip() else None) if not g.error else None,
+                    "decodes degenerate")
+    if bad:
+        raise Finding("SRV-SANITY", bad.where or where, f"SRV-CONSISTENCY: {bad.line}; decode and prefill cannot be "
+                      "compared on them")
+    refused = dec.failed()
+    if refused and len(refused.bad) < len(dec.replied):
+        raise Finding("SRV-CONSISTENCY", refused.where or where, refused.line)
+    empty = dec.share(lambda g: "no text" if not g.error and not g.text.strip() else None, "decodes empty")
+    if empty and len(empty.bad) < len(dec.replied):
+        raise Finding("SRV-SANITY", empty.where or where, f"SRV-CONSISTENCY: {empty.line}")
+    for g in dec.replied:
+        if g.error or not g.text.strip():
+            raise CouldNotObserve(f"decode of {g.ask.prompt!r} returned {g.error or 'no text'} (see SRV-SANITY)")
+    positions = rack.serving.consistency_positions
+    for i, d in f.decoded:
+        if not consistency.cuts(d, positions):
+            raise CouldNotObserve(f"decode of {dec.got[i].ask.prompt!r} returned {d.text[:60]!r} without tokens (no "
+                                  "logprobs) and with no boundary-safe place to cut it (a space starting the next word)")
+    if f.blind:
+        raise CouldNotObserve(f.blind)
+    prefilled = {(p, r): text for p, r, text in f.prefilled}
+    found: dict[int, str] = {}
+    for i, d in f.decoded:
+        g = dec.got[i]
+
+        def complete(p: str, _n: int, r: int | None = g.ask.rank) -> str:
+            return prefilled[(p, r)]
+        said = consistency.judge(g.ask.prompt, d, complete, positions)
+        if said:
+            found[id(g)] = f"{g.ask.prompt!r} ({f'dp{g.ask.rank}' if g.ask.rank is not None else 'rank not known'}): {said[0]}"
+    share = dec.share(lambda g: found.get(id(g)), "decodes disagree with prefill")
+    if share is not None:
+        raise Finding("SRV-CONSISTENCY", share.where or where, share.line)
+    return []
+
+
+def consistency_shown(f: served.Consistency, rack: Rack) -> list[Shown]:
+    return ([Shown(title, text) for title, text in f.shown]
+            + [Shown(title, text) for title, text in (f.hang.shown if f.hang is not None else ())])
+
+
+declare(Check("SRV-CONSISTENCY", "server", probe=served.consistency, judge=decode_agrees, shows=consistency_shown))

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from ..config.model import Rack
 from ..errors import CouldNotObserve
 from .degenerate import degenerate, degenerate_so_far
+from .prefill import Decoded, cuts
 
 
 class Server(Protocol):
@@ -237,3 +238,50 @@ def sanity(s: Server) -> Sanity:
         got.append(Whole(g.ask.prompt, g.text, tuple(lps), g.error or ""))
     return dataclasses.replace(read, hang=hang_of(s, whole, "SRV-SANITY"), blind=whole.nothing_back() or "",
                                whole=tuple(got), shown=tuple(shown))
+
+
+# --- SRV-CONSISTENCY -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Consistency:
+    url: str
+    decodes: Any = None                       # the decodes as read (rackgate.atom.perrank.Spread: words its shares)
+    decoded: tuple[tuple[int, Decoded], ...] = ()  # (index in decodes.got, the decode) for each one cut
+    prefilled: tuple[tuple[str, int | None, str], ...] = ()  # (prompt + decoded prefix, rank, prefill's next token)
+    hang: Hang | None = None                  # the decodes' hang, or the prefills'
+    blind: str = ""                           # why nothing (or no prefill) could be read
+    shown: tuple[tuple[str, str], ...] = ()   # (title, text)
+
+
+def _decoded(g: Any) -> Decoded:
+    lp = ((g.body.get("choices") or [{}])[0]).get("logprobs") or {}
+    return Decoded(g.text, tuple(lp.get("tokens") or ()), tuple(lp.get("top_logprobs") or ()))
+
+
+def consistency(s: Server) -> Consistency:
+    """SRV-CONSISTENCY's reads: every prompt decoded greedily on every DP rank at once, then each
+    decode's cuts (`prefill.cuts`) prefilled for one token on the rank that decoded it (one
+    fan-out). The prefills are asked only when every decode came back with text to cut."""
+    cfg, pr = s.rack.serving, s.per_rank
+    prompts = list(cfg.consistency_prompts)
+    dec = pr.ask(prompts, cfg.consistency_max_tokens, per_rank=len(prompts),
+                 attached=max(len(prompts), cfg.sanity_requests_attached), stream=False, extra={"logprobs": 1})
+    shown = [("decodes, all ranks", dec.evidence())]
+    read = Consistency(s.url, dec, hang=hang_of(s, dec, "SRV-CONSISTENCY"), blind=dec.nothing_back() or "",
+                       shown=tuple(shown))
+    if read.hang or read.blind or any(g.error or not g.text.strip() or degenerate(g.text) for g in dec.replied):
+        return read
+    decoded = tuple((i, _decoded(g)) for i, g in enumerate(dec.got) if g.replied)
+    if any(not cuts(d, cfg.consistency_positions) for _, d in decoded):
+        return dataclasses.replace(read, decoded=decoded)
+    asks = [(dec.got[i].ask.prompt + d.text[:o], dec.got[i].ask.rank) for i, d in decoded
+            for o in cuts(d, cfg.consistency_positions)]
+    pre = pr.on(asks, 1, stream=False)
+    shown.append(("prefills, on the rank that decoded", pre.evidence()))
+    blind = ""
+    if pre.cancelled or any(g.error for g in pre.got):
+        first = next((g.error for g in pre.got if g.error), "not back")
+        blind = (f"{pre.cancelled + sum(1 for g in pre.got if g.error)} of {pre.asked} prefill requests got no "
+                 f"answer: {first}")
+    return dataclasses.replace(read, decoded=decoded, hang=hang_of(s, pre, "SRV-CONSISTENCY"),
+                               blind=pre.nothing_back() or blind, shown=tuple(shown),
+                               prefilled=tuple((g.ask.prompt, g.ask.rank, g.text) for g in pre.got))

@@ -86,7 +86,7 @@ def test_healthy_engine_launched_once_ready_by_the_api(engine_bin, models, tmp_p
 # --max-num-batched-tokens by default, 49152 tokens, beyond SmolLM2's 8192 positions: the rack file
 # sets serving.longctx_words to fit)
 LONGCTX = "rackgate/checks/serving/test_under_load.py::test_long_prompts_at_concurrency"
-REQUEST_CHECKS = (SANITY, "rackgate/checks/serving/test_server.py::test_decode_matches_prefill",
+REQUEST_CHECKS = (SANITY, "rackgate/checks/test_declared.py::test_srv_consistency",
                   "rackgate/checks/serving/test_stream.py::test_stream_matches_plain",
                   "rackgate/checks/accuracy/test_budget.py::test_reasoning_budget", LONGCTX)
 ALIVE = "rackgate/checks/test_declared.py::test_srv_alive"

@@ -1,6 +1,6 @@
 """The declared SRV judges (rackgate/gates/srv.py) on what the server answered: SRV-MODELS' served
-name, SRV-ALIVE's one rank of many, SRV-SANITY's share (raised where it came from: `Finding`; a
-hang as SRV-DEADLOCK's); `Ranked` (rackgate/gates/declare.py) refuses to judge a rank of which
+name, SRV-ALIVE's one rank of many, SRV-SANITY's and SRV-CONSISTENCY's shares (raised where they came from:
+`Finding`; a hang as SRV-DEADLOCK's); `Ranked` (rackgate/gates/declare.py) refuses to judge a rank of which
 nothing came back."""
 from __future__ import annotations
 
@@ -8,11 +8,14 @@ from types import SimpleNamespace
 
 import pytest
 
+from rackgate.atom.fanout import Ask, Got
+from rackgate.atom.perrank import Routing, Spread
 from rackgate.config.serving import ServingExpect
 from rackgate.errors import CouldNotObserve
 from rackgate.gates import srv
 from rackgate.gates.declare import Finding, Ranked
-from rackgate.probes.served import Alive, Hang, Models, Reply, Sanity, Whole
+from rackgate.probes.prefill import Decoded, cuts
+from rackgate.probes.served import Alive, Consistency, Hang, Models, Reply, Sanity, Whole
 
 pytestmark = pytest.mark.unit
 
@@ -107,3 +110,46 @@ def test_sanity_passes_coherent_answers_and_finds_an_incoherent_one_and_flat_log
     found = srv.answers_sane(Sanity(URL, 32, odd, replied=32, whole=flat), SANE, URL)
     assert len(found) == 2 and "(node4/dp15): incoherent: expected '6'" in found[0], found
     assert "near-uniform logprobs" in found[1], found
+
+
+# --- SRV-CONSISTENCY: k of n decodes that disagree with prefill, named by rank -------------------
+TABLE4 = {0: "node1", 1: "node1", 2: "node2", 3: "node2"}
+
+
+def _decodes(texts: dict[int, str]) -> tuple[Spread, tuple[tuple[int, Decoded], ...]]:
+    got = [Got(Ask("The capital of France is", r), text=t, replied=True) for r, t in texts.items()]
+    return (Spread(got, len(got), 0, 1.0, routing=Routing(dict(TABLE4), True)),
+            tuple((i, Decoded(g.text)) for i, g in enumerate(got)))
+
+
+def _prefilled(decoded, dec, wrong: set[int] = frozenset()) -> tuple[tuple[str, int | None, str], ...]:
+    """Prefill's next token at every cut: the decode's own next word (or another on the `wrong` ranks)."""
+    out = []
+    for i, d in decoded:
+        g = dec.got[i]
+        for o in cuts(d, 4):
+            nxt = d.text[o:].split()[0]
+            out.append((g.ask.prompt + d.text[:o], g.ask.rank, " Lyon" if g.ask.rank in wrong else " " + nxt))
+    return tuple(out)
+
+
+def test_consistency_passes_agreeing_prefills_and_names_the_rank_that_disagrees():
+    dec, decoded = _decodes({r: " Paris is the capital and the largest city" for r in TABLE4})
+    assert srv.decode_agrees(Consistency(URL, dec, decoded, _prefilled(decoded, dec)), SANE, URL) == []
+    with pytest.raises(Finding) as e:
+        srv.decode_agrees(Consistency(URL, dec, decoded, _prefilled(decoded, dec, {3})), SANE, URL)
+    assert (e.value.row, e.value.where) == ("SRV-CONSISTENCY", "node2/dp3"), (e.value.row, e.value.where)
+    assert e.value.seen.startswith("1 of 4 decodes disagree with prefill"), e.value.seen
+
+
+def test_consistency_reads_degenerate_decodes_as_sanitys_and_a_hang_as_srv_deadlocks():
+    dec, decoded = _decodes({0: " Paris is big", 1: " Paris is big", 2: "!!!!!!!!!!", 3: "!!!!!!!!!!"})
+    with pytest.raises(Finding) as e:
+        srv.decode_agrees(Consistency(URL, dec), SANE, URL)
+    assert (e.value.row, e.value.where) == ("SRV-SANITY", "node2"), (e.value.row, e.value.where)
+    assert e.value.seen.startswith("SRV-CONSISTENCY: 2 of 4 decodes degenerate"), e.value.seen
+    with pytest.raises(Finding) as e:
+        srv.decode_agrees(Consistency(URL, dec, hang=Hang("1 of 4 requests still in flight", "node2/dp2")), SANE, URL)
+    assert (e.value.row, e.value.seen) == ("SRV-DEADLOCK", "SRV-CONSISTENCY's requests: 1 of 4 requests still in flight")
+    with pytest.raises(CouldNotObserve, match="none of 4"):
+        srv.decode_agrees(Consistency(URL, Spread([], 4, 4, 1.0), blind="none of 4 requests came back"), SANE, URL)

@@ -1,73 +1,14 @@
-"""SRV-CONSISTENCY, SRV-PROFILE: the server's output is the model's, and profiling writes traces.
-(SRV-MODELS, SRV-ALIVE and SRV-SANITY are declared: rackgate/gates/srv.py.)"""
+"""SRV-PROFILE: profiling writes traces. (SRV-MODELS, SRV-ALIVE, SRV-SANITY and SRV-CONSISTENCY are
+declared: rackgate/gates/srv.py.)"""
 
 import pytest
 
-from rackgate.atom import fanout
 from rackgate.atom.client import refusal
 from rackgate.atom.logs import rank_table
 from rackgate.errors import CouldNotObserve
-from rackgate.fixtures.server import settle, settle_errors
-from rackgate.gates import consistency, sanity
+from rackgate.fixtures.server import settle_errors
 from rackgate.probes import traces
-from rackgate.report.verdict import check, fail
-
-
-@pytest.mark.row("SRV-CONSISTENCY")
-def test_decode_matches_prefill(server, per_rank, rack, evidence):
-    """Every prompt decoded on every DP rank at once, then each decode's cuts prefilled on the rank
-    that decoded it (one fan-out): k of n decodes that disagree, named by rank."""
-    cfg = rack.serving
-    prompts = list(cfg.consistency_prompts)
-    dec = per_rank.ask(prompts, cfg.consistency_max_tokens, per_rank=len(prompts),
-                       attached=max(len(prompts), cfg.sanity_requests_attached), stream=False, extra={"logprobs": 1})
-    evidence.attach("decodes, all ranks", dec.evidence())
-    settle(dec, "SRV-CONSISTENCY", server, evidence)
-    bad = dec.share(lambda g: (sanity.degenerate(g.text) if g.text.strip() else None) if not g.error else None,
-                    "decodes degenerate")
-    if bad:
-        fail("SRV-SANITY", bad.where or server.url, f"SRV-CONSISTENCY: {bad.line}; decode and prefill cannot be "
-             "compared on them")
-    refused = dec.failed()
-    if refused and len(refused.bad) < len(dec.replied):
-        fail("SRV-CONSISTENCY", refused.where or server.url, refused.line)
-    empty = dec.share(lambda g: "no text" if not g.error and not g.text.strip() else None, "decodes empty")
-    if empty and len(empty.bad) < len(dec.replied):
-        fail("SRV-SANITY", empty.where or server.url, f"SRV-CONSISTENCY: {empty.line}")
-    decoded = {}
-    for g in dec.replied:
-        if g.error or not g.text.strip():
-            raise CouldNotObserve(f"decode of {g.ask.prompt!r} returned {g.error or 'no text'} (see SRV-SANITY)")
-        lp = ((g.body.get("choices") or [{}])[0]).get("logprobs") or {}
-        d = consistency.Decoded(g.text, tuple(lp.get("tokens") or ()), tuple(lp.get("top_logprobs") or ()))
-        if not consistency.cuts(d, cfg.consistency_positions):
-            raise CouldNotObserve(f"decode of {g.ask.prompt!r} returned {d.text[:60]!r} without tokens (no logprobs) "
-                                  "and with no boundary-safe place to cut it (a space starting the next word)")
-        decoded[id(g)] = (g, d)
-    cuts = [fanout.Ask(g.ask.prompt + d.text[:o], g.ask.rank) for g, d in decoded.values()
-            for o in consistency.cuts(d, cfg.consistency_positions)]
-    pre = per_rank.asks(cuts, 1, stream=False)
-    evidence.attach("prefills, on the rank that decoded", pre.evidence())
-    settle(pre, "SRV-CONSISTENCY", server, evidence)
-    if pre.cancelled or any(g.error for g in pre.got):
-        first = next((g.error for g in pre.got if g.error), "not back")
-        raise CouldNotObserve(f"{pre.cancelled + sum(1 for g in pre.got if g.error)} of {pre.asked} prefill "
-                              f"requests got no answer: {first}")
-    prefilled = {(g.ask.prompt, g.ask.rank): g.text for g in pre.got}
-    findings: dict[int, list[str]] = {}
-    for key, (g, d) in decoded.items():
-        def complete(p: str, _n: int, r=g.ask.rank) -> str:
-            return str(prefilled[(p, r)])
-        found = consistency.judge(g.ask.prompt, d, complete, cfg.consistency_positions)
-        if found:
-            findings[key] = [f"{g.ask.prompt!r} ({_rank(g)}): {f}" for f in found]
-    share = dec.share(lambda g: next(iter(findings.get(id(g), [])), None), "decodes disagree with prefill")
-    check(share is None, "SRV-CONSISTENCY", (share.where if share else "") or server.url,
-          share.line if share else "")
-
-
-def _rank(g) -> str:
-    return f"dp{g.ask.rank}" if g.ask.rank is not None else "rank not known"
+from rackgate.report.verdict import check
 
 
 @pytest.mark.row("SRV-PROFILE")
