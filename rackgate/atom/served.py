@@ -8,7 +8,7 @@ tells the next is the ordering's (rackgate/fixtures/order.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from ..config.model import Rack
 from .client import Client, ServerError
@@ -48,6 +48,13 @@ class Served:
     def table(self) -> dict[int, str]:
         """DP rank -> node (empty: attached without a rack file)."""
         return self.routing.table
+
+    def tokens(self) -> Any:
+        """The served model's tokenizer on this machine (serving.tokenizer; rackgate.atom.tokens
+        `Tokens`: `count`, `specials_in`): an answer's tokens counted the way the server counts them;
+        CouldNotObserve when it cannot be loaded."""
+        from .tokens import load
+        return load(self.rack.serving.tokenizer)
 
     def health(self) -> str:
         """What GET /health answered, as a phrase."""

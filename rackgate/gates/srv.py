@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..config.model import Rack
 from ..errors import CouldNotObserve
 from ..probes import served
-from . import consistency, sanity
+from . import consistency, sanity, stream
 from .declare import Check, Finding, Ranked, Shown, declare, ranked
 
 
@@ -107,12 +107,13 @@ def answers_sane(f: served.Sanity, rack: Rack, where: str) -> list[str]:
     return findings[:6] + ([f"(+{len(findings) - 6} more)"] if len(findings) > 6 else [])
 
 
-def sanity_shown(f: served.Sanity, rack: Rack) -> list[Shown]:
-    return ([Shown(title, text, kind) for title, text, kind in f.shown]
+def read_shown(f: served.Sanity | served.Consistency | served.Streams, rack: Rack) -> list[Shown]:
+    """What a request-sending check asked and what came back, and a hang's evidence (the stacks)."""
+    return ([Shown(*shown) for shown in f.shown]
             + [Shown(title, text) for title, text in (f.hang.shown if f.hang is not None else ())])
 
 
-declare(Check("SRV-SANITY", "server", probe=served.sanity, judge=answers_sane, shows=sanity_shown))
+declare(Check("SRV-SANITY", "server", probe=served.sanity, judge=answers_sane, shows=read_shown))
 
 
 # --- SRV-CONSISTENCY ----------------------------------------------------------------------------
@@ -163,9 +164,39 @@ def decode_agrees(f: served.Consistency, rack: Rack, where: str) -> list[str]:
     return []
 
 
-def consistency_shown(f: served.Consistency, rack: Rack) -> list[Shown]:
-    return ([Shown(title, text) for title, text in f.shown]
-            + [Shown(title, text) for title, text in (f.hang.shown if f.hang is not None else ())])
+declare(Check("SRV-CONSISTENCY", "server", probe=served.consistency, judge=decode_agrees, shows=read_shown))
 
 
-declare(Check("SRV-CONSISTENCY", "server", probe=served.consistency, judge=decode_agrees, shows=consistency_shown))
+# --- SRV-STREAM-CONSISTENCY ---------------------------------------------------------------------
+def streams_agree(f: served.Streams, rack: Rack, where: str) -> list[str]:
+    """Each greedy answer is the same streamed and not, and the server's usage count, end of
+    sequence and finish_reason agree with it (gates/stream.py), on every rank: k of n answers that
+    disagree, named by rank; a hang is SRV-DEADLOCK's."""
+    if f.hang is not None:
+        raise hang_finding("SRV-STREAM-CONSISTENCY", f.hang.seen, f.hang.where)
+    if f.blind:
+        raise CouldNotObserve(f.blind)
+    n = rack.serving.stream_max_tokens
+    found: dict[int, str] = {}
+    for i, a, b in f.pairs:
+        g = f.plain.got[i]
+        if a.error or b.error:
+            raise CouldNotObserve(f"{g.ask.prompt!r}: {a.error or b.error}")
+        counts = {a.text: a.tokens, b.text: b.tokens}
+        specials = {a.text: list(a.specials), b.text: list(b.specials)}
+        said = stream.judge(stream.Answer("not streamed", a.text, a.finish, a.usage),
+                            stream.Answer("streamed", b.text, b.finish, b.usage, b.pieces), n,
+                            counts.__getitem__, specials.__getitem__)
+        if said:
+            at = f"dp{g.ask.rank}" if g.ask.rank is not None else "rank not known"
+            found[id(g)] = f"{g.ask.prompt!r} ({at}): " + "; ".join(said)
+    if not found and all(a.usage is None and b.usage is None for _, a, b in f.pairs):
+        raise CouldNotObserve(f"{f.url} reported no usage.completion_tokens, streamed or not: the count cannot be "
+                              "checked")
+    share = f.plain.share(lambda g: found.get(id(g)), "answers disagree streamed and not")
+    if share is not None:
+        raise Finding("SRV-STREAM-CONSISTENCY", share.where or where, share.line)
+    return []
+
+
+declare(Check("SRV-STREAM-CONSISTENCY", "server", probe=served.streams, judge=streams_agree, shows=read_shown))

@@ -37,6 +37,7 @@ class Server(Protocol):
     @property
     def table(self) -> dict[int, str]: ...
     def health(self) -> str: ...
+    def tokens(self) -> Any: ...
     def log_tail(self, node: str, lines: int = 15) -> str: ...
     def stacks(self, ranks: list[int]) -> tuple[list[tuple[str, str]], str]: ...
 
@@ -285,3 +286,59 @@ def consistency(s: Server) -> Consistency:
     return dataclasses.replace(read, decoded=decoded, hang=hang_of(s, pre, "SRV-CONSISTENCY"),
                                blind=pre.nothing_back() or blind, shown=tuple(shown),
                                prefilled=tuple((g.ask.prompt, g.ask.rank, g.text) for g in pre.got))
+
+
+# --- SRV-STREAM-CONSISTENCY ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Said:
+    """One answer as the server gave it, streamed or not, with its tokens counted by the served
+    model's tokenizer (`Server.tokens()`)."""
+    text: str
+    finish: str | None
+    usage: int | None                         # usage.completion_tokens as the server reported it
+    tokens: int                               # the text's tokens, counted here
+    specials: tuple[tuple[int, str], ...]     # (offset, token) of each special token written out
+    error: str = ""
+    pieces: tuple[str, ...] = ()              # streamed: each chunk's text
+
+
+@dataclass(frozen=True)
+class Streams:
+    url: str
+    plain: Any = None                         # the non-streamed answers as read (perrank.Spread: words the share)
+    pairs: tuple[tuple[int, Said, Said], ...] = ()  # (index in plain.got, not streamed, streamed)
+    hang: Hang | None = None
+    blind: str = ""                           # why the answers cannot be compared
+    shown: tuple[tuple[str, str], ...] = ()
+
+
+def _said(g: Any, usage: Any, tok: Any) -> Said:
+    u = (usage or {}).get("completion_tokens")
+    return Said(g.text, g.finish, u, tok.count(g.text), tuple(tok.specials_in(g.text)), g.error or "",
+                tuple(g.body.get("pieces") or ()))
+
+
+def streams(s: Server) -> Streams:
+    """SRV-STREAM-CONSISTENCY's reads: each prompt asked of every rank not streamed, then the same
+    asks streamed, all at once each time (the served model's tokenizer loaded first: without it
+    the counts cannot be checked)."""
+    cfg, pr = s.rack.serving, s.per_rank
+    tok = s.tokens()
+    prompts, n = list(cfg.stream_prompts), cfg.stream_max_tokens
+    plain = pr.ask(prompts, n, per_rank=len(prompts), attached=max(len(prompts), cfg.sanity_requests_attached),
+                   stream=False)
+    shown = [("not streamed, all ranks", plain.evidence())]
+    read = Streams(s.url, plain, hang=hang_of(s, plain, "SRV-STREAM-CONSISTENCY"), blind=plain.nothing_back() or "",
+                   shown=tuple(shown))
+    if read.hang or read.blind:
+        return read
+    streamed = pr.asks([g.ask for g in plain.got], n, stream=True)
+    shown.append(("streamed, all ranks", streamed.evidence()))
+    blind = streamed.nothing_back() or ""
+    if not blind and (plain.cancelled or streamed.cancelled):
+        blind = (f"{plain.cancelled + streamed.cancelled} of {plain.asked + streamed.asked} requests not back within "
+                 "the request timeout")
+    pairs = tuple((i, _said(p, p.body.get("usage"), tok), _said(q, q.body.get("server_usage"), tok))
+                  for i, (p, q) in enumerate(zip(plain.got, streamed.got)))
+    return dataclasses.replace(read, pairs=pairs, hang=hang_of(s, streamed, "SRV-STREAM-CONSISTENCY"), blind=blind,
+                               shown=tuple(shown))

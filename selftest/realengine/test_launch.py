@@ -87,7 +87,7 @@ def test_healthy_engine_launched_once_ready_by_the_api(engine_bin, models, tmp_p
 # sets serving.longctx_words to fit)
 LONGCTX = "rackgate/checks/serving/test_under_load.py::test_long_prompts_at_concurrency"
 REQUEST_CHECKS = (SANITY, "rackgate/checks/test_declared.py::test_srv_consistency",
-                  "rackgate/checks/serving/test_stream.py::test_stream_matches_plain",
+                  "rackgate/checks/test_declared.py::test_srv_stream_consistency",
                   "rackgate/checks/accuracy/test_budget.py::test_reasoning_budget", LONGCTX)
 ALIVE = "rackgate/checks/test_declared.py::test_srv_alive"
 

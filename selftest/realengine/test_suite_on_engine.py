@@ -56,7 +56,7 @@ def test_healthy_engine_passes_sanity_models_and_budget(healthy, tmp_path):
                                                               BUDGET: "passed"}, run.stdout[-3000:]
 
 
-STREAM = "rackgate/checks/serving/test_stream.py::test_stream_matches_plain"
+STREAM = "rackgate/checks/test_declared.py::test_srv_stream_consistency"
 
 
 def test_healthy_engine_passes_stream_consistency(healthy, models, tmp_path):

@@ -15,7 +15,7 @@ from rackgate.errors import CouldNotObserve
 from rackgate.gates import srv
 from rackgate.gates.declare import Finding, Ranked
 from rackgate.probes.prefill import Decoded, cuts
-from rackgate.probes.served import Alive, Consistency, Hang, Models, Reply, Sanity, Whole
+from rackgate.probes.served import Alive, Consistency, Hang, Models, Reply, Said, Sanity, Streams, Whole
 
 pytestmark = pytest.mark.unit
 
@@ -88,7 +88,7 @@ def test_sanity_reads_a_hang_as_srv_deadlocks_finding_naming_the_asking_row():
         srv.answers_sane(Sanity(URL, 16, hang=hang), SANE, URL)
     assert (e.value.row, e.value.where, e.value.also) == ("SRV-DEADLOCK", "node3/dp9", ()), e.value
     assert e.value.seen == "SRV-SANITY's requests: 1 of 16 requests still in flight after 30.0s"
-    assert [s.name for s in srv.sanity_shown(Sanity(URL, 16, hang=hang), SANE)] == ["t"]
+    assert [s.name for s in srv.read_shown(Sanity(URL, 16, hang=hang), SANE)] == ["t"]
 
 
 def test_sanity_refused_share_is_a_finding_every_refusal_and_nothing_back_cannot_be_judged():
@@ -153,3 +153,29 @@ def test_consistency_reads_degenerate_decodes_as_sanitys_and_a_hang_as_srv_deadl
     assert (e.value.row, e.value.seen) == ("SRV-DEADLOCK", "SRV-CONSISTENCY's requests: 1 of 4 requests still in flight")
     with pytest.raises(CouldNotObserve, match="none of 4"):
         srv.decode_agrees(Consistency(URL, Spread([], 4, 4, 1.0), blind="none of 4 requests came back"), SANE, URL)
+
+
+# --- SRV-STREAM-CONSISTENCY: k of n answers that differ streamed and not, named by rank -----------
+def _pairs(drop_first_on: set[int], usage: int | None = 8) -> Streams:
+    text, pieces = " Paris is the capital of France and", (" Paris", " is", " the", " capital", " of", " France", " and")
+    got = [Got(Ask("The capital of France is", r), text=text, replied=True) for r in TABLE4]
+    plain = Spread(got, 4, 0, 1.0, routing=Routing(dict(TABLE4), True))
+
+    def streamed(r: int) -> Said:
+        ps = pieces[1:] if r in drop_first_on else pieces
+        return Said("".join(ps), "length", usage, len(ps), (), pieces=ps)
+    return Streams(URL, plain, tuple((i, Said(text, "length", usage, 7, ()), streamed(r)) for i, r in enumerate(TABLE4)))
+
+
+def test_stream_consistency_passes_agreeing_answers_and_names_the_rank_whose_stream_differs():
+    sane = SimpleNamespace(serving=ServingExpect(stream_max_tokens=7))
+    assert srv.streams_agree(_pairs(set(), usage=7), sane, URL) == []
+    with pytest.raises(Finding) as e:
+        srv.streams_agree(_pairs({2}, usage=7), sane, URL)
+    assert (e.value.row, e.value.where) == ("SRV-STREAM-CONSISTENCY", "node2/dp2"), (e.value.row, e.value.where)
+    assert e.value.seen.startswith("1 of 4 answers disagree streamed and not"), e.value.seen
+    with pytest.raises(CouldNotObserve, match="reported no usage.completion_tokens"):
+        srv.streams_agree(_pairs(set(), usage=None), sane, URL)
+    with pytest.raises(Finding) as e:
+        srv.streams_agree(Streams(URL, hang=Hang("2 of 4 requests still in flight", "node2")), sane, URL)
+    assert (e.value.row, e.value.where) == ("SRV-DEADLOCK", "node2")
