@@ -10,11 +10,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..access import NodeAccess
 from ..config.model import Rack
-from .client import Client, ServerError
+from .client import Client, ServerError, refusal
 from .perrank import PerRank, Routing
 from .server import AtomServer
 from .stacks import hang_evidence
+
+
+@dataclass(frozen=True)
+class Posted:
+    """A POST's answer as a probe reads it."""
+    status: int
+    body: dict[str, Any]
+    evidence: str
+    refusal: str          # HTTP <status>: what it said (client.refusal)
 
 
 @dataclass
@@ -55,6 +65,17 @@ class Served:
         CouldNotObserve when it cannot be loaded."""
         from .tokens import load
         return load(self.rack.serving.tokenizer)
+
+    def post(self, path: str, timeout: float | None = None) -> Posted:
+        """POST `path` with no body (/start_profile, /stop_profile): its status, body and evidence,
+        and what a non-200 answer says."""
+        reply = self.client.post(path) if timeout is None else self.client.post(path, timeout=timeout)
+        return Posted(reply.status, reply.body, reply.evidence(), refusal(reply))
+
+    def host(self, node: str) -> NodeAccess | None:
+        """The node the server's ranks run on, as a probe reads it (None: its log is not known)."""
+        logs = self.server.node_logs()
+        return logs[node].host if node in logs else None
 
     def health(self) -> str:
         """What GET /health answered, as a phrase."""

@@ -107,7 +107,7 @@ def answers_sane(f: served.Sanity, rack: Rack, where: str) -> list[str]:
     return findings[:6] + ([f"(+{len(findings) - 6} more)"] if len(findings) > 6 else [])
 
 
-def read_shown(f: served.Sanity | served.Consistency | served.Streams, rack: Rack) -> list[Shown]:
+def read_shown(f: served.Sanity | served.Consistency | served.Streams | served.Profiled, rack: Rack) -> list[Shown]:
     """What a request-sending check asked and what came back, and a hang's evidence (the stacks)."""
     return ([Shown(*shown) for shown in f.shown]
             + [Shown(title, text) for title, text in (f.hang.shown if f.hang is not None else ())])
@@ -200,3 +200,46 @@ def streams_agree(f: served.Streams, rack: Rack, where: str) -> list[str]:
 
 
 declare(Check("SRV-STREAM-CONSISTENCY", "server", probe=served.streams, judge=streams_agree, shows=read_shown))
+
+
+# --- SRV-PROFILE --------------------------------------------------------------------------------
+def rank_traced(r: Ranked[served.Profiled], rack: Rack, where: str) -> list[str]:
+    """This rank wrote a non-empty trace after /start_profile, a little load and /stop_profile
+    answered 200. The load's hang is SRV-DEADLOCK's on the hung ranks (the others' traces are not
+    looked for); a refused share of it is this row's FAILED; profiling refused is could not observe."""
+    p = r.mine
+    if p.hang is not None:
+        if r.rank in p.hang.ranks or not p.hang.ranks:
+            raise hang_finding("SRV-PROFILE", p.hang.seen, p.hang.where)
+        raise CouldNotObserve(f"the load while profiling hung at {p.hang.where} (see SRV-DEADLOCK): dp{r.rank}'s "
+                              "trace was not looked for")
+    if p.blind:
+        raise CouldNotObserve(p.blind)
+    if p.refused is not None:
+        line, at, k, n, first = p.refused
+        if k < n:
+            raise Finding("SRV-PROFILE", at or where, line)
+        raise CouldNotObserve(f"POST /v1/completions while profiling: {first}")
+    if p.traced is None:
+        raise CouldNotObserve(f"/start_profile {p.started.refusal}, /stop_profile "
+                              f"{p.stopped.refusal if p.stopped is not None else 'not asked'}")
+    if p.traced:
+        return []
+    missing = sorted(q.rank for q in r.ranks.values() if q.traced is False)
+    return [f"/start_profile answered {p.started.status} {p.started.body.get('message')!r}, yet dp{r.rank} has no "
+            f"non-empty *.pt.trace.json.gz in {p.trace_dir} after {rack.serving.profile_wait_s:g}s ({len(missing)} of "
+            f"{len(r.ranks)} ranks have none: " + ", ".join(f"dp{q}" for q in missing[:8])
+            + ("…" if len(missing) > 8 else "") + ")"]
+
+
+def profile_shown(r: Ranked[served.Profiled], rack: Rack) -> list[Shown]:
+    p = r.ranks.get(r.rank)
+    return read_shown(p, rack) if p is not None else []
+
+
+def profile_asked(rack: Rack) -> str:
+    return "" if rack.serving.profile_dir else ("serving.profile_dir is not set in the rack file: profiling is not "
+                                                "asked for")
+
+
+declare(ranked("SRV-PROFILE", probe=served.profiles, judge=rank_traced, shows=profile_shown, applies=profile_asked))

@@ -17,8 +17,10 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..access import NodeAccess
 from ..config.model import Rack
 from ..errors import CouldNotObserve
+from . import traces
 from .degenerate import degenerate, degenerate_so_far
 from .prefill import Decoded, cuts
 
@@ -38,6 +40,8 @@ class Server(Protocol):
     def table(self) -> dict[int, str]: ...
     def health(self) -> str: ...
     def tokens(self) -> Any: ...
+    def post(self, path: str, timeout: float | None = None) -> Any: ...
+    def host(self, node: str) -> NodeAccess | None: ...
     def log_tail(self, node: str, lines: int = 15) -> str: ...
     def stacks(self, ranks: list[int]) -> tuple[list[tuple[str, str]], str]: ...
 
@@ -151,6 +155,7 @@ class Hang:
     seen: str                                 # k of n in flight after X s ..., and what evidence was taken
     where: str                                # the ranks / nodes they were routed to (the URL when not known)
     shown: tuple[tuple[str, str], ...] = ()   # (title, text): the requests, the stacks, the log lines
+    ranks: tuple[int, ...] = ()               # the hung ranks, where the hint names them
 
 
 def hang_of(s: Server, spread: Any, asker: str) -> Hang | None:
@@ -160,7 +165,7 @@ def hang_of(s: Server, spread: Any, asker: str) -> Hang | None:
         return None
     shown, said = s.stacks(spread.hung_ranks())
     return Hang(h + (f"; evidence: {said}" if said else ""), spread.hang_where(s.url),
-                ((f"{asker}: requests in flight and answered", spread.evidence()), *shown))
+                ((f"{asker}: requests in flight and answered", spread.evidence()), *shown), tuple(spread.hung_ranks()))
 
 
 # --- SRV-SANITY ----------------------------------------------------------------------------------
@@ -342,3 +347,55 @@ def streams(s: Server) -> Streams:
                   for i, (p, q) in enumerate(zip(plain.got, streamed.got)))
     return dataclasses.replace(read, pairs=pairs, hang=hang_of(s, streamed, "SRV-STREAM-CONSISTENCY"), blind=blind,
                                shown=tuple(shown))
+
+
+# --- SRV-PROFILE ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Profiled:
+    """The session's one profiling run (the same for every rank's item) and this rank's trace."""
+    rank: int
+    node: str
+    trace_dir: str                            # <profile_dir>/dp<r>_tp0
+    traced: bool | None                       # a non-empty trace there (None: not looked for)
+    started: Any = None                       # /start_profile's answer (atom.served.Posted)
+    stopped: Any = None                       # /stop_profile's answer (None: not asked)
+    hang: Hang | None = None                  # the load's hang
+    blind: str = ""                           # why the load's answers cannot be read
+    refused: tuple[str, str, int, int, str] | None = None  # (line, where, k refused, n back, first error)
+    shown: tuple[tuple[str, str, str], ...] = ()
+
+
+def profiles(s: Server) -> dict[int, Profiled]:
+    """SRV-PROFILE's one run: /start_profile, a little load (every rank asked, at least
+    serving.profile_requests requests), /stop_profile, then each rank's trace directory polled for
+    a non-empty trace until all have one or serving.profile_wait_s is over."""
+    cfg = s.rack.serving
+    started = s.post("/start_profile")
+    spread = s.per_rank.ask([PREFLIGHT_PROMPT], 8, attached=cfg.profile_requests, at_least=cfg.profile_requests,
+                            stream=False)
+    shown = [("POST /start_profile", started.evidence, "json"),
+             ("completions while profiling, all ranks", spread.evidence(), "text")]
+    want = {r: f"{cfg.profile_dir.rstrip('/')}/dp{r}_tp0" for r in s.table}
+    refused = spread.failed()
+    run = Profiled(-1, "", "", None, started, hang=hang_of(s, spread, "SRV-PROFILE"), blind=spread.nothing_back() or "",
+                   refused=(refused.line, refused.where, len(refused.bad), len(spread.replied),
+                            refused.bad[0].error or "") if refused else None)
+    if run.hang or run.blind or refused:
+        return {r: dataclasses.replace(run, rank=r, node=n, trace_dir=want[r], shown=tuple(shown))
+                for r, n in s.table.items()}
+    stopped = s.post("/stop_profile", timeout=cfg.profile_wait_s + 60)
+    shown.append(("POST /stop_profile", stopped.evidence, "json"))
+    missing: dict[int, str] = {}
+    if started.status == 200 and stopped.status == 200:
+        hosts = {r: s.host(n) for r, n in s.table.items()}
+        unseen = sorted(r for r, h in hosts.items() if h is None)
+        if unseen:
+            raise CouldNotObserve(f"no node to read the traces of dp{unseen[0]} on (its server log is not known)")
+        missing = traces.missing_traces({r: (h, want[r]) for r, h in hosts.items() if h is not None},
+                                        cfg.profile_wait_s)
+        shown.append(("ranks without a trace", "\n".join(f"dp{r}: {d}" for r, d in missing.items()) or "(none)",
+                      "text"))
+    return {r: dataclasses.replace(run, rank=r, node=n, trace_dir=want[r], stopped=stopped,
+                                   traced=(r not in missing) if started.status == 200 == stopped.status else None,
+                                   shown=tuple(shown))
+            for r, n in s.table.items()}

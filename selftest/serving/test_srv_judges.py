@@ -15,7 +15,7 @@ from rackgate.errors import CouldNotObserve
 from rackgate.gates import srv
 from rackgate.gates.declare import Finding, Ranked
 from rackgate.probes.prefill import Decoded, cuts
-from rackgate.probes.served import Alive, Consistency, Hang, Models, Reply, Said, Sanity, Streams, Whole
+from rackgate.probes.served import Alive, Consistency, Hang, Models, Profiled, Reply, Said, Sanity, Streams, Whole
 
 pytestmark = pytest.mark.unit
 
@@ -179,3 +179,28 @@ def test_stream_consistency_passes_agreeing_answers_and_names_the_rank_whose_str
     with pytest.raises(Finding) as e:
         srv.streams_agree(Streams(URL, hang=Hang("2 of 4 requests still in flight", "node2")), sane, URL)
     assert (e.value.row, e.value.where) == ("SRV-DEADLOCK", "node2")
+
+
+# --- SRV-PROFILE: each rank's trace from the session's one profiling run ---------------------------
+def _profiled(traced: dict[int, bool | None], **kw) -> dict[int, Profiled]:
+    ok = SimpleNamespace(status=200, body={"message": "started"}, refusal="HTTP 200: {}")
+    return {r: Profiled(r, TABLE4[r], f"/tmp/p/dp{r}_tp0", t, ok, ok, **kw) for r, t in traced.items()}
+
+
+def test_profile_fails_the_rank_without_a_trace_and_counts_the_others():
+    ranks = _profiled({0: True, 1: True, 2: False, 3: True})
+    assert srv.rank_traced(Ranked(0, "node1", ranks), SANE, "node1/dp0") == []
+    (line,) = srv.rank_traced(Ranked(2, "node2", ranks), SANE, "node2/dp2")
+    assert "yet dp2 has no non-empty *.pt.trace.json.gz in /tmp/p/dp2_tp0" in line and "(1 of 4 ranks have none: dp2)" in line
+    with pytest.raises(CouldNotObserve, match="/start_profile HTTP 200"):
+        srv.rank_traced(Ranked(1, "node1", _profiled({1: None})), SANE, "node1/dp1")
+    assert srv.profile_asked(SimpleNamespace(serving=ServingExpect())).startswith("serving.profile_dir is not set")
+
+
+def test_profile_reads_a_hang_of_its_load_as_srv_deadlocks_on_the_hung_rank_only():
+    ranks = _profiled({0: None, 3: None}, hang=Hang("1 of 4 in flight", "node2/dp3", ranks=(3,)))
+    with pytest.raises(Finding) as e:
+        srv.rank_traced(Ranked(3, "node2", ranks), SANE, "node2/dp3")
+    assert (e.value.row, e.value.where) == ("SRV-DEADLOCK", "node2/dp3")
+    with pytest.raises(CouldNotObserve, match="hung at node2/dp3 .see SRV-DEADLOCK."):
+        srv.rank_traced(Ranked(0, "node1", ranks), SANE, "node1/dp0")
