@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from ..access import NodeAccess
 from ..config.model import Rack
+from ..errors import CouldNotObserve
 from .client import Client, ServerError, refusal
 from .perrank import PerRank, Routing
 from .server import AtomServer
@@ -76,6 +77,25 @@ class Served:
         """The node the server's ranks run on, as a probe reads it (None: its log is not known)."""
         logs = self.server.node_logs()
         return logs[node].host if node in logs else None
+
+    def batched_tokens(self) -> tuple[int, str]:
+        """The server's --max-num-batched-tokens (its prefill chunk) as the launch command sets it
+        (ATOM's default when it does not), and where that came from."""
+        from ..gates import lint
+        cmd = self.server.command_for(self.rack.head, 0) if not self.server.attached else self.rack.launch.command
+        raw = lint.flags(cmd).get("max-num-batched-tokens")
+        if raw and raw.isdigit():
+            return int(raw), f"--max-num-batched-tokens {raw}"
+        return lint.ATOM_DEFAULT_BATCHED_TOKENS, f"--max-num-batched-tokens {lint.ATOM_DEFAULT_BATCHED_TOKENS}"
+
+    def grep(self, *patterns: str) -> list[str]:
+        """Every node's server log lines with any of `patterns` ("node2/dp5 line 812: text"); could
+        not observe where a node's log cannot be read."""
+        logs = self.server.node_logs()
+        if self.rack.nodes and not logs:
+            raise CouldNotObserve("the server's logs on the nodes are not known to the suite: nothing to read")
+        return [f"{log.who(rec)} line {rec.lineno}: {rec.text.strip()[:160]}"
+                for log in logs.values() for rec in log.grep(*patterns)]
 
     def health(self) -> str:
         """What GET /health answered, as a phrase."""

@@ -107,7 +107,8 @@ def answers_sane(f: served.Sanity, rack: Rack, where: str) -> list[str]:
     return findings[:6] + ([f"(+{len(findings) - 6} more)"] if len(findings) > 6 else [])
 
 
-def read_shown(f: served.Sanity | served.Consistency | served.Streams | served.Profiled, rack: Rack) -> list[Shown]:
+def read_shown(f: served.Sanity | served.Consistency | served.Streams | served.Profiled | served.LongCtx,
+               rack: Rack) -> list[Shown]:
     """What a request-sending check asked and what came back, and a hang's evidence (the stacks)."""
     return ([Shown(*shown) for shown in f.shown]
             + [Shown(title, text) for title, text in (f.hang.shown if f.hang is not None else ())])
@@ -243,3 +244,43 @@ def profile_asked(rack: Rack) -> str:
 
 
 declare(ranked("SRV-PROFILE", probe=served.profiles, judge=rank_traced, shows=profile_shown, applies=profile_asked))
+
+
+# --- SRV-LONGCTX --------------------------------------------------------------------------------
+def long_prompts_served(f: served.LongCtx, rack: Rack, where: str) -> list[str]:
+    """Long prompts at concurrency are answered and the engine is still there afterwards: a
+    degenerate answer is SRV-SANITY's; a hang, the PHINode assertion, an error share or requests
+    that hang afterwards are this row's (a hang cross-referenced to SRV-DEADLOCK and recorded for it)."""
+    spread = f.load
+    bad = spread.share(lambda g: g.stopped or (sanity.degenerate(g.text) if not g.error else None),
+                       "answers degenerate")
+    if bad:
+        raise Finding("SRV-SANITY", bad.where or where, f"SRV-LONGCTX's load: {bad.line}")
+    seen = [f"PHINode::setIncomingValue assertion: {f.phi[0]}"] if f.phi else []
+    if f.hang is not None:
+        raise hang_finding("SRV-LONGCTX", f.hang.seen, f.hang.where, own="; ".join(seen))
+    if spread.nothing_back():
+        raise CouldNotObserve(spread.nothing_back())
+    failed = spread.failed()
+    if failed:
+        seen.append(f"long prompts: {failed.line}")
+    after, hung = f.after, False
+    if after is not None and after.hang():
+        seen.append(f"engine gone afterwards: {after.hang()}{DEADLOCK_SIGNATURE}")
+        hung = True
+    elif after is not None and after.nothing_back():
+        seen.append(f"engine gone afterwards: {after.nothing_back()}")
+    if seen:  # requests that hang afterwards are SRV-DEADLOCK's too: the checks after it are not run
+        at = (failed.where if failed else "") or (after.hang_where(where) if after is not None else where)
+        raise Finding("SRV-LONGCTX", at, "; ".join(seen), also=("SRV-DEADLOCK",) if hung else ())
+    return []
+
+
+def no_nodes(rack: Rack) -> str:
+    return "" if rack.nodes else ("attached (--atom-url) without a rack file: no nodes, so no server log to read; "
+                                  "this check reads the logs of a server the suite launched or whose nodes the rack "
+                                  "file names")
+
+
+declare(Check("SRV-LONGCTX", "server", probe=served.longctx, judge=long_prompts_served, shows=read_shown,
+              applies=no_nodes))

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from ..access import NodeAccess
 from ..config.model import Rack
 from ..errors import CouldNotObserve
-from . import traces
+from . import load, traces
 from .degenerate import degenerate, degenerate_so_far
 from .prefill import Decoded, cuts
 
@@ -42,6 +42,8 @@ class Server(Protocol):
     def tokens(self) -> Any: ...
     def post(self, path: str, timeout: float | None = None) -> Any: ...
     def host(self, node: str) -> NodeAccess | None: ...
+    def batched_tokens(self) -> tuple[int, str]: ...
+    def grep(self, *patterns: str) -> list[str]: ...
     def log_tail(self, node: str, lines: int = 15) -> str: ...
     def stacks(self, ranks: list[int]) -> tuple[list[tuple[str, str]], str]: ...
 
@@ -399,3 +401,49 @@ def profiles(s: Server) -> dict[int, Profiled]:
                                    traced=(r not in missing) if started.status == 200 == stopped.status else None,
                                    shown=tuple(shown))
             for r, n in s.table.items()}
+
+
+# --- SRV-LONGCTX ---------------------------------------------------------------------------------
+PHI = "PHINode::setIncomingValue"
+
+
+@dataclass(frozen=True)
+class LongCtx:
+    url: str
+    load: Any = None                          # the long prompts as read (perrank.Spread: words its shares)
+    phi: tuple[str, ...] = ()                 # the logs' PHINode::setIncomingValue lines
+    hang: Hang | None = None                  # the long prompts' hang
+    after: Any = None                         # one short request to every rank afterwards (perrank.Spread)
+    shown: tuple[tuple[str, str], ...] = ()
+
+
+def _long_degenerate(g: Any) -> bool:
+    return bool(g.stopped or (not g.error and g.replied and degenerate(g.text)))
+
+
+def longctx(s: Server) -> LongCtx:
+    """SRV-LONGCTX's reads: one long prompt for every DP rank (each runs a chunked prefill: a
+    multiple of --max-num-batched-tokens, or serving.longctx_words), at least longctx_concurrency at
+    once; the logs' PHINode::setIncomingValue lines; then one short request to every rank: still
+    there? A degenerate answer stops the reading (SRV-SANITY's, said at once)."""
+    cfg, pr = s.rack.serving, s.per_rank
+    chunk, said = s.batched_tokens()
+    words = cfg.longctx_words or int(chunk * cfg.longctx_multiple)
+    size = "serving.longctx_words" if cfg.longctx_words else f"{cfg.longctx_multiple:g} x {said}"
+    n = max(len(s.table), cfg.longctx_concurrency)
+    spread = pr.ask([load.prompt(words, i) for i in range(n)], 8, attached=cfg.longctx_concurrency,
+                    at_least=cfg.longctx_concurrency, timeout=cfg.longctx_timeout_s, stop_when=degenerate_so_far,
+                    decisive=_long_degenerate)
+    shown = [("long-prompt load", f"{spread.asked} prompts of ~{words} tokens ({size}), all at once\n"
+                                  f"{spread.evidence()}")]
+    read = LongCtx(s.url, spread, shown=tuple(shown))
+    if any(g.stopped or (not g.error and degenerate(g.text)) for g in spread.replied):
+        return read
+    phi = tuple(s.grep(PHI))
+    shown.append((f"{PHI} lines", "\n".join(phi) or "(none)"))
+    read = dataclasses.replace(read, phi=phi, hang=hang_of(s, spread, "SRV-LONGCTX"), shown=tuple(shown))
+    if read.hang or spread.nothing_back():
+        return read
+    after = pr.ask([PREFLIGHT_PROMPT], 4, stream=False, timeout=cfg.alive_timeout_s)
+    shown.append(("one short request to every rank afterwards", after.evidence()))
+    return dataclasses.replace(read, after=after, shown=tuple(shown))

@@ -85,7 +85,7 @@ def test_healthy_engine_launched_once_ready_by_the_api(engine_bin, models, tmp_p
 # the checks that send requests, as the gate runs them (SRV-LONGCTX's prompts are 3 x ATOM's
 # --max-num-batched-tokens by default, 49152 tokens, beyond SmolLM2's 8192 positions: the rack file
 # sets serving.longctx_words to fit)
-LONGCTX = "rackgate/checks/serving/test_under_load.py::test_long_prompts_at_concurrency"
+LONGCTX = "rackgate/checks/test_declared.py::test_srv_longctx"
 REQUEST_CHECKS = (SANITY, "rackgate/checks/test_declared.py::test_srv_consistency",
                   "rackgate/checks/test_declared.py::test_srv_stream_consistency",
                   "rackgate/checks/accuracy/test_budget.py::test_reasoning_budget", LONGCTX)

@@ -15,7 +15,7 @@ from rackgate.errors import CouldNotObserve
 from rackgate.gates import srv
 from rackgate.gates.declare import Finding, Ranked
 from rackgate.probes.prefill import Decoded, cuts
-from rackgate.probes.served import Alive, Consistency, Hang, Models, Profiled, Reply, Said, Sanity, Streams, Whole
+from rackgate.probes.served import Alive, Consistency, Hang, LongCtx, Models, Profiled, Reply, Said, Sanity, Streams, Whole
 
 pytestmark = pytest.mark.unit
 
@@ -204,3 +204,36 @@ def test_profile_reads_a_hang_of_its_load_as_srv_deadlocks_on_the_hung_rank_only
     assert (e.value.row, e.value.where) == ("SRV-DEADLOCK", "node2/dp3")
     with pytest.raises(CouldNotObserve, match="hung at node2/dp3 .see SRV-DEADLOCK."):
         srv.rank_traced(Ranked(0, "node1", ranks), SANE, "node1/dp0")
+
+
+# --- SRV-LONGCTX: the long prompts answered, the engine still there afterwards ---------------------
+def _spread(texts: dict[int, str], errors: dict[int, str] | None = None, hung: tuple[int, ...] = ()) -> Spread:
+    got = [Got(Ask("p", r), text=t, replied=True, error=(errors or {}).get(r), status=400 if r in (errors or {}) else 200)
+           for r, t in texts.items()]
+    return Spread(got, len(got) + len(hung), len(hung), 1.0, hung=[Ask("p", r) for r in hung],
+                  bound_s=30.0 if hung else None, routing=Routing(dict(TABLE4), True))
+
+
+def test_longctx_passes_when_answered_and_still_there_and_names_the_assertion_and_the_engine_gone():
+    ok = _spread({r: " a summary" for r in TABLE4})
+    assert srv.long_prompts_served(LongCtx(URL, ok, after=ok), SANE, URL) == []
+    gone = _spread({0: " Paris", 1: " Paris", 3: " Paris"}, hung=(2,))
+    with pytest.raises(Finding) as e:
+        srv.long_prompts_served(LongCtx(URL, ok, ("node2/dp2 line 9: PHINode::setIncomingValue ...",), after=gone),
+                                SANE, URL)
+    assert (e.value.row, e.value.where, e.value.also) == ("SRV-LONGCTX", "node2/dp2", ("SRV-DEADLOCK",)), e.value
+    assert e.value.seen.startswith("PHINode::setIncomingValue assertion: node2/dp2 line 9") and "engine gone" in e.value.seen
+    refused = _spread({r: "" for r in TABLE4}, errors={r: "HTTP 400: too long" for r in TABLE4})
+    with pytest.raises(Finding) as e:
+        srv.long_prompts_served(LongCtx(URL, refused, after=ok), SANE, URL)
+    assert e.value.row == "SRV-LONGCTX" and "long prompts: 4 of 4 requests answered with an error" in e.value.seen
+
+
+def test_longctx_reads_a_degenerate_answer_as_sanitys_and_its_hang_as_its_own_and_srv_deadlocks():
+    bang = _spread({0: " ok then", 1: " ok then", 2: "!!!!!!!!!!", 3: "!!!!!!!!!!"})
+    with pytest.raises(Finding) as e:
+        srv.long_prompts_served(LongCtx(URL, bang), SANE, URL)
+    assert (e.value.row, e.value.where) == ("SRV-SANITY", "node2") and e.value.seen.startswith("SRV-LONGCTX's load:")
+    with pytest.raises(Finding) as e:
+        srv.long_prompts_served(LongCtx(URL, _spread({0: " ok"}), hang=Hang("3 of 4 in flight", "node1/dp1")), SANE, URL)
+    assert (e.value.row, e.value.also) == ("SRV-LONGCTX", ("SRV-DEADLOCK",)) and srv.DEADLOCK_SIGNATURE in e.value.seen
