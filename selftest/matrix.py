@@ -579,12 +579,14 @@ NOT_RUN = re.compile(r"not run: ([A-Z]+-[A-Z0-9-]+) ")
 
 def not_run_after_a_failure(message: str, run: SuiteRun) -> bool:
     """An ERROR "not run: ROW ..." (rackgate.errors.NotRun) whose ROW did fail in this run (a
-    verdict message starts with its row id)."""
+    verdict message starts with its row id, or a failed one says it is ROW's signature too: a hang
+    the asking row reported, recorded for SRV-DEADLOCK as well)."""
     m = NOT_RUN.search(message or "")
     if not m:
         return False
     root = m.group(1)
-    return any(o.status in ("failed", "error") and (o.message or "").lstrip().startswith(root)
+    return any(o.status in ("failed", "error") and ((o.message or "").lstrip().startswith(root)
+                                                    or o.status == "failed" and f"({root}'s signature" in o.message)
                for o in run.outcomes.values()) or root in SERVER_ROOTS
 
 

@@ -11,7 +11,7 @@ from .simserver import sim_server
 
 pytestmark = pytest.mark.suite
 
-SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
+SANITY = "rackgate/checks/test_declared.py::test_srv_sanity"
 LINT = "rackgate/checks/test_declared.py::test_srv_launch_lint"
 
 

@@ -10,10 +10,10 @@ from .simserver import sim_server
 
 pytestmark = pytest.mark.suite
 
-SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
+SANITY = "rackgate/checks/test_declared.py::test_srv_sanity"
 MODELS = "rackgate/checks/test_declared.py::test_srv_models"
 BUDGET = "rackgate/checks/test_declared.py::test_acc_budget"
-CONSISTENCY = "rackgate/checks/serving/test_server.py::test_decode_matches_prefill"
+CONSISTENCY = "rackgate/checks/test_declared.py::test_srv_consistency"
 QUICK = "rackgate/checks/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
 
 

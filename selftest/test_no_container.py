@@ -8,7 +8,7 @@ from .harness import REPO, run_suite
 pytestmark = pytest.mark.suite
 
 SLICE = ["rackgate/checks/test_declared.py::test_srv_models",
-         "rackgate/checks/serving/test_server.py::test_sanity", "rackgate/checks/test_declared.py::test_plat_container"]
+         "rackgate/checks/test_declared.py::test_srv_sanity", "rackgate/checks/test_declared.py::test_plat_container"]
 
 
 def test_engine_on_the_node_is_a_rack_file_choice(tmp_path):

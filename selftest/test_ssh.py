@@ -81,7 +81,7 @@ def _ssh_rack(tmp_path, server) -> str:
 # code at ~1 s per ssh round trip on this 2-core machine: too slow for CI.)
 SLICE = ["rackgate/checks/test_declared.py::test_fab_state", "rackgate/checks/test_declared.py::test_fab_pod",
          "rackgate/checks/test_declared.py::test_srv_models",
-         "rackgate/checks/serving/test_server.py::test_sanity"]
+         "rackgate/checks/test_declared.py::test_srv_sanity"]
 
 
 def test_suite_slice_over_ssh_passes_on_health(server, tmp_path):

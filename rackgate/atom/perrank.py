@@ -196,6 +196,16 @@ class PerRank:
         ranks = list(self.routing.table) if self.routing.hinted else []
         return ranks[i % len(ranks)] if ranks else None
 
+    def each(self, prompts: Sequence[str], max_tokens: int, **kw: Any) -> Spread:
+        """Each prompt asked once, all at once, the server picking the rank (SRV-SANITY's logprob
+        reads: what the server says of the prompt, not of one rank)."""
+        return self.asks([Ask(p) for p in prompts], max_tokens, **kw)
+
+    def on(self, asks: Sequence[tuple[str, int | None]], max_tokens: int, **kw: Any) -> Spread:
+        """(prompt, rank) pairs, each asked of its rank, all at once (SRV-CONSISTENCY's prefills on
+        the rank that decoded): `asks` for a caller that does not build `Ask`s."""
+        return self.asks([Ask(p, r) for p, r in asks], max_tokens, **kw)
+
     def asks(self, asks: list[Ask], max_tokens: int, **kw: Any) -> Spread:
         """Asks built by the caller (each names its own rank: e.g. a prefill on the rank that decoded)."""
         timeout = kw.pop("timeout", None) or self.timeout

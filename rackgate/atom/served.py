@@ -9,12 +9,12 @@ read here through `dead`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from ..access import NodeAccess
 from ..config.model import Rack
 from ..errors import CouldNotObserve, NotRun
-from .client import Client, ServerError
+from .client import Client, ServerError, refusal
 from .perrank import PerRank, Routing
 from .server import AtomServer
 from .stacks import hang_evidence
@@ -24,6 +24,15 @@ def dead_rank(where: list[str]) -> NotRun:
     """The NotRun of a check that would ask a server one of whose DP ranks does not answer (SRV-ALIVE
     FAILED there): the router keeps sending that rank requests, which then hang."""
     return NotRun("SRV-ALIVE", f"failed: {', '.join(where)} does not answer")
+
+
+@dataclass(frozen=True)
+class Posted:
+    """A POST's answer as a probe reads it."""
+    status: int
+    body: dict[str, Any]
+    evidence: str
+    refusal: str          # HTTP <status>: what it said (client.refusal)
 
 
 @dataclass
@@ -58,6 +67,43 @@ class Served:
     def table(self) -> dict[int, str]:
         """DP rank -> node (empty: attached without a rack file)."""
         return self.routing.table
+
+    def tokens(self) -> Any:
+        """The served model's tokenizer on this machine (serving.tokenizer; rackgate.atom.tokens
+        `Tokens`: `count`, `specials_in`): an answer's tokens counted the way the server counts them;
+        CouldNotObserve when it cannot be loaded."""
+        from .tokens import load
+        return load(self.rack.serving.tokenizer)
+
+    def post(self, path: str, timeout: float | None = None) -> Posted:
+        """POST `path` with no body (/start_profile, /stop_profile): its status, body and evidence,
+        and what a non-200 answer says."""
+        reply = self.client.post(path) if timeout is None else self.client.post(path, timeout=timeout)
+        return Posted(reply.status, reply.body, reply.evidence(), refusal(reply))
+
+    def host(self, node: str) -> NodeAccess | None:
+        """The node the server's ranks run on, as a probe reads it (None: its log is not known)."""
+        logs = self.server.node_logs()
+        return logs[node].host if node in logs else None
+
+    def batched_tokens(self) -> tuple[int, str]:
+        """The server's --max-num-batched-tokens (its prefill chunk) as the launch command sets it
+        (ATOM's default when it does not), and where that came from."""
+        from ..gates import lint
+        cmd = self.server.command_for(self.rack.head, 0) if not self.server.attached else self.rack.launch.command
+        raw = lint.flags(cmd).get("max-num-batched-tokens")
+        if raw and raw.isdigit():
+            return int(raw), f"--max-num-batched-tokens {raw}"
+        return lint.ATOM_DEFAULT_BATCHED_TOKENS, f"--max-num-batched-tokens {lint.ATOM_DEFAULT_BATCHED_TOKENS}"
+
+    def grep(self, *patterns: str) -> list[str]:
+        """Every node's server log lines with any of `patterns` ("node2/dp5 line 812: text"); could
+        not observe where a node's log cannot be read."""
+        logs = self.server.node_logs()
+        if self.rack.nodes and not logs:
+            raise CouldNotObserve("the server's logs on the nodes are not known to the suite: nothing to read")
+        return [f"{log.who(rec)} line {rec.lineno}: {rec.text.strip()[:160]}"
+                for log in logs.values() for rec in log.grep(*patterns)]
 
     def health(self) -> str:
         """What GET /health answered, as a phrase."""

@@ -57,9 +57,6 @@ class AtomServer:
     container_hosts: dict[str, Host] = field(default_factory=dict)
     attached: bool = False
     boot: BootVerdict | None = None
-    # A hang one check saw (some requests never came back while others did): the NotRun the checks
-    # after it raise, naming it (rackgate/fixtures/server.py). None until one is seen.
-    hung: Any = None
     # How requests reach the DP ranks, decided once per run (rackgate.atom.perrank.routing).
     routing: Any = None
     _logs: dict[str, NodeLog] = field(default_factory=dict, repr=False)

@@ -21,6 +21,7 @@ from rackgate.catalogue import row
 from rackgate.errors import CouldNotObserve
 from rackgate.fixtures import bracket
 from rackgate.fixtures.nodes import discovered_cards
+from rackgate.fixtures.server import blocked
 from rackgate.gates.declare import Across, Check, Finding, Ranked, qualname
 from rackgate.probes.target import On, OnPair, Recorded
 from rackgate.report.verdict import check, fail
@@ -44,7 +45,7 @@ def judge(c: Check[Any], rack: Any, key: str, where: str, evidence: Any, facts: 
         raise got.error
     placed = next((f for f in got.findings if isinstance(f, Finding)), None)
     if placed is not None:  # its own place, reading or row (gates/declare.py Finding); the text names them all
-        fail(placed.row or c.row, placed.where or where, "; ".join(got.findings), placed.means)
+        fail(placed.row or c.row, placed.where or where, "; ".join(got.findings), placed.means, also=placed.also)
     check(not got.findings, c.row, where, "; ".join(got.findings))
 
 
@@ -157,6 +158,17 @@ def _once(read_once: dict[str, Any], key: str, probe: Callable[[], Any]) -> Any:
     return got
 
 
+def _not_blocked(c: Check[Any], request: Any) -> None:
+    """What the `server` fixture says of a hand-written check: not run once an earlier row found a
+    dead rank (SRV-ALIVE) or a hang (SRV-DEADLOCK) -- the ordering's record, never the row's own --,
+    and a row that needs SRV-MODELS not run while the configured name is not served (`serving`)."""
+    if "SRV-MODELS" in row(c.row).needs:
+        request.getfixturevalue("serving")
+    cause = blocked(request.config, c.row)
+    if cause is not None:
+        raise cause
+
+
 # a "server" check's `sees` -> the fixture whose object its probe reads (rackgate/fixtures/server.py)
 SERVER_STAGES = {"": "served", "launched": "atom_server", "planned": "planned"}
 
@@ -165,12 +177,14 @@ def _per_server(c: Check[Any]) -> Callable[..., None]:
     """The one endpoint's item, reading the stage of the server's life its check `sees` (served,
     launched, or only planned). Its probe reads once per session: the rows that name one probe share
     its read (BENCH-RESULT and BENCH-AGGREGATE: the one benchmark run), its could-not-observe too. A
-    row that needs SRV-MODELS sends the served name: `serving` first (not run, pointing there)."""
+    row that needs SRV-MODELS sends the served name: `serving` first (not run, pointing there); a
+    served check is not run once a dead rank or a hang is on the ordering's record (`_not_blocked`)."""
     stage = SERVER_STAGES[c.sees]
-    sends_the_name = "SRV-MODELS" in row(c.row).needs
 
     def item(rack: Any, read_once: Any, request: Any, evidence: Any, facts: Any) -> None:
-        if sends_the_name:
+        if stage == "served":
+            _not_blocked(c, request)
+        elif "SRV-MODELS" in row(c.row).needs:
             request.getfixturevalue("serving")
         s = request.getfixturevalue(stage)
         read = lambda: _once(read_once, f"server:{stage}:" + qualname(c.probe), lambda: c.probe(s))
@@ -182,7 +196,9 @@ def _per_server(c: Check[Any]) -> Callable[..., None]:
 
 def _per_rank(c: Check[Any]) -> Callable[..., None]:
     # `serving`: a server that does not serve the configured name is SRV-MODELS' (not run, pointing there)
-    def item(dp_rank: int, serving: Any, served: Any, rack: Any, read_once: Any, evidence: Any, facts: Any) -> None:
+    def item(dp_rank: int, serving: Any, served: Any, rack: Any, read_once: Any, request: Any, evidence: Any,
+             facts: Any) -> None:
+        _not_blocked(c, request)
         node = rank_table(rack)[dp_rank]
 
         def read() -> Ranked[Any]:

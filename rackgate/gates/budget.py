@@ -26,7 +26,7 @@ from typing import Any
 from ..config.model import Rack
 from ..errors import CouldNotObserve
 from ..probes import acc
-from ..probes.language import degenerate
+from ..probes.degenerate import degenerate
 from .declare import Check, Finding, Shown, declare
 from .srv import DEADLOCK_SIGNATURE
 

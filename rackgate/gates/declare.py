@@ -13,7 +13,8 @@ docs/catalogue.md names each row's probe and judge.
 - judge: `(facts, rack, where) -> findings`: pure; an empty list is healthy. It reads the rack
   file's expectations from `rack`; `where` names the node/GPU in a could-not-observe it raises.
   A finding that names its place, or is another row's reading, is a `Finding(text, row=, where=, means=, also=)`
-  (ACC-BUDGET's share at node3/dp9; its degenerate answers, SRV-SANITY's FAILED).
+  (ACC-BUDGET's share at node3/dp9; its degenerate answers, SRV-SANITY's FAILED; a hang seen by a
+  request-sending check, SRV-DEADLOCK's; SRV-SANITY naming the node whose answers are degenerate).
 - shows: `(facts, rack) -> [Shown]`: the evidence every item attaches, pass or fail.
 - facts: `(facts, where) -> [Fact]` (optional): what `-m regression` compares; `where` is the
   item's key (node2, node2/card3).

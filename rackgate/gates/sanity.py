@@ -1,7 +1,8 @@
 """SRV-SANITY: is the generated text a model's, or the output of a broken kernel path?
 
 Degenerate signatures, as they appear on the real rack: every token '!' (A0 without B0->A0
-translation), one token repeated, empty text, near-uniform logprobs (when the server returns
+translation), one token repeated, empty text (rackgate/probes/degenerate.py: read from the text,
+also by the probes that cut a stream on them), near-uniform logprobs (when the server returns
 logprobs at all: ATOM returns null, so that one is judged only where they are present).
 """
 from __future__ import annotations
@@ -10,9 +11,10 @@ import math
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..probes.language import STREAM_BANG, STREAM_TOKENS, STREAM_WINDOW, TOKENISH, degenerate, degenerate_so_far
+from ..probes.degenerate import STREAM_BANG, STREAM_TOKENS, STREAM_WINDOW, TOKENISH, degenerate, degenerate_so_far
 
-__all__ = ["STREAM_BANG", "STREAM_TOKENS", "STREAM_WINDOW", "TOKENISH", "degenerate", "degenerate_so_far"]
+__all__ = ["STREAM_BANG", "STREAM_TOKENS", "STREAM_WINDOW", "TOKENISH", "Answer", "Sample", "blamed", "by_node",
+           "degenerate", "degenerate_so_far", "judge", "share", "uniform_logprobs"]
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from ..config.model import Rack
 from ..errors import CouldNotObserve
 from .atom_log_facts import ENGINE_KWARGS, KwargsError, engine_kwargs
-from .language import degenerate_so_far
+from .degenerate import degenerate_so_far
 from .served import Server
 
 

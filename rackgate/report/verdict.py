@@ -8,10 +8,12 @@ from ..secrets import redact
 class CheckFailed(AssertionError):
     """The hardware or software under test is wrong (a FAILED verdict, not a suite error)."""
 
-    def __init__(self, row_id: str, where: str, seen: str, means: str = ""):
+    def __init__(self, row_id: str, where: str, seen: str, means: str = "", also: tuple[str, ...] = ()):
         self.row_id, self.where, self.seen = row_id, where, redact(seen)
+        # the other rows whose signature this finding is (a hang seen by the asking row: SRV-DEADLOCK);
+        # the ordering records the finding there too (rackgate/fixtures/order.py failed_at)
+        self.also = also
         super().__init__(message(row_id, where, self.seen, means))
-
 
 
 
@@ -26,8 +28,8 @@ def message(row_id: str, where: str, seen: str, means: str = "") -> str:
             f"  runbook: {r.runbook_link}")
 
 
-def fail(row_id: str, where: str, seen: str, means: str = "") -> None:
-    raise CheckFailed(row_id, where, seen, means)
+def fail(row_id: str, where: str, seen: str, means: str = "", also: tuple[str, ...] = ()) -> None:
+    raise CheckFailed(row_id, where, seen, means, also)
 
 
 def check(ok: bool, row_id: str, where: str, seen: str) -> None:

@@ -41,7 +41,7 @@ pytestmark = [pytest.mark.realengine, pytest.mark.timeout(1800)]
 # ids relative to rackgate/checks: a separate option value that is a path outside the checkout (the
 # model folder, the GSM8K folder, the rack file) moves pytest's rootdir (rackgate/pytest_plugin.py),
 # e.g. to the checkout's parent (ids then start with the checkout's own folder name): `checks_id`
-SANITY = "serving/test_server.py::test_sanity"
+SANITY = "test_declared.py::test_srv_sanity"
 QUICK = "accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
 UNDER_LOAD = "accuracy/test_under_load.py::test_accuracy_under_load"
 SERVER_BROKEN_ROWS = ("SRV-SANITY", "SRV-MODELS", "SRV-CONSISTENCY", "ACC-BUDGET")

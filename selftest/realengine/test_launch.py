@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.realengine, pytest.mark.timeout(900)]
 BOOT = "rackgate/checks/test_declared.py::test_srv_boot"
 RENDEZVOUS = "rackgate/checks/test_declared.py::test_srv_rendezvous"
 MODELS = "rackgate/checks/test_declared.py::test_srv_models"
-SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
+SANITY = "rackgate/checks/test_declared.py::test_srv_sanity"
 ENGINE_ARGS = "rackgate/checks/test_declared.py::test_srv_engine_args[cpu]"  # the one node's
 # every check that reads the server log (docs/serving.md, "what a missing line means")
 LOG_CHECKS = ("rackgate/checks/serving/test_logs.py::test_kv_budget", ENGINE_ARGS, "rackgate/checks/serving/test_logs.py::test_translation",
@@ -88,9 +88,9 @@ def test_healthy_engine_launched_once_ready_by_the_api(engine_bin, models, tmp_p
 # sets serving.longctx_words to fit; what the test proves is the refused hint, not the length, so
 # 300 words: 2000 made four 2,008-token prefills, 33 engine CPU s against 6; docs/performance.md)
 LONGCTX_WORDS = 300
-LONGCTX = "rackgate/checks/serving/test_under_load.py::test_long_prompts_at_concurrency"
-REQUEST_CHECKS = (SANITY, "rackgate/checks/serving/test_server.py::test_decode_matches_prefill",
-                  "rackgate/checks/serving/test_stream.py::test_stream_matches_plain",
+LONGCTX = "rackgate/checks/test_declared.py::test_srv_longctx"
+REQUEST_CHECKS = (SANITY, "rackgate/checks/test_declared.py::test_srv_consistency",
+                  "rackgate/checks/test_declared.py::test_srv_stream_consistency",
                   "rackgate/checks/test_declared.py::test_acc_budget", LONGCTX)
 ALIVE = "rackgate/checks/test_declared.py::test_srv_alive"
 

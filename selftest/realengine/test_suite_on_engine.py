@@ -26,7 +26,7 @@ from . import runners
 
 pytestmark = [pytest.mark.realengine, pytest.mark.timeout(1800)]
 
-SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
+SANITY = "rackgate/checks/test_declared.py::test_srv_sanity"
 MODELS = "rackgate/checks/test_declared.py::test_srv_models"
 BUDGET = "rackgate/checks/test_declared.py::test_acc_budget"
 BENCH_RESULT = "rackgate/checks/test_declared.py::test_bench_result"
@@ -54,7 +54,7 @@ def test_healthy_engine_passes_sanity_models_and_budget(healthy, tmp_path):
                                                               BUDGET: "passed"}, run.stdout[-3000:]
 
 
-STREAM = "rackgate/checks/serving/test_stream.py::test_stream_matches_plain"
+STREAM = "rackgate/checks/test_declared.py::test_srv_stream_consistency"
 
 
 def test_healthy_engine_passes_stream_consistency(healthy, models, tmp_path):

@@ -5,6 +5,7 @@ what the hand-written tests said, over gates/bench.py's judgments, with the benc
 (ATOM's benchmark_serving table, samples in test_bench_parse.py)."""
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -49,6 +50,7 @@ def test_the_bench_rows_are_server_checks_over_one_run():
 
 class Recorder:
     def __init__(self) -> None:
+        self.config = SimpleNamespace(stash={})  # the ordering's record: nothing failed yet
         self.asked: list[str] = []
         self.shown: list[str] = []
         self.recorded: list[tuple[str, Any, str]] = []

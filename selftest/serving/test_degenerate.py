@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from rackgate.gates import sanity
+from rackgate.probes import degenerate as text
 
 pytestmark = pytest.mark.unit
 
@@ -11,9 +12,9 @@ pytestmark = pytest.mark.unit
 def test_degenerate_so_far():
     assert sanity.degenerate_so_far("!!!") is None  # too short to tell
     assert sanity.degenerate_so_far("") is None  # empty is known only at the end
-    assert "'!'" in sanity.degenerate_so_far("!" * sanity.STREAM_BANG)
+    assert "'!'" in sanity.degenerate_so_far("!" * text.STREAM_BANG)
     assert sanity.degenerate_so_far(" Paris. It is the capital and largest city of France") is None
-    assert "repeated" in sanity.degenerate_so_far(" the" * sanity.STREAM_TOKENS)
+    assert "repeated" in sanity.degenerate_so_far(" the" * text.STREAM_TOKENS)
 
 
 def test_share_of_a_wholly_broken_server_is_global():
@@ -34,5 +35,5 @@ def test_share_without_rank_hints_says_the_rank_is_not_known():
 
 def test_degenerate_so_far_reads_the_first_characters_only():
     coherent = " Paris is the capital of France." * 40
-    assert len(coherent) > sanity.STREAM_WINDOW
+    assert len(coherent) > text.STREAM_WINDOW
     assert sanity.degenerate_so_far(coherent + "!" * 5000) is None  # the end is judged whole, at the end

@@ -10,8 +10,8 @@ from ..simserver import sim_server
 
 pytestmark = pytest.mark.suite
 
-SANITY = "rackgate/checks/serving/test_server.py::test_sanity"
-CONSISTENCY = "rackgate/checks/serving/test_server.py::test_decode_matches_prefill"
+SANITY = "rackgate/checks/test_declared.py::test_srv_sanity"
+CONSISTENCY = "rackgate/checks/test_declared.py::test_srv_consistency"
 BUDGET = "rackgate/checks/test_declared.py::test_acc_budget"
 MODEL = "moonshotai/Kimi-K3"
 
@@ -22,7 +22,7 @@ def _finding_rows(run) -> set[str]:
 
 def test_a_hung_rank_is_a_failed_deadlock_not_an_unknown(tmp_path):
     with sim_server("rank-hung") as (proc, url):
-        run = run_suite(tmp_path, "-m", "gate", "rackgate/checks/serving/test_server.py", "--atom-url", url,
+        run = run_suite(tmp_path, "-m", "gate", SANITY, CONSISTENCY, "--atom-url", url,
                         "--served-model", MODEL)
         assert proc.poll() is None, "the suite stopped a server it did not start"
     assert run.ids("failed") == {SANITY}, run.stdout[-3000:]

@@ -2,7 +2,6 @@
 score as the quick gate did."""
 import pytest
 
-from rackgate.atom import load
 from rackgate.atom.logs import rank_table
 from rackgate.errors import CouldNotObserve, NotRun
 from rackgate.fixtures.server import preflight, settle
@@ -10,6 +9,7 @@ from rackgate.gsm8k import quick, setup, under_load
 from rackgate.gsm8k.data import DataError
 from rackgate.gsm8k.scoring import Outcome
 from rackgate.gsm8k.task import TaskError
+from rackgate.probes import load
 from rackgate.report.verdict import check
 
 

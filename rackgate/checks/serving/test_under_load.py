@@ -1,54 +1,17 @@
-"""SRV-LONGCTX and SRV-DEADLOCK: the server under the loads that broke it on the real rack. They run
-after the other serving checks (rackgate/fixtures/server.py orders them): a failure here can leave the
-server dead or stuck. The load itself is rackgate.atom.load; SRV-DEADLOCK decides on the log
-(`_sync_dp_state failed` and the rank that did not log it), never on latency."""
+"""SRV-DEADLOCK: the server under the load that broke it on the real rack. It runs after the other
+serving checks (the catalogue's order): a failure here can leave the server dead or stuck
+(SRV-LONGCTX, the other load, is declared: rackgate/gates/srv.py). The load's prompts are
+rackgate.probes.load; SRV-DEADLOCK decides on the log (`_sync_dp_state failed` and the rank that did
+not log it), never on latency."""
 import pytest
 
-from rackgate.atom import load, logfacts
+from rackgate.atom import logfacts
 from rackgate.atom.logs import rank_table
-from rackgate.errors import CouldNotObserve, NotRun
+from rackgate.errors import CouldNotObserve
 from rackgate.fixtures.server import read_logs, settle
-from rackgate.gates import lint, sanity, serverlogs
+from rackgate.gates import sanity, serverlogs
+from rackgate.probes import load
 from rackgate.report.verdict import check, fail
-
-
-@pytest.mark.row("SRV-LONGCTX")
-def test_long_prompts_at_concurrency(server, per_rank, rack, server_logs, evidence):
-    """One long prompt for every DP rank (each runs a chunked prefill), at least
-    longctx_concurrency at once; then one short request to every rank: still there?"""
-    cfg = rack.serving
-    cmd = server.command_for(rack.head, 0) if not server.attached else rack.launch.command
-    raw = lint.flags(cmd).get("max-num-batched-tokens")
-    chunk = int(raw) if raw and raw.isdigit() else lint.ATOM_DEFAULT_BATCHED_TOKENS
-    words = cfg.longctx_words or int(chunk * cfg.longctx_multiple)
-    n = max(len(rank_table(rack)), cfg.longctx_concurrency)
-    spread = per_rank.ask([load.prompt(words, i) for i in range(n)], 8, attached=cfg.longctx_concurrency,
-                          at_least=cfg.longctx_concurrency, timeout=cfg.longctx_timeout_s,
-                          stop_when=sanity.degenerate_so_far, decisive=_degenerate)
-    size = ("serving.longctx_words" if cfg.longctx_words else
-            f"{cfg.longctx_multiple:g} x --max-num-batched-tokens {chunk}")
-    evidence.attach("long-prompt load", f"{spread.asked} prompts of ~{words} tokens ({size}), all at once\n"
-                    f"{spread.evidence()}")
-    _no_degenerate(spread, "SRV-LONGCTX", server.url)
-    phi = []
-    for log in server_logs.values():
-        for rec in read_logs(log.grep, "PHINode::setIncomingValue"):
-            phi.append(f"{log.who(rec)} line {rec.lineno}: {rec.text.strip()[:160]}")
-    evidence.attach("PHINode::setIncomingValue lines", "\n".join(phi) or "(none)")
-    seen = [f"PHINode::setIncomingValue assertion: {phi[0]}"] if phi else []
-    settle(spread, "SRV-LONGCTX", server, evidence, own="; ".join(seen))
-    failed = spread.failed()
-    if failed:
-        seen.append(f"long prompts: {failed.line}")
-    after = per_rank.ask(["The capital of France is"], 4, stream=False, timeout=cfg.alive_timeout_s)
-    evidence.attach("one short request to every rank afterwards", after.evidence())
-    if after.hang():
-        seen.append(f"engine gone afterwards: {after.hang()}")
-        server.hung = NotRun("SRV-LONGCTX", f"failed: {len(after.hung)} of {after.asked} requests hung afterwards")
-    elif after.nothing_back():
-        seen.append(f"engine gone afterwards: {after.nothing_back()}")
-    check(not seen, "SRV-LONGCTX", (spread.hang_where("") or (failed.where if failed else "")
-                                    or after.hang_where(server.url)), "; ".join(seen))
 
 
 def _degenerate(g) -> bool:

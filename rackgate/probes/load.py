@@ -1,5 +1,6 @@
-"""The prompts of the loads (SRV-LONGCTX, SRV-DEADLOCK, ACC-UNDER-LOAD's fillers). The requests
-themselves go out through rackgate.atom.perrank, every rank asked, with the hang rule."""
+"""The prompts of the loads (SRV-LONGCTX, SRV-DEADLOCK, ACC-UNDER-LOAD's fillers), written by the
+probes that load the server. The requests themselves go out through rackgate.atom.perrank, every
+rank asked, with the hang rule."""
 from __future__ import annotations
 
 WORDS = ("river", "stone", "cloud", "north", "glass", "field", "seven", "amber")

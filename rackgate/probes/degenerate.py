@@ -1,8 +1,7 @@
-"""Is a generated text language, or the output of a broken kernel path? The degenerate signatures
-as they appear on the real rack: every token '!' (A0 without B0->A0 translation), one token
-repeated, empty text. A reader of answers (a probe cutting a stream the moment it is already
-degenerate) and the judges (rackgate/gates/sanity.py, budget.py) read it here.
-"""
+"""What a degenerate answer's text looks like, read from the text alone (the signatures SRV-SANITY
+names, rackgate/gates/sanity.py): every character '!', one token repeated, empty. Here, below the
+gates, because the probes that ask the server cut a stream on them as it arrives (`degenerate_so_far`);
+the judgment over many answers is gates/sanity.py's."""
 from __future__ import annotations
 
 import re
@@ -46,3 +45,6 @@ def degenerate_so_far(text: str) -> str | None:
     if len(TOKENISH.findall(stripped)) >= STREAM_TOKENS:
         return degenerate(stripped)
     return None
+
+
+__all__ = ["STREAM_BANG", "STREAM_TOKENS", "STREAM_WINDOW", "TOKENISH", "degenerate", "degenerate_so_far"]

@@ -1,0 +1,123 @@
+"""A hang is recorded by the ordering, never written into the server object (issue 35): settle()
+raises SRV-DEADLOCK's FAILED from the asking row's item (or the asking row's, with SRV-DEADLOCK as
+`also`) and leaves the server as it found it; the ordering (rackgate/fixtures/order.py) records
+the finding's row where it was seen, and the `server` fixture's rule (`blocked`) reads it there:
+every later check is not run, pointing at SRV-DEADLOCK -- the row itself excepted."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from rackgate.atom.fanout import Ask, Got
+from rackgate.atom.perrank import Routing, Spread
+from rackgate.errors import NotRun
+from rackgate.fixtures import order, outcome
+from rackgate.fixtures.server import blocked, settle
+from rackgate.report.verdict import CheckFailed
+
+pytestmark = pytest.mark.unit
+
+TABLE = {0: "node1", 1: "node1", 2: "node2", 3: "node2"}
+
+
+class _Evidence:
+    def __init__(self):
+        self.attached: list[str] = []
+
+    def attach(self, name, text, kind="text"):
+        self.attached.append(name)
+
+
+def _hung_spread() -> Spread:
+    """dp2 never answered while the other three came back."""
+    got = [Got(Ask("p", r), text="Paris", replied=True, seconds=0.4) for r in (0, 1, 3)]
+    return Spread(got, 4, 1, 30.5, hung=[Ask("p", 2)], bound_s=30.0, slowest_s=0.4,
+                  routing=Routing(dict(TABLE), True))
+
+
+def _server():
+    # attached: no stacks to take; a plain object, so any attribute written into it shows
+    return SimpleNamespace(url="http://server:8000", attached=True, launched={})
+
+
+def test_a_hang_is_srv_deadlocks_finding_and_writes_nothing_into_the_server():
+    server = _server()
+    before = dict(vars(server))
+    with pytest.raises(CheckFailed) as e:
+        settle(_hung_spread(), "SRV-SANITY", server, _Evidence())
+    assert e.value.row_id == "SRV-DEADLOCK" and e.value.where == "node2/dp2", (e.value.row_id, e.value.where)
+    assert "SRV-SANITY's requests: 1 of 4 requests still in flight" in str(e.value)
+    assert vars(server) == before, vars(server)
+
+
+def test_a_hang_with_the_rows_own_finding_is_that_rows_and_srv_deadlocks_too():
+    server = _server()
+    before = dict(vars(server))
+    with pytest.raises(CheckFailed) as e:
+        settle(_hung_spread(), "ACC-UNDER-LOAD", server, _Evidence(), own="3 questions scored")
+    assert e.value.row_id == "ACC-UNDER-LOAD" and e.value.also == ("SRV-DEADLOCK",), (e.value.row_id, e.value.also)
+    assert vars(server) == before, vars(server)
+
+
+class _Item:
+    def __init__(self, rid: str):
+        self.config = SimpleNamespace(stash=pytest.Stash())
+        order.pytest_configure(self.config)
+        self._rid = rid
+
+    def get_closest_marker(self, name):
+        return SimpleNamespace(args=(self._rid,)) if name == "row" else None
+
+
+def _report(item: _Item, exc: BaseException | None, cls: str) -> None:
+    """The ordering's makereport wrapper, as pluggy drives it, over a report already classified."""
+    call = SimpleNamespace(when="call", excinfo=SimpleNamespace(value=exc) if exc is not None else None)
+    report = SimpleNamespace(user_properties=[(outcome.KEY, cls)])
+    gen = order.pytest_runtest_makereport(item, call)
+    next(gen)
+    with pytest.raises(StopIteration):
+        gen.send(report)
+
+
+def _raised(fn) -> CheckFailed:
+    try:
+        fn()
+    except CheckFailed as e:
+        return e
+    raise AssertionError("no finding raised")
+
+
+def test_the_ordering_records_the_hang_and_the_later_checks_are_not_run_pointing_at_srv_deadlock():
+    item = _Item("SRV-SANITY")
+    assert blocked(item.config) is None
+    _report(item, _raised(lambda: settle(_hung_spread(), "SRV-SANITY", _server(), _Evidence())), outcome.FAILED)
+    assert order.failed_at(item.config, "SRV-DEADLOCK") == ["node2/dp2"]
+    assert order.failed_at(item.config, "SRV-SANITY") == []   # SANITY's item raised SRV-DEADLOCK's finding
+    cause = blocked(item.config)
+    assert isinstance(cause, NotRun) and cause.root == "SRV-DEADLOCK", cause
+    assert "not run: SRV-DEADLOCK failed: requests hang at node2/dp2" in str(cause), str(cause)
+    assert blocked(item.config, "SRV-DEADLOCK") is None   # its own items judge what they read
+    # the rows that need SRV-SANITY are not run, naming SRV-DEADLOCK (the root cause)
+    root = item.config.stash[order.ROW_OUTCOMES]["SRV-SANITY"][1]
+    assert isinstance(root, NotRun) and root.root == "SRV-DEADLOCK"
+
+
+def test_the_asking_rows_own_hang_finding_is_recorded_for_srv_deadlock_too():
+    item = _Item("SRV-LONGCTX")
+    _report(item, _raised(lambda: settle(_hung_spread(), "SRV-LONGCTX", _server(), _Evidence(), own="")),
+            outcome.FAILED)
+    assert order.failed_at(item.config, "SRV-LONGCTX") == ["node2/dp2"]
+    assert order.failed_at(item.config, "SRV-DEADLOCK") == ["node2/dp2"]
+    cause = blocked(item.config)
+    assert isinstance(cause, NotRun) and cause.root == "SRV-DEADLOCK", cause
+
+
+def test_a_dead_rank_blocks_every_row_but_srv_alive_and_a_pass_records_nothing():
+    item = _Item("SRV-ALIVE")
+    _report(item, None, outcome.PASSED)
+    assert blocked(item.config) is None
+    _report(item, CheckFailed("SRV-ALIVE", "node3/dp9", "dp9 did not answer"), outcome.FAILED)
+    cause = blocked(item.config, "SRV-SANITY")
+    assert isinstance(cause, NotRun) and cause.root == "SRV-ALIVE" and "node3/dp9" in str(cause), cause
+    assert blocked(item.config, "SRV-ALIVE") is None
