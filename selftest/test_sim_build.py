@@ -48,3 +48,72 @@ def test_a_failed_build_leaves_no_directory(monkeypatch):
         sim_rack.build(load(sim_rack.SHIPPED_RACK), ["no-such-fault"])
     assert made and all("rackgate-sim-" in d for d in made), made
     assert [d for d in made if os.path.exists(d)] == []
+
+
+def test_reading_executables_import_neither_json_nor_re_nor_pathlib():
+    """lsmod, dmesg, uptime and ps start hundreds of times a suite run: json, re and pathlib were
+    two thirds of each start-up; nodeview reads state.json through json's C scanner alone."""
+    import subprocess
+    import sys
+
+    from rackgate.sim.render import PKG_ROOT
+    code = ("import sys\n"
+            "for m in ('lsmod', 'dmesg', 'uptime', 'ps'): __import__('rackgate.sim.tools.' + m)\n"
+            "print(sorted(m for m in sys.modules if m in ('json', 're', 'pathlib')))")
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=60,
+                         env={"PYTHONPATH": PKG_ROOT, "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]", f"the reading executables import {out.stdout.strip()}"
+
+
+@pytest.fixture(scope="module")
+def built():
+    from rackgate.config import load
+    from rackgate.sim import rack as sim_rack
+    sim = sim_rack.build(load(sim_rack.SHIPPED_RACK))
+    try:
+        yield sim
+    finally:
+        sim.stop()
+
+
+def _on_node(sim, *argv: str):
+    import subprocess
+    node = sim.rack.nodes[0]
+    env = {**os.environ, **{k: os.path.expandvars(v) for k, v in node.env.items()}}
+    return subprocess.run(list(argv), capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_docker_exec_is_answered_by_the_node_launcher_alone(built, tmp_path):
+    """`docker exec` (a hundred a suite run) starts no interpreter: the node's launcher holds the
+    node's containers. With state.json unreadable, the Python half (`docker ps`) fails, exec does
+    not, and answers as real docker does."""
+    state = built.dir / "state.json"
+    kept = tmp_path / "state.json"
+    kept.write_bytes(state.read_bytes())
+    state.write_text("not json")
+    try:
+        assert _on_node(built, "docker", "ps").returncode != 0
+        res = _on_node(built, "docker", "exec", "-i", "-e", "RG_X=1", built.rack.container, "sh", "-c",
+                       'echo "$RG_X $ROCM_PATH $PYTHONPATH"; exit 3')
+        croot = built.rack.nodes[0].container_sysroot
+        assert res.returncode == 3, res.stderr
+        assert res.stdout.split()[:2] == ["1", "/opt/rocm"] and res.stdout.split()[2].startswith(f"{croot}/app/ATOM:")
+        res = _on_node(built, "docker", "exec", "no-such", "true")
+        assert (res.returncode, res.stderr) == (1, "Error response from daemon: No such container: no-such\n")
+        res = _on_node(built, "docker", "exec", built.rack.container, "no-such-program")
+        assert (res.returncode, res.stderr) == (126, "") and 'exec: "no-such-program": executable file not found' in res.stdout
+    finally:
+        state.write_bytes(kept.read_bytes())
+
+
+def test_the_containers_python_has_its_own_prefix(built):
+    """The container's python3 is this machine's interpreter with a prefix of its own, as an
+    image's is: the ATOM tree from the container's PYTHONPATH, none of the machine's
+    site-packages (whose .pth files were most of its start-up)."""
+    res = _on_node(built, "docker", "exec", built.rack.container, "python3", "-c",
+                   "import sys, atom; print(sys.prefix != sys.base_prefix); "
+                   "print([p for p in sys.path if 'site-packages' in p]); print(atom.__file__)")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == [
+        "True", "[]", f"{built.rack.nodes[0].container_sysroot}{built.rack.atom_path}/atom/__init__.py"]

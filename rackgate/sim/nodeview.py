@@ -3,48 +3,91 @@
 Every probe on the sim runs one of these executables (amd-smi, lsmod, dmesg, docker, ps, the
 ubench07 tools), thousands of times per self-test run, each a fresh process: this module and the
 ones they import use the standard library only, with no dataclasses, so a call starts in tens of
-milliseconds. The build side (rackgate.sim.state: typed dataclasses) writes what they read here.
+milliseconds. A reading tool imports nothing here beyond `os` and the C half of `json`
+(`_json`): `json`, `re` and `pathlib` would be two thirds of its start-up (about 17 of 27 ms a
+call on the self-tests' 2-core machine), so they are imported where a writer or a path needs
+them. The build side (rackgate.sim.state: typed dataclasses) writes what they read here.
 """
 from __future__ import annotations
 
 import fcntl
-import json
 import os
-from contextlib import contextmanager
-from pathlib import Path
+
+try:  # the json module's own C scanner, without the json package (which imports re)
+    from _json import make_scanner as _make_scanner
+except ImportError:  # an interpreter without it reads through json
+    _make_scanner = None
 
 STATE_FILE = "state.json"
 
 
-def node_dir() -> Path:
-    """Inside a sim executable: this node's directory (set in the node's environment)."""
+class _Strict:
+    """What json.JSONDecoder hands its C scanner: json.loads' defaults."""
+    strict = True
+    object_hook = object_pairs_hook = None
+    parse_float, parse_int = float, int
+    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
+
+
+_scan = _make_scanner(_Strict()) if _make_scanner else None
+
+
+def loads(text: str):
+    """json.loads(text), through the scanner json.loads itself uses."""
+    if _scan is None:
+        import json
+        return json.loads(text)
+    start = len(text) - len(text.lstrip(" \t\n\r"))
+    try:
+        obj, end = _scan(text, start)
+    except StopIteration:
+        raise ValueError(f"{STATE_FILE}: not JSON (at character {start})") from None
+    if text[end:].strip(" \t\n\r"):
+        raise ValueError(f"{STATE_FILE}: extra data after the JSON value (at character {end})")
+    return obj
+
+
+def node_dir():
+    """Inside a sim executable: this node's directory (set in the node's environment), a Path."""
+    from pathlib import Path
     return Path(os.environ["RACKGATE_SIM_NODE"])
 
 
-def load(rack_dir: Path) -> dict:
-    """state.json as plain JSON."""
-    return json.loads((rack_dir / STATE_FILE).read_text())
+def load(rack_dir) -> dict:
+    """state.json as plain JSON (rack_dir: a Path or a str)."""
+    with open(os.path.join(rack_dir, STATE_FILE), encoding="utf-8") as f:
+        return loads(f.read())
 
 
-def save(rack_dir: Path, data: dict) -> None:
-    tmp = rack_dir / (STATE_FILE + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1))
-    tmp.replace(rack_dir / STATE_FILE)
+def save(rack_dir, data: dict) -> None:
+    import json
+    tmp = os.path.join(rack_dir, STATE_FILE + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(json.dumps(data, indent=1))
+    os.replace(tmp, os.path.join(rack_dir, STATE_FILE))
 
 
 def this_node() -> tuple[str, dict, dict]:
     """(node name, node state, whole state) for the executable running now."""
-    d = node_dir()
-    state = load(d.parent)
-    return d.name, state["nodes"][d.name], state
+    d = os.environ["RACKGATE_SIM_NODE"].rstrip("/")
+    state = load(os.path.dirname(d))
+    name = os.path.basename(d)
+    return name, state["nodes"][name], state
 
 
-@contextmanager
-def locked(rack_dir: Path):
-    """Exclusive use of state.json (executables on several nodes append to it at once)."""
-    with open(rack_dir / "state.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+class locked:
+    """Exclusive use of state.json (executables on several nodes append to it at once):
+    `with locked(rack_dir): ...`."""
+
+    def __init__(self, rack_dir):
+        self.path = os.path.join(rack_dir, "state.lock")
+
+    def __enter__(self) -> None:
+        self.f = open(self.path, "w")
+        fcntl.flock(self.f, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc) -> None:
         try:
-            yield
+            fcntl.flock(self.f, fcntl.LOCK_UN)
         finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+            self.f.close()

@@ -85,9 +85,13 @@ def render_node(rack_dir: Path, name: str, node) -> None:
     bindir.mkdir(parents=True, exist_ok=True)
     for exe, mod in tools().items():
         p = bindir / exe
-        # -S: the tools need only the standard library and rackgate (on PYTHONPATH); skipping
-        # site-packages halves each call's start-up, and a suite run makes hundreds of them.
-        p.write_text(f"#!/bin/sh\nexec {sys.executable} -S -m rackgate.sim.tools.{mod} \"$@\"\n")
+        # A tool's `front(node_dir)`: shell lines that answer some calls before any interpreter
+        # starts (docker's exec). -S: the tools need only the standard library and rackgate (on
+        # PYTHONPATH); skipping site-packages halves each call's start-up, and a suite run makes
+        # hundreds of them.
+        front = getattr(importlib.import_module(f"{sim_tools.__name__}.{mod}"), "front", None)
+        p.write_text("#!/bin/sh\n" + (front(rack_dir / name) if front else "")
+                     + f"exec {sys.executable} -S -m rackgate.sim.tools.{mod} \"$@\"\n")
         p.chmod(p.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 

@@ -208,6 +208,15 @@ def render(rack_dir: Path, name: str, node) -> None:
     croot = rack_dir / name / "container"
     # The container's own python3 (a real image has one on its PATH): this machine's interpreter,
     # reached directly, not through whatever launcher (a pyenv shim) this machine's PATH holds.
+    # Its own prefix too, as an image's python has: a pyvenv.cfg beside bin/ gives it the standard
+    # library and none of this machine's site-packages (an editable rackgate, whatever .pth files
+    # the machine holds: 35 ms of every start-up here). What the container imports comes from its
+    # PYTHONPATH (the ATOM tree, rackgate/sim/nccl); RACKGATE_SIM_TORCH=installed adds the
+    # machine's site-packages back for its torch (rackgate/sim/nccl/sitecustomize.py).
+    # home: where the interpreter really lives (this machine's python may itself be a venv's link)
+    home = Path(os.path.realpath(sys.executable)).parent
+    cont["usr/local/pyvenv.cfg"] = (f"home = {home}\ninclude-system-site-packages = false\n"
+                                    f"version = {'.'.join(map(str, sys.version_info[:3]))}\n".encode(), None)
     py = croot / "usr/local/bin/python3"
     if not py.is_symlink():
         py.parent.mkdir(parents=True, exist_ok=True)

@@ -19,17 +19,24 @@ The sim node's torch: by default the sim's stand-in (rackgate/sim/nccl/standin/t
 tensor and a gloo-like torch.distributed whose ranks really rendezvous and reduce over TCP), so
 the sim behaves the same on every machine, with or without torch installed (a real rack's
 container has ROCm torch; the README's first command installs none). RACKGATE_SIM_TORCH=installed
-gives the sim's nodes the machine's own torch instead (the NCCL behaviour below applies to both).
+gives the sim's nodes the machine's own torch instead, from the machine's site-packages (the
+container's python has none of its own), and the NCCL behaviour below applies to both.
 """
 import os
 import sys
 
 if os.environ.get("RACKGATE_SIM_NODE"):
-    import importlib.abc
-    import importlib.util
-
     if os.environ.get("RACKGATE_SIM_TORCH", "standin") != "installed":
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "standin"))
+    elif sys.prefix != sys.base_prefix:
+        # the container's python has a prefix of its own (rackgate/sim/areas/plat.py): the
+        # machine's torch is in the machine's site-packages (its python3 is where the link points:
+        # a venv's or the base's)
+        import site
+
+        exe = os.readlink(sys.executable) if os.path.islink(sys.executable) else sys.executable
+        for d in site.getsitepackages([os.path.dirname(os.path.dirname(exe)), sys.base_prefix]):
+            site.addsitedir(d)
 
     TARGET = "torch.distributed.distributed_c10d"
     LINK_GBPS = 0.00025  # the sim fabric's bus bandwidth for a collective, GB/s (x fabric.collective_factor)
@@ -100,10 +107,16 @@ if os.environ.get("RACKGATE_SIM_NODE"):
 
         mod.init_process_group, mod.all_reduce = init_process_group, all_reduce
 
-    class _Finder(importlib.abc.MetaPathFinder):
+    class _Finder:
+        """A meta path finder (find_spec is the whole protocol). Every Python process on a sim node
+        starts through here, most of them never importing torch: importlib.util is imported only
+        when the target is."""
+
         def find_spec(self, name, path, target=None):
             if name != TARGET:
                 return None
+            import importlib.util
+
             sys.meta_path.remove(self)
             try:
                 spec = importlib.util.find_spec(name)

@@ -3,7 +3,6 @@
 Supports the options probes use: --time-format iso (util-linux), -T is treated the same way.
 """
 import sys
-from datetime import datetime, timezone
 
 from ..nodeview import this_node
 
@@ -11,6 +10,8 @@ from ..nodeview import this_node
 def main() -> None:
     _, node, _ = this_node()
     iso = "--time-format" in sys.argv and "iso" in sys.argv
+    if iso:
+        from datetime import datetime, timezone
     for t, line in node["dmesg"]:
         if iso:
             ts = datetime.fromtimestamp(node["boot_time"] + t, timezone.utc).astimezone()

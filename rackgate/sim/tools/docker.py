@@ -18,10 +18,12 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import sys
 import time
+from pathlib import Path
 
-from ..nodeview import node_dir, this_node
+from ..nodeview import load, node_dir, this_node
 
 EXE = "docker"
 _VALUE_OPTS = {"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file", "--format", "-f", "--filter",
@@ -241,51 +243,92 @@ def inspect(args: list[str]) -> None:
     sys.exit(1 if missing else 0)
 
 
+# `docker exec` is a shell script, not this module: a suite run makes a hundred of them, and an
+# interpreter's start-up is most of each. The node's launcher runs the script in front of this
+# module (`front`, written by rackgate/sim/render.py) and `exec_` hands it to sh, so both ways in
+# run the one script. Its own variables are __rg_*, unset before the command runs.
+#
+# The options: -e/--env values are moved behind the arguments (exported last, over the
+# container's own environment, as docker applies them; `-e VAR` passes this side's value, or
+# nothing when it is unset); the other options are read and ignored.
+_EXEC_OPTS = r'''__rg_n=$#; __rg_e=0
+while [ "$__rg_n" -gt 0 ]; do
+  case $1 in
+    -e|--env) [ "$__rg_n" -gt 1 ] || break; __rg_a=$2; shift 2; __rg_n=$((__rg_n - 2))
+      case $__rg_a in
+        *=*) ;;
+        [A-Za-z_]*) eval "__rg_s=\${$__rg_a+x}"; [ "$__rg_s" = x ] || continue; eval "__rg_a=\"\$__rg_a=\$$__rg_a\"";;
+        *) continue;;
+      esac
+      set -- "$@" "$__rg_a"; __rg_e=$((__rg_e + 1));;
+    --env=*) set -- "$@" "${1#--env=}"; shift; __rg_n=$((__rg_n - 1)); __rg_e=$((__rg_e + 1));;
+    -u|--user|-w|--workdir|--env-file|--detach-keys) [ "$__rg_n" -gt 1 ] || break; shift 2; __rg_n=$((__rg_n - 2));;
+    -?*) shift; __rg_n=$((__rg_n - 1));;
+    *) break;;
+  esac
+done
+if [ "$__rg_n" -lt 1 ]; then echo '"docker exec" requires at least 2 arguments.' >&2; exit 1; fi
+[ -n "$1" ] || { echo "invalid container name or ID: value is empty" >&2; exit 1; }
+'''
+_EXEC_RUN = r'''__rg_i=$((__rg_n - 1)); shift
+while [ "$__rg_i" -gt 0 ]; do set -- "$@" "$1"; shift; __rg_i=$((__rg_i - 1)); done
+while [ "$__rg_e" -gt 0 ]; do case $1 in [A-Za-z_]*=*) export "$1";; esac; shift; __rg_e=$((__rg_e - 1)); done
+if [ $# -lt 1 ]; then echo '"docker exec" requires at least 2 arguments.' >&2; exit 1; fi
+__rg_f=; set -f
+case $1 in
+  */*) [ -f "$1" ] && [ -x "$1" ] && __rg_f=1;;
+  *) IFS=:; for __rg_d in $PATH; do [ -f "${__rg_d:-.}/$1" ] && [ -x "${__rg_d:-.}/$1" ] && { __rg_f=1; break; }; done
+     unset IFS;;
+esac
+set +f
+if [ -z "$__rg_f" ]; then
+  # as real docker answers it: rc 126, the runtime's words on stdout (stderr stays empty)
+  printf 'OCI runtime exec failed: exec failed: unable to start container process: exec: "%s": %s\n' "$1" \
+    'executable file not found in $PATH: unknown'
+  exit 126
+fi
+unset __rg_n __rg_e __rg_a __rg_s __rg_i __rg_f __rg_d
+exec "$@"
+'''
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def exec_script(croot: str, name: str, node: dict, st: dict) -> str:
+    """`docker exec [OPTIONS] CONTAINER CMD...` as a sh script over "$@" (exec's own arguments),
+    with the node's containers (`_containers`) written in as a `case` on the name: a stopped one
+    refuses, ours gets its environment and the container root's PATH and PYTHONPATH."""
+    q = shlex.quote
+    arms = []
+    for cname, c in _containers(name, node, st).items():
+        if c.get("status", "running") != "running":
+            body = f"echo {q('Error response from daemon: container ' + c['id'] + ' is not running')} >&2; exit 1"
+        elif c.get("own"):
+            lines = [f"export {q(kv)}" for kv in c.get("env", [])
+                     if kv.partition("=")[0] not in ("PATH", "PYTHONPATH") and _NAME.fullmatch(kv.partition("=")[0])]
+            lines.append(f'export PATH={q(croot + "/usr/local/bin")}:"$PATH"')
+            pp = os.pathsep.join(f"{croot}{p}" for p in c.get("pythonpath", []))
+            lines.append(f'export PYTHONPATH={q(pp)}"${{PYTHONPATH:+:$PYTHONPATH}}"' if pp
+                         else 'export PYTHONPATH="${PYTHONPATH-}"')
+            body = "; ".join(lines)
+        else:
+            body = ":"
+        arms.append(f"  {q(cname)}) {body};;\n")
+    if st.get("container"):
+        arms.append('  *) echo "Error response from daemon: No such container: $1" >&2; exit 1;;\n')
+    table = "case $1 in\n" + "".join(arms) + "esac\n" if arms else ""
+    return _EXEC_OPTS + table + _EXEC_RUN
+
+
 def exec_(args: list[str]) -> None:
     name, node, st = this_node()
-    env = dict(os.environ)
-    flags_with_value = {"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file", "--detach-keys"}
-    extra = {}
-    while args and args[0].startswith("-"):
-        opt = args.pop(0)
-        if opt.startswith("--") and "=" in opt:
-            opt, _, val = opt.partition("=")
-            args.insert(0, val)
-        if opt in flags_with_value:
-            val = args.pop(0)
-            if opt in ("-e", "--env"):
-                k, _, v = val.partition("=")
-                extra[k] = v
-    if not args:
-        _die('"docker exec" requires at least 2 arguments.')
-    cname, cmd = args[0], args[1:]
-    if not cname:
-        _die("invalid container name or ID: value is empty")
-    cs = _containers(name, node, st)
-    c = cs.get(cname)
-    if st.get("container") and c is None:
-        _die(f"Error response from daemon: No such container: {cname}")
-    if c is not None and c.get("status", "running") != "running":
-        _die(f"Error response from daemon: container {c['id']} is not running")
-    if c is not None and c.get("own"):
-        croot = node_dir() / "container"
-        for kv in c.get("env", []):
-            k, _, v = kv.partition("=")
-            if k not in ("PATH", "PYTHONPATH"):
-                env[k] = v
-        env["PATH"] = f"{croot}/usr/local/bin{os.pathsep}{os.environ.get('PATH', '')}"
-        pp = [f"{croot}{p}" for p in c.get("pythonpath", [])]
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [*pp, os.environ.get("PYTHONPATH", "")]))
-    env.update(extra)
-    if not cmd:
-        _die('"docker exec" requires at least 2 arguments.')
-    try:
-        os.execvpe(cmd[0], cmd, env)
-    except FileNotFoundError:
-        # as real docker answers it: rc 126, the runtime's words on stdout (stderr stays empty)
-        print(f'OCI runtime exec failed: exec failed: unable to start container process: exec: "{cmd[0]}": '
-              "executable file not found in $PATH: unknown")
-        sys.exit(126)
+    os.execvp("sh", ["sh", "-c", exec_script(str(node_dir() / "container"), name, node, st), "docker", *args])
+
+
+def front(node: Path) -> str:
+    """What the node's `docker` launcher runs before it starts this module: `exec`, whole."""
+    st = load(node.parent)
+    script = exec_script(str(node / "container"), node.name, st["nodes"][node.name], st)
+    return f'if [ "$1" = exec ]; then\nshift\n{script}fi\n'
 
 
 SERVER_VERSION = "20.10.24+dfsg1"  # Debian 12's docker.io

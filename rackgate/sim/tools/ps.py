@@ -4,10 +4,8 @@ All sim nodes share this machine, so a node's processes are the real ones starte
 environment (RACKGATE_SIM_NODE), e.g. the ubench07 tools with their real PIDs. Fields: pid,
 ppid, pgid, stat, comm, args (others print '-').
 """
+import os
 import sys
-from pathlib import Path
-
-from ..nodeview import node_dir
 
 WIDTH = {"pid": 7, "ppid": 7, "pgid": 7}
 HEAD = {"pid": "PID", "ppid": "PPID", "pgid": "PGID", "stat": "STAT", "comm": "COMMAND", "args": "COMMAND"}
@@ -18,31 +16,37 @@ def sim_pids(rack_dir: str) -> list[int]:
     one of that sim's nodes): what the sim's stop() ends, as powering its nodes off would."""
     prefix = b"RACKGATE_SIM_NODE=" + rack_dir.rstrip("/").encode() + b"/"
     out = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                if any(v.startswith(prefix) for v in (d / "environ").read_bytes().split(b"\0")):
-                    out.append(int(d.name))
-            except OSError:
-                continue
+    for pid in _pids():
+        try:
+            if any(v.startswith(prefix) for v in _read(pid, "environ").split(b"\0")):
+                out.append(int(pid))
+        except OSError:
+            continue
     return out
 
 
+def _pids() -> list[str]:
+    return [d for d in os.listdir("/proc") if d.isdigit()]
+
+
+def _read(pid: str, what: str) -> bytes:
+    with open(f"/proc/{pid}/{what}", "rb") as f:
+        return f.read()
+
+
 def _procs(me: str):
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
+    for pid in _pids():
         try:
-            env = (d / "environ").read_bytes().split(b"\0")
+            env = _read(pid, "environ").split(b"\0")
             if f"RACKGATE_SIM_NODE={me}".encode() not in env:
                 continue
-            cmd = (d / "cmdline").read_bytes().rstrip(b"\0").replace(b"\0", b" ").decode(errors="replace")
-            stat = (d / "stat").read_text()
+            cmd = _read(pid, "cmdline").rstrip(b"\0").replace(b"\0", b" ").decode(errors="replace")
+            stat = _read(pid, "stat").decode(errors="replace")
         except OSError:
             continue
         rest = stat[stat.rindex(")") + 2:].split()
         comm = stat[stat.index("(") + 1:stat.rindex(")")]
-        yield {"pid": d.name, "stat": rest[0], "ppid": rest[1], "pgid": rest[2], "comm": comm, "args": cmd or f"[{comm}]"}
+        yield {"pid": pid, "stat": rest[0], "ppid": rest[1], "pgid": rest[2], "comm": comm, "args": cmd or f"[{comm}]"}
 
 
 def main() -> None:
@@ -54,7 +58,7 @@ def main() -> None:
         fields = next(a for a in args if a.startswith("-eo"))[3:].split(",")
     elif "-eo" in args:
         fields = args[args.index("-eo") + 1].split(",")
-    rows = sorted(_procs(str(node_dir())), key=lambda p: int(p["pid"]))
+    rows = sorted(_procs(os.environ["RACKGATE_SIM_NODE"]), key=lambda p: int(p["pid"]))
     def fmt(vals):
         return " ".join(str(v).rjust(WIDTH[f]) if f in WIDTH else str(v) for f, v in zip(fields, vals))
     if "--no-headers" not in args and "h" not in args:
