@@ -173,7 +173,7 @@ def test_throttle_judges_the_bracket_rises_of_its_node():
 
 
 def test_a_finding_keeps_its_place_and_reading_through_a_join():
-    f = Finding("seen", "node2", "how it ended")
+    f = Finding("seen", where="node2", means="how it ended")
     assert str(f) == "seen" and (f.where, f.means) == ("node2", "how it ended")
 
 
