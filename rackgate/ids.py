@@ -28,6 +28,8 @@ MOVED = {
     "serving/test_bench.py::test_per_gpu_throughput": "test_declared.py::test_bench_aggregate",
     "accuracy/test_budget.py::test_reasoning_budget": "test_declared.py::test_acc_budget",
     "accuracy/test_fake_eplb.py::test_no_fake_eplb": "test_declared.py::test_acc_fake_eplb",
+    "serving/test_logs.py::test_kv_budget": "test_declared.py::test_srv_kv",
+    "serving/test_logs.py::test_translation": "test_declared.py::test_srv_translation",
 }
 
 

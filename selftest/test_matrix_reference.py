@@ -15,7 +15,7 @@ from .harness import SuiteRun
 
 pytestmark = pytest.mark.unit
 
-LOGS, BOOT, GOLDEN = ("rackgate/checks/serving/test_logs.py::test_kv_budget", "rackgate/checks/test_declared.py::test_srv_boot",
+LOGS, BOOT, GOLDEN = ("rackgate/checks/test_declared.py::test_srv_kv", "rackgate/checks/test_declared.py::test_srv_boot",
                       "rackgate/checks/serving/test_golden.py")
 ITEMS = [{"nodeid": f"{LOGS}[node1]", "row": "SRV-KV", "markers": []},
          {"nodeid": BOOT, "row": "SRV-BOOT", "markers": []},

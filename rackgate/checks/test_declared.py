@@ -23,7 +23,8 @@ from rackgate.fixtures import bracket
 from rackgate.fixtures.nodes import discovered_cards
 from rackgate.fixtures.server import blocked
 from rackgate.gates.declare import Across, Check, Finding, Ranked, qualname
-from rackgate.probes.target import On, OnPair, Recorded
+from rackgate.probes import boot as boot_probe
+from rackgate.probes.target import On, OnPair, Recorded, ServerLogs
 from rackgate.report.verdict import check, fail
 
 
@@ -94,9 +95,16 @@ def _per_gpu(c: Check[Any]) -> Callable[..., None]:
     return item
 
 
+def _boot(request: Any) -> Any:
+    """How the launched server's boot ended (probes/boot.py `Boot`; None attached: not watched)."""
+    s = request.getfixturevalue("atom_server")
+    return boot_probe.boot(s) if s.boot is not None else None
+
+
 def _per_node(c: Check[Any]) -> Callable[..., None]:
     def item(node: Any, rack: Any, request: Any, evidence: Any, facts: Any) -> None:
-        logs: dict[str, Any] = {"server_logs": lambda: request.getfixturevalue("server_logs")} if c.sees == "log" else {}
+        logs: dict[str, Any] = {"server_logs": lambda: request.getfixturevalue("server_logs"),
+                                "boot": lambda: _boot(request)} if c.sees == "log" else {}
         on = On(rack, node.host, node.name, **_session(request), **logs)
         run(c, on, evidence, facts, lambda: c.probe(on))
     # sees="log": the server's logs (launching it first) are the item's fixture, so the item is one
@@ -195,6 +203,9 @@ def _per_server(c: Check[Any]) -> Callable[..., None]:
 
 
 def _per_rank(c: Check[Any]) -> Callable[..., None]:
+    if c.sees == "log":
+        return _per_rank_logged(c)
+
     # `serving`: a server that does not serve the configured name is SRV-MODELS' (not run, pointing there)
     def item(dp_rank: int, serving: Any, served: Any, rack: Any, read_once: Any, request: Any, evidence: Any,
              facts: Any) -> None:
@@ -205,6 +216,22 @@ def _per_rank(c: Check[Any]) -> Callable[..., None]:
             return Ranked(dp_rank, node, _once(read_once, c.row, lambda: c.probe(served)))
         judge(c, rack, f"{node}/dp{dp_rank}", f"{node}/dp{dp_rank}", evidence, facts, read)
     return item
+
+
+def _per_rank_logged(c: Check[Any]) -> Callable[..., None]:
+    """A "rank" check with sees="log": every node's server log and the boot's verdict read once per
+    session (`ServerLogs`), whatever the boot -- neither a dead rank nor a hang keeps it from
+    reading what the ranks logged."""
+    def item(dp_rank: int, rack: Any, read_once: Any, request: Any, evidence: Any, facts: Any) -> None:
+        node = rank_table(rack)[dp_rank]
+
+        def read() -> Ranked[Any]:
+            logs = lambda: ServerLogs(rack, request.getfixturevalue("server_logs"), _boot(request))
+            return Ranked(dp_rank, node, _once(read_once, c.row, lambda: c.probe(logs())))
+        judge(c, rack, f"{node}/dp{dp_rank}", f"{node}/dp{dp_rank}", evidence, facts, read)
+    # the server's logs (launching it first) are the item's fixture: the server's xdist group
+    marked: Callable[..., None] = pytest.mark.usefixtures("server_logs")(item)
+    return marked
 
 
 # scope -> its item maker; each maker's fixtures parametrize the items (`node` / `gpu`:

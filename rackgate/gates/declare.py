@@ -60,7 +60,9 @@ Scopes (`per`):
 - "rank": one item per DP rank (`test_<row>[node3-dp9]`): the probe asks every rank at once, once per
   session (the per-rank mechanism, rackgate.atom.perrank: the rank hint, the hang rule) and returns
   what each rank answered; the judge sees `Ranked` (this item's rank, every rank's answers) and
-  blames that rank (`node3/dp9`), or says "k of n" where the row judges the server.
+  blames that rank (`node3/dp9`), or says "k of n" where the row judges the server. With sees="log"
+  the probe reads every node's server log and the boot's verdict instead (`ServerLogs`: the server
+  launched, whatever its boot; SRV-KV), once per session, and returns what each rank logged.
 
 The item's name is the row's (`test_plat_shm[node2]`, `test_<row>[node2-card3]` per GPU and per
 GPU across the rack,
@@ -81,7 +83,7 @@ Per = Literal["node", "gpu", "rack", "rack-gpu", "pair", "server", "rank"]
 PER = ("node", "gpu", "rack", "rack-gpu", "pair", "server", "rank")
 Sees = Literal["", "launched", "planned", "log"]
 # what a check's probe reads besides its place, by scope ("": the scope's own: a node, the served server)
-SEES: dict[str, tuple[str, ...]] = {"server": ("", "launched", "planned"), "node": ("", "log")}
+SEES: dict[str, tuple[str, ...]] = {"server": ("", "launched", "planned"), "node": ("", "log"), "rank": ("", "log")}
 
 
 class DeclarationError(ValueError):
@@ -174,7 +176,7 @@ class Check(Generic[F]):
     shows: Callable[[F, Rack], Sequence[Shown]]
     facts: Callable[[F, str], Sequence[Fact]] | None = None
     applies: Callable[[Rack], str] | None = None
-    sees: Sees = ""  # "server": which stage of the server its probe reads; "node": "log", the node's server log
+    sees: Sees = ""  # "server": which stage of the server its probe reads; "node" / "rank": "log", the server logs
 
     @property
     def test_name(self) -> str:
@@ -205,11 +207,12 @@ def across_gpus(row: str, probe: Callable[[On], F], judge: Callable[[Across[F], 
 def ranked(row: str, probe: Callable[[Any], Mapping[int, F]], judge: Callable[[Ranked[F], Rack, str], list[str]],
            shows: Callable[[Ranked[F], Rack], Sequence[Shown]],
            facts: Callable[[Ranked[F], str], Sequence[Fact]] | None = None,
-           applies: Callable[[Rack], str] | None = None) -> Check[Any]:
+           applies: Callable[[Rack], str] | None = None, sees: Sees = "") -> Check[Any]:
     """A "rank" check: `probe` asks every DP rank through the server object and returns
     {rank: what it answered}; `judge`, `shows` and `facts` see `Ranked` (one rank, every rank's).
+    sees="log": `probe` reads every node's server log instead (`ServerLogs`, whatever the boot).
         declare(ranked("SRV-ALIVE", probe=served.alive, judge=rank_answers, shows=alive_shown))"""
-    return Check[Any](row, "rank", probe, judge, shows, facts, applies)  # the judge sees Ranked[F]
+    return Check[Any](row, "rank", probe, judge, shows, facts, applies, sees)  # the judge sees Ranked[F]
 
 
 def per_pair(row: str, probe: Callable[[OnPair], F], judge: Callable[[F, Rack, str], list[str]],

@@ -4,10 +4,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..config.model import Rack
+from ..probes import boot_log
 from ..probes import engine_args as engine_args_probe
 from ..probes.atom_log_facts import KvError, MemoryBudget, Unparsed
+from ..probes.boot_log import Hotswap, RankKv
 from ..probes.engine_args import EngineArgs
-from .declare import Check, Fact, Shown, declare
+from .declare import Check, Fact, Ranked, Shown, declare, ranked
 
 
 def expert_counts(model_experts: int, ep_size: int, per_rank: int = 0) -> tuple[int, ...]:
@@ -50,6 +52,40 @@ def kv(budgets: list[MemoryBudget], experts: list[int], min_kv_gb: float, want_e
         out.append(f"experts={','.join(map(str, bad))} where the model has {' or '.join(map(str, allowed))} "
                    "(global, or per EP rank)")
     return out
+
+
+# SRV-KV: one item per DP rank, on what the rank logged while booting (its node's server log,
+# sees="log": judged also when the boot failed -- a negative budget is what stopped it).
+def rank_kv(got: Ranked[RankKv], rack: Rack, where: str) -> list[str]:
+    mine = got.mine
+    if mine.unseen is not None:
+        raise mine.unseen
+    cfg = rack.serving
+    want = expert_counts(cfg.model_experts, cfg.ep_size or len(rack.nodes) * rack.gpus_per_node, cfg.experts_per_rank)
+    return kv(list(mine.budgets), list(mine.experts), cfg.min_available_kv_gb, want, mine.errors)
+
+
+def kv_shown(got: Ranked[RankKv], rack: Rack) -> list[Shown]:
+    mine = got.ranks.get(got.rank)
+    if mine is None or mine.unseen is not None:
+        return []
+    return [Shown(f"Memory budget lines of dp{got.rank}",
+                  "\n".join([b.line for b in mine.budgets] + [e.line for e in mine.errors]) or "(none)")]
+
+
+def kv_facts(got: Ranked[RankKv], where: str) -> list[Fact]:
+    """The rank's last budget (-m regression), where=node3/dp9 as baselines recorded it."""
+    mine = got.ranks.get(got.rank)
+    if mine is None or not mine.budgets:
+        return []
+    last = mine.budgets[-1]
+    out = [Fact("serving.kv.available_gb", last.available_for_kv, "GB", where)]
+    if last.num_kvcache_blocks is not None:
+        out.append(Fact("serving.kv.blocks", last.num_kvcache_blocks, where=where))
+    return out
+
+
+declare(ranked("SRV-KV", probe=boot_log.kv_budgets, judge=rank_kv, shows=kv_shown, facts=kv_facts, sees="log"))
 
 
 def engine_args(kwargs: dict[object, object], profile_dir: str, env: dict[str, str] | None = None) -> list[str]:
@@ -133,3 +169,24 @@ def translation(silicon: str, per_node: dict[str, dict[str, int]], ranks_per_nod
             out.append(f"{node}: outcome=translated {c['translated']} (want >= {min_translated}), reused tier "
                        f"{c['reused']} (want >= {min_reused}) with installed eager {c['installed']}")
     return out
+
+
+# SRV-TRANSLATION: one item per node, the hook's counts in the node's server log (sees="log").
+def node_translation(got: Hotswap, rack: Rack, where: str) -> list[str]:
+    cfg = rack.serving
+    findings = translation(rack.silicon, {got.node: vars(got.counts)}, rack.gpus_per_node, cfg.min_translated,
+                           cfg.min_reused)
+    return [f"silicon {rack.silicon}: " + "; ".join(findings)] if findings else []
+
+
+def hotswap_shown(got: Hotswap, rack: Rack) -> list[Shown]:
+    return [Shown(f"hotswap counts ({got.node})", str(vars(got.counts)))]
+
+
+def hotswap_facts(got: Hotswap, where: str) -> list[Fact]:
+    return [Fact(f"serving.translation.{k}", getattr(got.counts, k), where=where)
+            for k in ("installed", "translated", "reused")]
+
+
+declare(Check("SRV-TRANSLATION", "node", probe=boot_log.hotswap, judge=node_translation, shows=hotswap_shown,
+              facts=hotswap_facts, sees="log"))

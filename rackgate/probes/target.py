@@ -6,7 +6,9 @@ The pytest items build it from their `node` / `gpu` / `pair` fixtures; a probe r
 it, each looked up the first time a probe asks: the ubench07 rounds (`ubench(tool)`), the collective
 run (`collective()`), the hardware-error bracket's rises on this node (`charged(stages)`,
 rackgate/fixtures/bracket.py), the recorded baseline (`baseline()`) and,
-for a check declared with sees="log", the node's server log (`server_log()`).
+for a check declared with sees="log", the node's server log (`server_log()`) and how the server's
+boot ended (`server_boot()`). A "rank" check declared with sees="log" reads `ServerLogs` instead:
+every node's server log and the boot, whatever the boot's verdict.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from .drm import Card, where
 
 if TYPE_CHECKING:  # pair_runs -> dmesg -> target
     from ..access import Result
+    from .boot import Boot
     from .collective import ProbeOutput
     from .drm import GpuMap
     from .pair_runs import Rounds
@@ -48,8 +51,23 @@ class ServerLog(Protocol):
     """A node's server log, read on the node (rackgate.atom.logs.NodeLog)."""
     node: str
     path: str
+    ranks: range  # the DP ranks the node runs
 
     def grep(self, *patterns: str) -> Sequence[Any]: ...  # LogRecords matching any pattern, in log order
+
+    def rank_of(self, rec: Any) -> int | None: ...  # the DP rank that wrote a record (None: not labelled)
+
+    def tail(self, lines: int = 20) -> str: ...
+
+
+@dataclass(frozen=True)
+class ServerLogs:
+    """What a "rank" check declared with sees="log" reads: every node's server log (by node) and
+    how the boot ended (None: attached, not watched), whatever that was -- the log checks judge a
+    boot that failed too."""
+    rack: Rack
+    logs: Mapping[str, ServerLog]
+    boot: Boot | None
 
 
 class _Value(Protocol):
@@ -85,6 +103,7 @@ class On:
     bracket: Callable[[], StageCounters] | None = None  # the session's hardware-error bracket
     recorded: Callable[[], Recorded] | None = None  # the session's recorded baseline
     server_logs: Callable[[], Mapping[str, ServerLog]] | None = None  # the session's server logs, by node
+    boot: Callable[[], Boot | None] | None = None  # how the server's boot ended (sees="log")
 
     def container(self, env: dict[str, str] | None = None) -> NodeAccess:
         """Where the engine runs on this node: its container, or the node itself (container = "")."""
@@ -131,6 +150,12 @@ class On:
         if self.server_logs is None:
             raise RuntimeError(f"{self.node}: this item was made without the session's server logs")
         return self.server_logs()[self.node]
+
+    def server_boot(self) -> Boot | None:
+        """How the server's boot ended (None: attached, not watched; a check declared with sees="log")."""
+        if self.boot is None:
+            raise RuntimeError(f"{self.node}: this item was made without the server's boot")
+        return self.boot()
 
 
 @dataclass(frozen=True)
