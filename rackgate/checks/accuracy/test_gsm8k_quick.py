@@ -1,7 +1,8 @@
 """ACC-QUICK: lm-eval's GSM8K questions, asked concurrently, stopped when the verdict is settled.
 Every rank is asked once first (preflight); the questions go to the ranks in turn under the hang
 rule: questions in flight past its bound while others came back are a FAILED cross-referenced to
-SRV-DEADLOCK (settle), never could-not-observe."""
+SRV-DEADLOCK (settle), never could-not-observe. The run is the session's one read
+(rackgate/fixtures/quick_gate.py), which ACC-UNDER-LOAD reads too."""
 import pytest
 
 from rackgate.fixtures.quick_gate import settled

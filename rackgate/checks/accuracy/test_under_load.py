@@ -1,5 +1,6 @@
 """ACC-UNDER-LOAD (MLPerf TEST01): the quick gate's questions asked while the server is kept full
-score as the quick gate did."""
+score as the quick gate did: its accuracy compared with the quick gate's run, the session's one read
+(rackgate/fixtures/quick_gate.py), made here when ACC-QUICK did not ask first."""
 import pytest
 
 from rackgate.atom.logs import rank_table
