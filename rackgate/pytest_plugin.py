@@ -66,7 +66,7 @@ pytest_plugins = [
     "rackgate.fixtures.rackmap",
     "rackgate.fixtures.ubench_plan",
     "rackgate.fixtures.verdict_file",
-    "rackgate.fixtures.gate_results",
+    "rackgate.fixtures.quick_gate",
     "rackgate.fixtures.bracket",
 ]
 

@@ -80,9 +80,9 @@ class Row(_Data):
     # at once with rackgate.errors.NotRun instead of spending minutes.
     order: int = DEFAULT_ORDER
     needs: tuple[str, ...] = ()
-    # Rows whose result this row reads (rackgate/fixtures/gate_results.py): they run before it, and their
-    # verdict does not stop it (a quick gate that FAILED still measured an accuracy); a result
-    # they did not produce is this row's could-not-observe, naming why.
+    # Rows whose session read this row reads too (ACC-QUICK's run: rackgate/fixtures/quick_gate.py, made
+    # once, by whichever asks first): they run before it, and their verdict does not stop it (a quick
+    # gate that FAILED still measured an accuracy).
     reads: tuple[str, ...] = ()
     # The MLPerf Inference compliance test the row follows (mlcommons/inference compliance/), and
     # where rackgate differs from it; docs/catalogue.md lists them.

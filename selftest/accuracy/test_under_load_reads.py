@@ -25,3 +25,14 @@ def test_degenerate_answers_leave_nothing_to_compare(tmp_path):
     assert run.outcomes[QUICK].status == "failed" and "SRV-SANITY" in run.outcomes[QUICK].message
     o = run.outcomes[UNDER_LOAD]
     assert o.status == "error" and "not run: ACC-QUICK found degenerate answers (SRV-SANITY)" in o.message, o.message
+
+
+def test_under_load_alone_reads_the_quick_gates_run_itself(tmp_path):
+    """ACC-UNDER-LOAD selected without ACC-QUICK: the quick gate's run is the session's read
+    (rackgate/fixtures/quick_gate.py), made by the first check that asks, so there is an accuracy
+    to compare with (it was could-not-observe, "ACC-QUICK measured no accuracy", while ACC-QUICK
+    handed its accuracy on through a fixture it wrote into)."""
+    run = run_suite(tmp_path, UNDER_LOAD, timeout=900)
+    o = run.outcomes[UNDER_LOAD]
+    assert o.status == "passed", o.message or run.stdout[-3000:]
+    assert QUICK not in run.outcomes

@@ -1,9 +1,11 @@
 """ACC-UNDER-LOAD (MLPerf TEST01): the quick gate's questions asked while the server is kept full
-score as the quick gate did."""
+score as the quick gate did: its accuracy compared with the quick gate's run, the session's one read
+(rackgate/fixtures/quick_gate.py), made here when ACC-QUICK did not ask first."""
 import pytest
 
 from rackgate.atom.logs import rank_table
 from rackgate.errors import CouldNotObserve, NotRun
+from rackgate.fixtures.quick_gate import settled
 from rackgate.fixtures.server import preflight, settle
 from rackgate.gsm8k import quick, setup, under_load
 from rackgate.gsm8k.data import DataError
@@ -15,16 +17,15 @@ from rackgate.report.verdict import check
 
 @pytest.mark.timeout(7200)  # bounded by accuracy.request_timeout_s per request
 @pytest.mark.row("ACC-UNDER-LOAD")
-def test_accuracy_under_load(server, per_rank, rack, evidence, gate_results):
+def test_accuracy_under_load(server, per_rank, rack, evidence, quick_gate):
     cfg = rack.accuracy
-    quick_result = gate_results.get("ACC-QUICK")  # its accuracy, whether it passed or failed (catalogue `reads`)
-    if quick_result is None:
-        raise CouldNotObserve("ACC-QUICK measured no accuracy in this session (not selected, it could not look or "
-                              "was not run: see it, or it ran in another xdist worker): there is nothing to compare "
-                              "the accuracy under load with")
-    if isinstance(quick_result, str):
-        raise NotRun("ACC-QUICK", quick_result)
-    quick_acc, quick_n = quick_result
+    # the quick gate's accuracy, whether ACC-QUICK passed or failed (catalogue `reads`): the session's
+    # run (rackgate/fixtures/quick_gate.py), asked here when ACC-QUICK did not ask first
+    quick_run = settled(quick_gate.read(server, per_rank), "ACC-UNDER-LOAD", server, evidence)
+    degenerate = quick_run.degenerate_line()
+    if degenerate:  # no model accuracy to compare with: ACC-QUICK names SRV-SANITY
+        raise NotRun("ACC-QUICK", f"found degenerate answers (SRV-SANITY): {degenerate}")
+    quick_acc, quick_n = quick_run.accuracy(), len(quick_run.items)
     try:
         task = setup.task_for(cfg)
     except (TaskError, DataError) as e:
