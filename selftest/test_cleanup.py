@@ -50,7 +50,7 @@ MARK = pathlib.Path(os.environ["RG_HOLD_MARK"])
 
 def pytest_runtest_call(item):
     # the first check that uses the running server holds the run here until Ctrl-C (bounded)
-    if "serving" in item.fixturenames and not MARK.exists():
+    if {"serving", "served"} & set(item.fixturenames) and not MARK.exists():
         MARK.write_text(item.nodeid)
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
@@ -176,7 +176,7 @@ def pytest_configure(config):
 
 
 def pytest_runtest_call(item):
-    if AT == "check" and "serving" in item.fixturenames:
+    if AT == "check" and {"serving", "served"} & set(item.fixturenames):  # a check asking the up server
         _hold(item.nodeid)
 
 

@@ -25,18 +25,19 @@ pytestmark = [pytest.mark.realengine, pytest.mark.timeout(1800)]
 SHARE = re.compile(r"(\d+) of (\d+) answers degenerate, the other (\d+) coherent")
 
 
-@pytest.fixture(scope="module")
-def second_healthy(engine_bin, models, tmp_path_factory):
-    """A second healthy engine for this module's tests: they only send requests (as to the session's
-    `healthy`), so one start serves them all, where each test started its own (five starts)."""
-    log = tmp_path_factory.mktemp("partly-broken") / "healthy-2.log"
-    with TransformersServer(engine_bin, models.cache, models.name("healthy"), log) as h2:
+@pytest.fixture
+def second_healthy(engine_bin, models, tmp_path):
+    """A second healthy engine, started for the test: not shared between this module's tests. A
+    module-wide one (wave 6) was wedged after the hung-engine test in the merged CI run (SRV-SANITY's
+    requests then hung on healthy engines in the next three tests), so each test starts its own
+    again (a start is ~6 CPU s)."""
+    with TransformersServer(engine_bin, models.cache, models.name("healthy"), tmp_path / "healthy-2.log") as h2:
         yield h2
 
 
 @pytest.fixture
 def three_engines(serve, second_healthy, models):
-    """[healthy, healthy, bang]: the session's healthy and bang servers and the module's second healthy one."""
+    """[healthy, healthy, bang]: the session's healthy and bang servers and one more healthy one."""
     h2 = second_healthy
     with serve("healthy") as h1, serve("bang") as bang:
         with Balancer(models.name("healthy"), [(h1.url, h1.model), (h2.url, h2.model), (bang.url, bang.model)]) as bal:
