@@ -35,6 +35,7 @@ from rackgate.transport.deadline import wait_for
 
 from ..harness import REPO
 from . import runners
+from .server import TransformersServer
 
 pytestmark = [pytest.mark.realengine, pytest.mark.timeout(1800)]
 
@@ -101,7 +102,18 @@ def test_gate_names_the_bang_server_first(serve, tmp_path, gsm8k_dir):
     assert outcomes[QUICK].status == "error" and "not run: SRV-SANITY failed (see it)" in outcomes[QUICK].message
 
 
-def test_gate_on_the_healthy_server_blames_nothing_on_the_server(gsm8k_dir, healthy, tmp_path):
+@pytest.fixture
+def own_healthy(engine_bin, models, tmp_path):
+    """A healthy engine of this test's own, not the session's: ACC-UNDER-LOAD's filler requests are
+    not streamed, and `transformers serve` goes on generating a non-streamed answer after its client
+    gave up, so the session's engine would still be busy with them when the next test of the group
+    asks it (the merged wave-6 CI run: SRV-SANITY's requests then hung on test_partly_broken's
+    healthy engines)."""
+    with TransformersServer(engine_bin, models.cache, models.name("healthy"), tmp_path / "healthy-own.log") as srv:
+        yield srv
+
+
+def test_gate_on_the_healthy_server_blames_nothing_on_the_server(gsm8k_dir, own_healthy, tmp_path):
     """Also ACC-UNDER-LOAD and the output-length facts (MLPerf TEST01 and TEST09): SmolLM2-135M scores
     near 0 on GSM8K, so ACC-QUICK FAILS its threshold but measures an accuracy, and ACC-UNDER-LOAD,
     asking the same first questions with a filler stream in flight, agrees with it (PASSED); the
@@ -109,6 +121,7 @@ def test_gate_on_the_healthy_server_blames_nothing_on_the_server(gsm8k_dir, heal
     they were two runs of the same quick gate and under-load questions on the same engine.) The
     golden set is not recorded here (`serving.golden = false`: SRV-GOLDEN's own test records one)."""
     base = tmp_path / "baseline.json"
+    healthy = own_healthy
     rack = engine_rack(tmp_path, healthy, gsm8k_dir, serving={"golden": False})
     p, outcomes = run_gate(healthy, tmp_path, gsm8k_dir, rack=rack, extra=("--record-baseline", "--baseline", str(base)))
     assert outcomes, p.stdout[-3000:] + p.stderr[-2000:]
