@@ -24,7 +24,7 @@ import fcntl
 import os
 from pathlib import Path
 from types import TracebackType
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 from ..config.model import Rack
 from ..errors import NotRun
@@ -195,8 +195,9 @@ class ServerLife:
         where = self._dead()
         return dead_rank(where) if where else None
 
-    def served(self) -> Served:
-        """The view a declared "server"/"rank" check receives (built once, when first asked)."""
+    def served(self, shared: Mapping[str, Callable[[], Any]] | None = None) -> Served:
+        """The view a declared "server"/"rank" check receives (built once, when first asked), with what
+        the session shares with its checks (`Served.shared`, given by the first asker: the fixture)."""
         if self._served is None:
             from .fanout import HangRule
             from .logs import rank_table
@@ -206,7 +207,7 @@ class ServerLife:
             def make() -> PerRank:
                 return PerRank(srv.client, routing(srv, rank_table(self.rack), cfg.request_timeout_s),
                                HangRule(cfg.hang_floor_s, cfg.hang_factor), cfg.request_timeout_s)
-            self._served = Served(srv, self.rack, self.name_source, make, dead=self._dead)
+            self._served = Served(srv, self.rack, self.name_source, make, dead=self._dead, shared=dict(shared or {}))
         return self._served
 
     def logs(self, hosts: dict[str, Host] | None = None) -> dict[str, NodeLog]:

@@ -9,7 +9,7 @@ read here through `dead`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..access import NodeAccess
 from ..config.model import Rack
@@ -42,6 +42,10 @@ class Served:
     name_source: str                          # where the served name came from, as the user wrote it
     _make_per_rank: Callable[[], PerRank] = field(repr=False)
     dead: Callable[[], list[str]] = field(default=list, repr=False)  # where SRV-ALIVE FAILED so far (the ordering's)
+    # what the session shares with the server's checks, each looked up the first time a probe asks
+    # (the `served` fixture, rackgate/fixtures/server.py): "recorded" -> the recorded baseline
+    # (probes/target.py Recorded); the accuracy rows' session runs beside it
+    shared: Mapping[str, Callable[[], Any]] = field(default_factory=dict, repr=False)
     _per_rank: PerRank | None = field(default=None, repr=False)
 
     @property
@@ -127,6 +131,25 @@ class Served:
         sending that rank requests, which then hang); None while every rank is known to answer."""
         where = self.dead()
         return dead_rank(where) if where else None
+
+    def baseline(self) -> Any:
+        """The session's recorded baseline (probes/target.py `Recorded`: the baseline, None when none
+        was recorded, or that this run records one)."""
+        return self.session("recorded")
+
+    def logs(self) -> Mapping[str, Any]:
+        """{node: its server log} (rackgate.atom.logs.NodeLog: grep, rank_of, who, tail), read on the
+        node; could not observe where the rack file names nodes and no log of theirs is known."""
+        logs = self.server.node_logs()
+        if self.rack.nodes and not logs:
+            raise CouldNotObserve("the server's logs on the nodes are not known to the suite: nothing to read")
+        return logs
+
+    def session(self, name: str) -> Any:
+        """What the session shares under `name` (`shared`), looked up now."""
+        if name not in self.shared:
+            raise RuntimeError(f"this server view was made without the session's {name!r}")
+        return self.shared[name]()
 
     def head(self) -> NodeAccess:
         """The head node's container (where the rack file's benchmark runs); could not observe

@@ -42,6 +42,8 @@ def judge(c: Check[Any], rack: Any, key: str, where: str, evidence: Any, facts: 
         evidence.attach(s.name, s.text, kind=s.kind)
     for f in got.facts:
         facts.record(f.name, f.value, where=f.where or key, unit=f.unit, row=c.row)
+    for name, value in got.kept.items():  # recording: sets beside the facts (Check.keeps)
+        facts.keep(name, value)
     if got.error is not None:
         raise got.error
     placed = next((f for f in got.findings if isinstance(f, Finding)), None)

@@ -18,6 +18,9 @@ docs/catalogue.md names each row's probe and judge.
 - shows: `(facts, rack) -> [Shown]`: the evidence every item attaches, pass or fail.
 - facts: `(facts, where) -> [Fact]` (optional): what `-m regression` compares; `where` is the
   item's key (node2, node2/card3).
+- keeps: `(facts, key) -> {set name: value}` (optional): what the item writes into the baseline
+  beside its facts when this run records one (`facts.keep`: SRV-GOLDEN's golden set); {} when it
+  keeps nothing (not recording: the probe read that through `baseline()`).
 - applies: `(rack) -> reason` (optional): non-empty when the rack file says the check does not
   apply (the item is SKIPPED with that reason).
 
@@ -177,6 +180,7 @@ class Check(Generic[F]):
     facts: Callable[[F, str], Sequence[Fact]] | None = None
     applies: Callable[[Rack], str] | None = None
     sees: Sees = ""  # "server": which stage of the server its probe reads; "node" / "rank": "log", the server logs
+    keeps: Callable[[F, str], Mapping[str, dict[str, Any]]] | None = None  # sets kept in the baseline (recording)
 
     @property
     def test_name(self) -> str:
@@ -207,12 +211,13 @@ def across_gpus(row: str, probe: Callable[[On], F], judge: Callable[[Across[F], 
 def ranked(row: str, probe: Callable[[Any], Mapping[int, F]], judge: Callable[[Ranked[F], Rack, str], list[str]],
            shows: Callable[[Ranked[F], Rack], Sequence[Shown]],
            facts: Callable[[Ranked[F], str], Sequence[Fact]] | None = None,
-           applies: Callable[[Rack], str] | None = None, sees: Sees = "") -> Check[Any]:
+           applies: Callable[[Rack], str] | None = None, sees: Sees = "",
+           keeps: Callable[[Ranked[F], str], Mapping[str, dict[str, Any]]] | None = None) -> Check[Any]:
     """A "rank" check: `probe` asks every DP rank through the server object and returns
     {rank: what it answered}; `judge`, `shows` and `facts` see `Ranked` (one rank, every rank's).
     sees="log": `probe` reads every node's server log instead (`ServerLogs`, whatever the boot).
         declare(ranked("SRV-ALIVE", probe=served.alive, judge=rank_answers, shows=alive_shown))"""
-    return Check[Any](row, "rank", probe, judge, shows, facts, applies, sees)  # the judge sees Ranked[F]
+    return Check[Any](row, "rank", probe, judge, shows, facts, applies, sees, keeps)  # the judge sees Ranked[F]
 
 
 def per_pair(row: str, probe: Callable[[OnPair], F], judge: Callable[[F, Rack, str], list[str]],

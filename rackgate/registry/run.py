@@ -28,6 +28,7 @@ class Judged:
     facts: Sequence[Fact]
     findings: list[str] = field(default_factory=list)
     error: CouldNotObserve | None = None
+    kept: Mapping[str, dict[str, Any]] = field(default_factory=dict)  # sets for the baseline (Check.keeps)
 
 
 @dataclass(frozen=True)
@@ -53,10 +54,11 @@ def judge_at(c: Check[Any], rack: Rack, key: str, where: str, read: Callable[[],
     got = read()
     shown = c.shows(got, rack)
     facts = c.facts(got, key) if c.facts is not None else ()
+    kept = c.keeps(got, key) if c.keeps is not None else {}
     try:
-        return Judged(on, got, shown, facts, c.judge(got, rack, where))
+        return Judged(on, got, shown, facts, c.judge(got, rack, where), kept=kept)
     except CouldNotObserve as e:
-        return Judged(on, got, shown, facts, error=e)
+        return Judged(on, got, shown, facts, error=e, kept=kept)
 
 
 def read_across(c: Check[Any], rack: Rack, hosts: Mapping[str, NodeAccess],
