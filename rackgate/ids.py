@@ -30,6 +30,7 @@ MOVED = {
     "accuracy/test_fake_eplb.py::test_no_fake_eplb": "test_declared.py::test_acc_fake_eplb",
     "serving/test_logs.py::test_kv_budget": "test_declared.py::test_srv_kv",
     "serving/test_logs.py::test_translation": "test_declared.py::test_srv_translation",
+    "serving/test_under_load.py::test_no_dp_sync_deadlock": "test_declared.py::test_srv_deadlock",
 }
 
 

@@ -145,6 +145,12 @@ class Served:
             raise CouldNotObserve("the server's logs on the nodes are not known to the suite: nothing to read")
         return logs
 
+    def log_note(self) -> str:
+        """Why the server's log format was not recognised at boot ('' recognised, or attached: not
+        watched): a check that decides on what the ranks log cannot read them."""
+        boot = self.server.boot
+        return boot.format_note if boot is not None and boot.format_note else ""
+
     def session(self, name: str) -> Any:
         """What the session shares under `name` (`shared`), looked up now."""
         if name not in self.shared:

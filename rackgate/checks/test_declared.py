@@ -168,13 +168,15 @@ def _once(read_once: dict[str, Any], key: str, probe: Callable[[], Any]) -> Any:
     return got
 
 
-def _not_blocked(c: Check[Any], request: Any) -> None:
+def _not_blocked(c: Check[Any], request: Any, read: bool = True) -> None:
     """What the `server` fixture says of a hand-written check: not run once an earlier row found a
-    dead rank (SRV-ALIVE) or a hang (SRV-DEADLOCK) -- the ordering's record, never the row's own --,
-    and a row that needs SRV-MODELS not run while the configured name is not served (`serving`)."""
+    dead rank (SRV-ALIVE) or a hang (SRV-DEADLOCK) -- the ordering's record, never the row's own
+    items' (`read`: the row has read already; before that, its row's record is another row's finding,
+    SRV-LONGCTX's hang recorded for SRV-DEADLOCK too, and blocks it as any) --, and a row that needs
+    SRV-MODELS not run while the configured name is not served (`serving`)."""
     if "SRV-MODELS" in row(c.row).needs:
         request.getfixturevalue("serving")
-    cause = blocked(request.config, c.row)
+    cause = blocked(request.config, c.row if read else None)
     if cause is not None:
         raise cause
 
@@ -211,7 +213,7 @@ def _per_rank(c: Check[Any]) -> Callable[..., None]:
     # `serving`: a server that does not serve the configured name is SRV-MODELS' (not run, pointing there)
     def item(dp_rank: int, serving: Any, served: Any, rack: Any, read_once: Any, request: Any, evidence: Any,
              facts: Any) -> None:
-        _not_blocked(c, request)
+        _not_blocked(c, request, read=c.row in read_once)
         node = rank_table(rack)[dp_rank]
 
         def read() -> Ranked[Any]:

@@ -4,12 +4,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..config.model import Rack
+from ..errors import CouldNotObserve
 from ..probes import boot_log
+from ..probes import deadlock as deadlock_probe
 from ..probes import engine_args as engine_args_probe
 from ..probes.atom_log_facts import KvError, MemoryBudget, Unparsed
 from ..probes.boot_log import Hotswap, RankKv
+from ..probes.degenerate import degenerate
 from ..probes.engine_args import EngineArgs
-from .declare import Check, Fact, Ranked, Shown, declare, ranked
+from .declare import Check, Fact, Finding, Ranked, Shown, declare, ranked
+from .srv import finding_at, hang_finding
 
 
 def expert_counts(model_experts: int, ep_size: int, per_rank: int = 0) -> tuple[int, ...]:
@@ -150,6 +154,70 @@ def deadlock(timed_out: dict[int, str], all_ranks: list[int], kv_lines: dict[int
     kv = "; ".join(f"{name(r)} last logged {kv_lines[r][:160]!r}" for r in silent if r in kv_lines)
     return [f"{len(timed_out)} of {len(all_ranks)} ranks logged `_sync_dp_state failed` "
             f"({next(iter(timed_out.values()))[:80]}); the rank(s) that did not: {names}" + (f"; {kv}" if kv else "")]
+
+
+# SRV-DEADLOCK: one item per DP rank, judged on what every rank logged under the session's one load
+# (probes/deadlock.py `under_load`), never on latency.
+def rank_synced(r: Ranked[deadlock_probe.Synced], rack: Rack, where: str) -> list[str]:
+    """This rank joined ATOM's DP sync under the load. Read in this order: answers that are not
+    language (SRV-SANITY's, on the ranks that gave them); some ranks logged `_sync_dp_state failed`:
+    this rank PASSES when it logged it too (or its node logged one unlabelled line per rank), FAILS
+    when it did not (its last `KV usage:` line in the text), and where the lines carry no rank label
+    the node whose ranks are quiet is named; no rank logged it and requests hung while others came
+    back: SRV-DEADLOCK's FAILED on the hung rank (every rank's, where the hint does not name it);
+    nothing came back (or none was answered) and no line logged: could not observe."""
+    me = r.mine
+    run = me.run
+    spread = run.spread
+    bad = spread.share(lambda g: g.stopped or (degenerate(g.text) if not g.error else None), "answers degenerate")
+    if bad:
+        ranks = {g.ask.rank for g in bad.bad}
+        if r.rank in ranks or None in ranks or not bad.where:
+            return finding_at("SRV-SANITY", bad.where or run.url, f"SRV-DEADLOCK's load: {bad.line}")
+        raise CouldNotObserve(f"the load's answers were degenerate at {bad.where} (SRV-SANITY): dp{r.rank} was not "
+                              "judged under it")
+    unanswered = run.unanswered
+    timed_out = {q: s.timed_out for q, s in r.ranks.items() if s.timed_out}
+    if timed_out or run.unlabelled:
+        if me.timed_out:
+            return []
+        mine = run.node_ranks.get(me.node, range(0))
+        if mine and run.unlabelled.get(me.node, 0) >= len(mine):
+            return []  # its node logged one unlabelled timeout per rank: every rank of it did
+        hung = f"; the client saw {unanswered} of {spread.asked} requests hang with no error" if unanswered else ""
+        if run.unlabelled:
+            quiet = [f"{n} (logged {run.unlabelled.get(n, 0)} timeouts for dp{rs.start}-dp{rs.stop - 1})"
+                     for n, rs in run.node_ranks.items() if run.unlabelled.get(n, 0) < len(rs)]
+            return [Finding(f"`{deadlock_probe.SYNC_FAILED}` logged without rank labels (launch.rank_labels off); "
+                            f"the rank that did not log it is on: {', '.join(quiet) or '?'}{hung}", where=me.node)]
+        kv_lines = {q: s.kv for q, s in r.ranks.items() if s.kv}
+        return [f + hung for f in deadlock(timed_out, list(r.ranks), kv_lines, {q: s.node for q, s in r.ranks.items()})]
+    if run.hang is not None:
+        if not run.hang.ranks or r.rank in run.hang.ranks:
+            return hang_finding("SRV-DEADLOCK", run.hang.seen, run.hang.where,
+                                own=f"no rank logged `{deadlock_probe.SYNC_FAILED}`")
+        return []  # its requests came back; another rank's hung (that rank's item FAILS)
+    if unanswered:
+        raise CouldNotObserve(f"{unanswered} of {spread.asked} requests unanswered after {run.window_s:g}s "
+                              f"(serving.deadlock_window_s), none came back, and no rank logged "
+                              f"`{deadlock_probe.SYNC_FAILED}`: slow, not a deadlock by the log; wait at least ATOM's "
+                              "DP-sync timeout (1800 s) to tell")
+    return []
+
+
+def synced_shown(r: Ranked[deadlock_probe.Synced], rack: Rack) -> list[Shown]:
+    me = r.ranks.get(r.rank)
+    if me is None:
+        return []
+    run = me.run
+    out = [Shown("load and _sync_dp_state lines", run.spread.evidence() + f"\n(window {run.window_s:g}s)\n"
+                 + "\n".join(run.lines)),
+           Shown(f"dp{me.rank}: its `_sync_dp_state failed` and last `KV usage:` lines",
+                 f"{me.timed_out or '(no _sync_dp_state failed line)'}\n{me.kv or '(no KV usage line)'}")]
+    return out + [Shown(title, text) for title, text in (run.hang.shown if run.hang is not None else ())]
+
+
+declare(ranked("SRV-DEADLOCK", probe=deadlock_probe.under_load, judge=rank_synced, shows=synced_shown))
 
 
 def translation(silicon: str, per_node: dict[str, dict[str, int]], ranks_per_node: int, min_translated: int,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Mapping, Protocol
 
 from ..access import NodeAccess
 from ..config.model import Rack
@@ -48,6 +48,9 @@ class Server(Protocol):
     def stacks(self, ranks: list[int]) -> tuple[list[tuple[str, str]], str]: ...
     def dead_ranks(self) -> NotRun | None: ...  # pointing at SRV-ALIVE once it FAILED on a rank
     def head(self) -> NodeAccess: ...           # the head node's container (the benchmark runs there)
+    def logs(self) -> Mapping[str, Any]: ...    # {node: its server log} (rackgate.atom.logs.NodeLog)
+    def log_note(self) -> str: ...              # why the log format was not recognised at boot ('' when it was)
+    def baseline(self) -> Any: ...              # the recorded baseline (probes/target.py Recorded)
 
 
 # --- SRV-MODELS ---------------------------------------------------------------------------------

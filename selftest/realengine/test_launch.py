@@ -29,7 +29,7 @@ SANITY = "rackgate/checks/test_declared.py::test_srv_sanity"
 ENGINE_ARGS = "rackgate/checks/test_declared.py::test_srv_engine_args[cpu]"  # the one node's
 # every check that reads the server log (docs/serving.md, "what a missing line means")
 LOG_CHECKS = ("rackgate/checks/test_declared.py::test_srv_kv", ENGINE_ARGS, "rackgate/checks/test_declared.py::test_srv_translation",
-              RENDEZVOUS, "rackgate/checks/serving/test_under_load.py::test_no_dp_sync_deadlock")
+              RENDEZVOUS, "rackgate/checks/test_declared.py::test_srv_deadlock")
 SUITE_TIMEOUT = 600
 
 
