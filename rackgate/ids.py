@@ -31,6 +31,7 @@ MOVED = {
     "serving/test_logs.py::test_kv_budget": "test_declared.py::test_srv_kv",
     "serving/test_logs.py::test_translation": "test_declared.py::test_srv_translation",
     "serving/test_under_load.py::test_no_dp_sync_deadlock": "test_declared.py::test_srv_deadlock",
+    "serving/test_golden.py::test_golden": "test_declared.py::test_srv_golden",
 }
 
 

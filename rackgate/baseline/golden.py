@@ -1,4 +1,5 @@
-"""SRV-GOLDEN's golden set: the versioned prompt set, and the answers recorded into the baseline.
+"""SRV-GOLDEN's golden set: the versioned prompt set, and the answers recorded into the baseline
+(its types and reading, `GoldenSet`, `load`, are rackgate/probes/golden.py's: SRV-GOLDEN's probe reads it).
 
 The baseline file holds it under "sets" -> "golden" (rackgate.baseline.write):
 `{"version", "max_tokens", "top_k", "concurrency", "logprobs", "runs", "answers": {prompt id:
@@ -17,9 +18,10 @@ from importlib import resources
 from typing import Any
 
 from ..atom.fanout import Ask
-from ..probes.golden import Completion
+from ..probes.golden import KEY, Completion, GoldenError, GoldenSet, add, load
+from ..probes.golden import recording as _recording
 
-KEY = "golden"
+__all__ = ["KEY", "GoldenError", "GoldenSet", "PromptSet", "asks", "load", "merge", "prompt_set", "recording"]
 
 
 @dataclass(frozen=True)
@@ -42,40 +44,9 @@ def asks(ps: PromptSet, targets: list[int | None]) -> list[Ask]:
     return [Ask(text, r) for text in ps.prompts.values() for r in targets]
 
 
-@dataclass(frozen=True)
-class GoldenSet:
-    version: str
-    max_tokens: int
-    top_k: int
-    concurrency: int
-    logprobs: bool                         # the server returned logprobs when it was recorded
-    runs: int
-    answers: dict[str, list[Completion]]   # prompt id -> every distinct recorded answer
-
-    def describe(self) -> str:
-        n = sum(len(v) for v in self.answers.values())
-        return (f"prompt set v{self.version}, {len(self.answers)} prompts, max_tokens {self.max_tokens}, "
-                f"{'top-' + str(self.top_k) + ' logprobs' if self.logprobs else 'tokens alone (no logprobs)'}, "
-                f"{self.runs} recording(s), {n} distinct answers")
-
-
 def recording(answers: list[Completion], max_tokens: int, top_k: int, concurrency: int) -> dict[str, Any]:
-    """One recording's golden set, as the baseline stores it."""
-    by: dict[str, list[dict[str, Any]]] = {}
-    for a in answers:
-        _add(by.setdefault(a.prompt, []), a.to_dict(), [a.rank] if a.rank is not None else [], 1)
-    return {"version": prompt_set().version, "max_tokens": max_tokens, "top_k": top_k, "concurrency": concurrency,
-            "logprobs": bool(answers) and all(a.has_logprobs for a in answers), "runs": 1, "answers": by}
-
-
-def _add(into: list[dict[str, Any]], answer: dict[str, Any], ranks: list[int], seen: int) -> None:
-    key = {k: v for k, v in answer.items() if k not in ("ranks", "seen")}
-    for old in into:
-        if {k: v for k, v in old.items() if k not in ("ranks", "seen")} == key:
-            old["ranks"] = sorted(set(old.get("ranks", [])) | set(ranks))
-            old["seen"] = int(old.get("seen", 1)) + seen
-            return
-    into.append({**key, "ranks": sorted(set(ranks)), "seen": seen})
+    """One recording's golden set of this rackgate's prompt set, as the baseline stores it."""
+    return _recording(answers, prompt_set().version, max_tokens, top_k, concurrency)
 
 
 SAME = ("version", "max_tokens", "top_k")
@@ -89,21 +60,6 @@ def merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     answers = {p: [dict(a) for a in xs] for p, xs in old.get("answers", {}).items()}
     for p, xs in new["answers"].items():
         for a in xs:
-            _add(answers.setdefault(p, []), a, a.get("ranks", []), int(a.get("seen", 1)))
+            add(answers.setdefault(p, []), a, a.get("ranks", []), int(a.get("seen", 1)))
     return {**new, "runs": int(old.get("runs", 1)) + 1, "logprobs": bool(old.get("logprobs")) and new["logprobs"],
             "answers": answers}
-
-
-class GoldenError(Exception):
-    pass
-
-
-def load(raw: dict[str, Any] | None) -> GoldenSet | None:
-    if not raw:
-        return None
-    try:
-        answers = {str(p): [Completion.from_dict(a) for a in xs] for p, xs in raw["answers"].items()}
-        return GoldenSet(str(raw["version"]), int(raw["max_tokens"]), int(raw["top_k"]), int(raw["concurrency"]),
-                         bool(raw["logprobs"]), int(raw.get("runs", 1)), answers)
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise GoldenError(f"the baseline's golden set is not one rackgate wrote ({type(e).__name__}: {e})") from None

@@ -22,7 +22,7 @@ from rackgate.errors import CouldNotObserve
 from rackgate.fixtures import bracket
 from rackgate.fixtures.nodes import discovered_cards
 from rackgate.fixtures.server import blocked
-from rackgate.gates.declare import Across, Check, Finding, Ranked, qualname
+from rackgate.gates.declare import UNRANKED, Across, Check, Finding, Ranked, qualname
 from rackgate.probes import boot as boot_probe
 from rackgate.probes.target import On, OnPair, Recorded, ServerLogs
 from rackgate.report.verdict import check, fail
@@ -214,11 +214,14 @@ def _per_rank(c: Check[Any]) -> Callable[..., None]:
     def item(dp_rank: int, serving: Any, served: Any, rack: Any, read_once: Any, request: Any, evidence: Any,
              facts: Any) -> None:
         _not_blocked(c, request, read=c.row in read_once)
-        node = rank_table(rack)[dp_rank]
+        # the ranks not known (unranked=True, attached without a rack file): the server's one item
+        node = "" if dp_rank == UNRANKED else rank_table(rack)[dp_rank]
+        key, where = ("server", served.url) if dp_rank == UNRANKED else (f"{node}/dp{dp_rank}",) * 2
 
         def read() -> Ranked[Any]:
             return Ranked(dp_rank, node, _once(read_once, c.row, lambda: c.probe(served)))
-        judge(c, rack, f"{node}/dp{dp_rank}", f"{node}/dp{dp_rank}", evidence, facts, read)
+        judge(c, rack, key, where, evidence, facts, read)
+    item.unranked = c.unranked  # type: ignore[attr-defined]  # read by the dp_rank parametrization (fixtures/server.py)
     return item
 
 

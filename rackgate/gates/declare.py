@@ -66,6 +66,11 @@ Scopes (`per`):
   blames that rank (`node3/dp9`), or says "k of n" where the row judges the server. With sees="log"
   the probe reads every node's server log and the boot's verdict instead (`ServerLogs`: the server
   launched, whatever its boot; SRV-KV), once per session, and returns what each rank logged.
+  Without a rack file the ranks are not known: the items are SKIPPED, or, declared with
+  unranked=True, the row is one item keyed "server" (`test_<row>[server]`, `where` the URL) whose
+  judge sees `Ranked(UNRANKED, "", {UNRANKED: facts})` and says the share, naming the ranks where the
+  hint attributes them (SRV-GOLDEN, as ACC-BUDGET does). A check's `keeps` writes sets into the
+  baseline this run records (SRV-GOLDEN's golden set, kept by every rank's item alike).
 
 The item's name is the row's (`test_plat_shm[node2]`, `test_<row>[node2-card3]` per GPU and per
 GPU across the rack,
@@ -79,7 +84,11 @@ from typing import Any, Callable, Generic, Literal, Mapping, Sequence, TypeVar, 
 
 from ..config.model import Rack
 from ..errors import CouldNotObserve
+from ..probes.served import UNRANKED
 from ..probes.target import On, OnPair
+
+__all__ = ["UNRANKED", "Across", "Check", "DeclarationError", "Fact", "Finding", "Ranked", "Shown", "across",
+           "across_gpus", "declare", "per_pair", "qualname", "ranked", "registered"]
 
 F = TypeVar("F")
 Per = Literal["node", "gpu", "rack", "rack-gpu", "pair", "server", "rank"]
@@ -181,6 +190,7 @@ class Check(Generic[F]):
     applies: Callable[[Rack], str] | None = None
     sees: Sees = ""  # "server": which stage of the server its probe reads; "node" / "rank": "log", the server logs
     keeps: Callable[[F, str], Mapping[str, dict[str, Any]]] | None = None  # sets kept in the baseline (recording)
+    unranked: bool = False  # "rank": also one item (keyed "server") for a server whose ranks are not known
 
     @property
     def test_name(self) -> str:
@@ -212,12 +222,16 @@ def ranked(row: str, probe: Callable[[Any], Mapping[int, F]], judge: Callable[[R
            shows: Callable[[Ranked[F], Rack], Sequence[Shown]],
            facts: Callable[[Ranked[F], str], Sequence[Fact]] | None = None,
            applies: Callable[[Rack], str] | None = None, sees: Sees = "",
-           keeps: Callable[[Ranked[F], str], Mapping[str, dict[str, Any]]] | None = None) -> Check[Any]:
+           keeps: Callable[[Ranked[F], str], Mapping[str, dict[str, Any]]] | None = None,
+           unranked: bool = False) -> Check[Any]:
     """A "rank" check: `probe` asks every DP rank through the server object and returns
     {rank: what it answered}; `judge`, `shows` and `facts` see `Ranked` (one rank, every rank's).
     sees="log": `probe` reads every node's server log instead (`ServerLogs`, whatever the boot).
+    unranked=True: where the ranks are not known (attached without a rack file) the row is one item,
+    `test_<row>[server]`, keyed "server" with `where` the URL; its probe answers {UNRANKED: facts} and
+    its judge sees Ranked(UNRANKED, "", ...) and says the share (SRV-GOLDEN).
         declare(ranked("SRV-ALIVE", probe=served.alive, judge=rank_answers, shows=alive_shown))"""
-    return Check[Any](row, "rank", probe, judge, shows, facts, applies, sees, keeps)  # the judge sees Ranked[F]
+    return Check[Any](row, "rank", probe, judge, shows, facts, applies, sees, keeps, unranked)  # the judge sees Ranked[F]
 
 
 def per_pair(row: str, probe: Callable[[OnPair], F], judge: Callable[[F, Rack, str], list[str]],

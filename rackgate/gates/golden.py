@@ -12,14 +12,28 @@ rank): an answer passes when one of them has its tokens and lies within the band
 the largest of the rack file's floors and golden_noise x the largest distance between two
 healthy recordings of one prompt (learned, as the regression facts learn their spread).
 Without logprobs (the server returns none) the tokens alone are compared.
+
+The row (`rank_golden`, declared below: one item per DP rank, `test_srv_golden[node3-dp9]`) judges
+each rank's answers of the session's one golden run (rackgate/probes/golden.py `asked`) against the
+golden set, or, recording (--record-baseline), against the answer most ranks gave; recording, its
+items keep the golden set of the answers that agree with the majority (`golden_kept`). A server
+whose ranks are not known (attached without a rack file) is one item, keyed "server", judged on the
+share of every answer (ACC-BUDGET's way).
 """
 from __future__ import annotations
 
 import math
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
-from ..probes.golden import Completion
+from ..config.model import Rack
+from ..errors import CouldNotObserve
+from ..probes import golden as golden_probe
+from ..probes.golden import Asked, Completion, Golden, pieces
+from ..probes.served import UNRANKED
+from .declare import Ranked, Shown, declare, ranked
+from .srv import hang_finding
 
 
 @dataclass(frozen=True)
@@ -189,3 +203,123 @@ def read(drifts: list[Drift], answers: list[Completion], table: dict[int, str], 
 
 def _where(c: Completion, table: dict[int, str]) -> str:
     return f"{table.get(c.rank, '?')}/dp{c.rank}" if c.rank is not None else "(rank not known)"
+
+
+# --- SRV-GOLDEN, declared: one item per DP rank ------------------------------------------------
+@dataclass(frozen=True)
+class Compared:
+    """The run's answers against their reference: what the judge, the evidence and the kept set read."""
+    answers: list[Completion]
+    ref: dict[str, list[Completion]]
+    tol: Band
+    against: str
+    logprobs: bool
+    drifts: list[Drift]
+
+
+def _as_text(c: Completion) -> Completion:
+    return Completion(c.prompt, c.text, pieces(c.text), rank=c.rank, finish=c.finish)
+
+
+def compared(run: Asked, rack: Rack) -> Compared:
+    """Every answer of the run against the golden set within its band (recording: against the
+    answer most ranks gave, within the rack file's floors); one side without logprobs: both compared
+    as text (word pieces). A prompt the golden set has no answer to: could not observe."""
+    answers = list(run.answers)
+    with_lp = bool(answers) and all(a.has_logprobs for a in answers)
+    floor = Band(*run.floor)
+    if run.gold is None:
+        ref, tol, against = majority(answers), floor, "the answer most ranks gave (recording)"
+    else:
+        ref, tol = run.gold.answers, band(run.gold.answers, floor, rack.serving.golden_noise)
+        if not (run.gold.logprobs and with_lp):  # one side has no logprobs: both compared as text (word pieces)
+            ref = {p: [_as_text(g) for g in gs] for p, gs in ref.items()}
+            answers = [_as_text(a) for a in answers]
+            with_lp = False
+        against = f"the golden set ({run.gold.describe()})"
+    missing = sorted({a.prompt for a in answers} - set(ref))
+    if missing:
+        raise CouldNotObserve(f"the golden set has no answer to {', '.join(missing)}: record it again")
+    drifts = [d for a in answers if (d := drift(ref[a.prompt], a, tol)) is not None]
+    return Compared(answers, ref, tol, against, with_lp, drifts)
+
+
+def _at(rank: int | None, table: dict[int, str]) -> str:
+    return f"{table.get(rank, '?')}/dp{rank}" if rank is not None else "(rank not known)"
+
+
+def rank_golden(r: Ranked[Golden], rack: Rack, where: str) -> list[str]:
+    """This rank's answers to the golden prompts are golden: a hang of the golden requests is
+    SRV-DEADLOCK's on the hung rank (the others not judged); a batch of which nothing came back, or
+    every prompt answered with an error, could not observe; this rank's prompts answered with an
+    error while others were answered are its FAILED; then each of its answers within the band of a
+    golden answer of its prompt (recording: of the answer most ranks gave), the reading over every
+    rank's (one rank, one node's ranks, every rank alike). Ranks not known: the share of every answer."""
+    run = r.mine.run
+    table = dict(run.table)
+    mine = r.rank == UNRANKED or not table
+    if run.hang is not None:
+        if r.rank in run.hang.ranks or not run.hang.ranks or mine:
+            return hang_finding("SRV-GOLDEN", run.hang.seen, run.hang.where)
+        raise CouldNotObserve(f"the golden requests hung at {run.hang.where} (see SRV-DEADLOCK): dp{r.rank} was not "
+                              "judged")
+    if run.blind:
+        raise CouldNotObserve(run.blind)
+    if run.errors and len(run.errors) == run.asked:
+        rank, _, error = run.errors[0]
+        raise CouldNotObserve(f"none of {run.asked} golden prompts was answered (e.g. {_at(rank, table)}: {error})")
+    errors = [e for e in run.errors if mine or e[0] == r.rank]
+    if errors:  # others to the same server were answered: a finding about this rank, not blindness
+        rank, _, error = errors[0]
+        return [f"{len(errors)} of {run.asked} golden prompts answered with an error while the others were answered "
+                f"(e.g. {_at(rank, table)}: {error})"]
+    c = compared(run, rack)
+    if not any(mine or a.rank == r.rank for a in c.answers):
+        raise CouldNotObserve(f"dp{r.rank}: none of its golden prompts came back")
+    if not any(mine or d.now.rank == r.rank for d in c.drifts):
+        return []
+    seen = read(c.drifts, c.answers, table, run.url, c.logprobs)
+    own = "" if mine else (f"{sum(1 for d in c.drifts if d.now.rank == r.rank)} of "
+                           f"{sum(1 for a in c.answers if a.rank == r.rank)} of dp{r.rank}'s answers drift; ")
+    return [f"{own}{seen.text} (against {c.against}; band {c.tol.describe()})"]
+
+
+def golden_shown(r: Ranked[Golden], rack: Rack) -> list[Shown]:
+    g = r.ranks.get(r.rank)
+    if g is None:
+        return []
+    run = g.run
+    out = [Shown("golden prompts, every rank", run.prompts)] + [Shown(t, x) for t, x in run.shown]
+    try:
+        c = compared(run, rack)
+    except CouldNotObserve:
+        return out
+    table = dict(run.table)
+    note = (f"top-{run.top_k} logprobs compared" if c.logprobs else
+            "the server returns no logprobs: tokens alone compared (the text's word pieces)")
+    return out + [Shown("band and distances", f"against {c.against}\nband: {c.tol.describe()}\n{note}\n" + "\n".join(
+        f"{_at(a.rank, table)}\t{a.prompt}\t{closest(c.ref[a.prompt], a)[1].describe()}" for a in c.answers))]
+
+
+def golden_kept(r: Ranked[Golden], key: str) -> dict[str, dict[str, Any]]:
+    """Recording: the golden set of the answers that agree with the majority (a rank that answers
+    otherwise than most FAILS; its answers never turn golden); {} when comparing. Every rank's item
+    keeps the same set (facts.keep overwrites)."""
+    g = r.ranks.get(r.rank)
+    if g is None or not g.run.recording or g.run.hang is not None or g.run.blind or not g.run.answers:
+        return {}
+    run = g.run
+    answers = list(run.answers)
+    ref = majority(answers)
+    odd = {id(d.now) for a in answers if (d := drift(ref[a.prompt], a, Band(*run.floor))) is not None}
+    return {golden_probe.KEY: golden_probe.recording([a for a in answers if id(a) not in odd], run.version,
+                                                     run.max_tokens, run.top_k, run.concurrency)}
+
+
+def golden_applies(rack: Rack) -> str:
+    return "" if rack.serving.golden else ("serving.golden = false in the rack file: the golden comparison does not "
+                                           "apply")
+
+
+declare(ranked("SRV-GOLDEN", probe=golden_probe.asked, judge=rank_golden, shows=golden_shown, keeps=golden_kept,
+               applies=golden_applies, unranked=True))

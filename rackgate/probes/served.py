@@ -24,6 +24,10 @@ from . import load, traces
 from .degenerate import degenerate, degenerate_so_far
 from .prefill import Decoded, cuts
 
+# The one item of a "rank" check declared with unranked=True where the DP ranks are not known
+# (attached without a rack file): its probe answers {UNRANKED: facts} (rackgate/gates/declare.py).
+UNRANKED = -1
+
 
 class Server(Protocol):
     """The server object a "server"/"rank" item receives (rackgate.atom.served.Served)."""
@@ -51,6 +55,7 @@ class Server(Protocol):
     def logs(self) -> Mapping[str, Any]: ...    # {node: its server log} (rackgate.atom.logs.NodeLog)
     def log_note(self) -> str: ...              # why the log format was not recognised at boot ('' when it was)
     def baseline(self) -> Any: ...              # the recorded baseline (probes/target.py Recorded)
+    def session(self, name: str) -> Any: ...    # what the session shares under `name` (SRV-GOLDEN's "golden_prompts")
 
 
 # --- SRV-MODELS ---------------------------------------------------------------------------------

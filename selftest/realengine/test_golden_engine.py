@@ -34,7 +34,8 @@ from .test_gate_command import checks_id
 
 pytestmark = [pytest.mark.realengine, pytest.mark.timeout(2400)]
 
-GOLDEN = "serving/test_golden.py::test_golden"
+GOLDEN = "test_declared.py::test_srv_golden"  # one item per DP rank: [cpu-dp0] .. [cpu-dp2]
+ITEMS = [f"{GOLDEN}[cpu-dp{r}]" for r in range(3)]
 SHARE = re.compile(r"(\d+) of (\d+) answers \((\d+)%\) drift from the golden set")
 
 
@@ -46,7 +47,7 @@ def _golden(bal, tmp_path: Path, baseline: Path, *extra: str):
     """pytest --rack FILE -m gate, the golden check only, the balancer's engines as 3 DP ranks."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     rack = runners.rack_file(tmp_path / "rack.toml", bal.model, gpus_per_node=3, serving=GOLDEN_SERVING)
-    cmd = [sys.executable, "-m", "pytest", "-m", "gate", "rackgate/checks/serving/test_golden.py", "--rack", str(rack),
+    cmd = [sys.executable, "-m", "pytest", "-m", "gate", "rackgate/checks/test_declared.py::test_srv_golden", "--rack", str(rack),
            "--atom-url", bal.url, "--served-model", bal.model, f"--baseline={baseline}",
            f"--junitxml={tmp_path / 'junit.xml'}", *extra]
     p = subprocess.run(cmd, check=False, cwd=REPO, capture_output=True, text=True, timeout=1500,
@@ -69,15 +70,16 @@ def test_a_noisy_rank_behind_the_balancer_fails_naming_the_share_and_the_rank(en
     base = tmp_path / "baseline.json"
     with Balancer(name, [(h.url, h.model) for h in (h1, h2, h3)]) as bal:
         p, out = _golden(bal, tmp_path / "record", base, "--record-baseline")
-        assert out[GOLDEN].status == "passed", p.stdout[-3000:] + p.stderr[-2000:]
+        assert [out[i].status for i in ITEMS] == ["passed"] * 3, p.stdout[-3000:] + p.stderr[-2000:]
         assert "the golden set (SRV-GOLDEN)" in p.stdout, p.stdout[-2000:]
         p, out = _golden(bal, tmp_path / "healthy", base, "-rA")
-        assert out[GOLDEN].status == "passed", p.stdout[-3000:]
+        assert [out[i].status for i in ITEMS] == ["passed"] * 3, p.stdout[-3000:]
     with Balancer(name, [(h1.url, h1.model), (h2.url, h2.model), (noisy.url, noisy.model)]) as bal:
         p, out = _golden(bal, tmp_path / "noisy", base)
         assert bal.served[2] > 0  # the noisy copy answered its rank's prompts
-    o = out[GOLDEN]
-    assert o.status == "failed", p.stdout[-3000:]
+    assert [out[i].status for i in ITEMS[:2]] == ["passed"] * 2, p.stdout[-3000:]  # the healthy ranks
+    o = out[ITEMS[2]]
+    assert o.status == "failed" and o.message.lstrip().startswith("SRV-GOLDEN [cpu/dp2]"), p.stdout[-3000:]
     m = SHARE.search(o.message)
     assert m, o.message[:1500]
     k, n = int(m.group(1)), int(m.group(2))
