@@ -16,10 +16,10 @@ from .harness import SuiteRun
 pytestmark = pytest.mark.unit
 
 LOGS, BOOT, GOLDEN = ("rackgate/checks/test_declared.py::test_srv_kv", "rackgate/checks/test_declared.py::test_srv_boot",
-                      "rackgate/checks/serving/test_golden.py")
+                      "rackgate/checks/test_declared.py::test_srv_golden")
 ITEMS = [{"nodeid": f"{LOGS}[node1]", "row": "SRV-KV", "markers": []},
          {"nodeid": BOOT, "row": "SRV-BOOT", "markers": []},
-         {"nodeid": f"{GOLDEN}::test_golden_outputs", "row": "SRV-GOLDEN", "markers": []}]
+         {"nodeid": f"{GOLDEN}[node3-dp9]", "row": "SRV-GOLDEN", "markers": []}]
 REFERENCE = {"provenance": {"rack": "sim", "image": "img"},
              "facts": [{"name": "serving.kv_gb", "value": 159.4, "where": "node1/dp0", "source": f"{LOGS}[node1]"},
                        {"name": "serving.cold_start_s", "value": 30.0, "source": BOOT},
