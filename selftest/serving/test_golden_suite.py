@@ -1,6 +1,7 @@
-"""SRV-GOLDEN on the simulated rack: recording twice merges, the healthy sim passes against its
-own golden set (gate and regression select it then), no golden set is could-not-observe, and the
-rack file can say the comparison does not apply. The faults are the matrix's (srv.toml)."""
+"""SRV-GOLDEN on the simulated rack, one item per DP rank: recording twice merges, the healthy sim
+passes against its own golden set (gate and regression select it then), no golden set is
+could-not-observe, the rack file can say the comparison does not apply, and attached without a rack
+file it is the server's one item. The faults are the matrix's (srv.toml)."""
 import json
 
 import pytest
@@ -65,3 +66,20 @@ def test_recording_holds_the_ranks_to_each_other_and_keeps_the_odd_one_out(tmp_p
     assert "the answer most ranks gave (recording)" in o.message, o.message
     gold = json.loads(base.read_text())["sets"]["golden"]
     assert all(9 not in a["ranks"] for xs in gold["answers"].values() for a in xs), gold["answers"]["count"]
+
+
+def test_attached_without_a_rack_file_it_is_the_servers_one_item(tmp_path):
+    """The DP ranks not known (--atom-url, no rack file): SRV-GOLDEN is one item keyed "server"
+    (`test_srv_golden[server]`, declared unranked) that records the golden set and then compares
+    with it."""
+    from ..simserver import sim_server
+    base = tmp_path / "baseline.json"
+    one = f"{CHECK}[server]"
+    with sim_server() as (proc, url):
+        attached = ("--atom-url", url, "--served-model", "moonshotai/Kimi-K3", "--baseline", str(base))
+        rec = run_suite(tmp_path / "rec", CHECK, "--record-baseline", *attached, timeout=600)
+        run = run_suite(tmp_path / "gate", "-m", "gate", CHECK, *attached, timeout=600)
+        assert proc.poll() is None, "the suite stopped a server it did not start"
+    assert rec.ids("passed") == {one} and set(rec.outcomes) == {one}, rec.stdout[-3000:]
+    assert json.loads(base.read_text())["sets"]["golden"]["answers"], "the server's one item kept the golden set"
+    assert run.ids("passed") == {one}, run.stdout[-3000:]
