@@ -21,6 +21,8 @@ docs/catalogue.md names each row's probe and judge.
 - keeps: `(facts, key) -> {set name: value}` (optional): what the item writes into the baseline
   beside its facts when this run records one (`facts.keep`: SRV-GOLDEN's golden set); {} when it
   keeps nothing (not recording: the probe read that through `baseline()`).
+- timeout_s (optional): the item's pytest timeout, where the check's run is bounded by longer than
+  the run's default (the ACC rows' GSM8K runs: 7200 s, lm-eval's 14400 s; their own bounds end them first).
 - applies: `(rack) -> reason` (optional): non-empty when the rack file says the check does not
   apply (the item is SKIPPED with that reason).
 
@@ -181,6 +183,7 @@ class Check(Generic[F]):
     applies: Callable[[Rack], str] | None = None
     sees: Sees = ""  # "server": which stage of the server its probe reads; "node" / "rank": "log", the server logs
     keeps: Callable[[F, str], Mapping[str, dict[str, Any]]] | None = None  # sets kept in the baseline (recording)
+    timeout_s: int = 0  # the item's pytest timeout where its run is longer than the default (0: the default)
 
     @property
     def test_name(self) -> str:

@@ -48,6 +48,7 @@ class Server(Protocol):
     def stacks(self, ranks: list[int]) -> tuple[list[tuple[str, str]], str]: ...
     def dead_ranks(self) -> NotRun | None: ...  # pointing at SRV-ALIVE once it FAILED on a rank
     def head(self) -> NodeAccess: ...           # the head node's container (the benchmark runs there)
+    def session(self, name: str) -> Any: ...    # what the session shares under `name` (the GSM8K runs)
 
 
 # --- SRV-MODELS ---------------------------------------------------------------------------------
