@@ -30,6 +30,9 @@ MOVED = {
     "accuracy/test_fake_eplb.py::test_no_fake_eplb": "test_declared.py::test_acc_fake_eplb",
     "serving/test_logs.py::test_kv_budget": "test_declared.py::test_srv_kv",
     "serving/test_logs.py::test_translation": "test_declared.py::test_srv_translation",
+    "accuracy/test_gsm8k_quick.py::test_gsm8k_quick": "test_declared.py::test_acc_quick",
+    "accuracy/test_under_load.py::test_accuracy_under_load": "test_declared.py::test_acc_under_load",
+    "accuracy/test_gsm8k_full.py::test_gsm8k_lm_eval": "test_declared.py::test_acc_gsm8k",
 }
 
 
