@@ -51,7 +51,10 @@ Scopes (`per`):
   reads one direction only (FAB-DMESG: the importer's log).
 - "server": one item per endpoint (the session's server: launched from the rack file or attached
   with --atom-url); the probe reads through the server object (rackgate/probes/served.py `Server`),
-  the judge sees what it read; `where` is the server's URL. `sees` says which stage of the
+  the judge sees what it read; `where` is the server's URL. What the session shares with the
+  server's probes is asked for by name (`s.session(name)`, `Served.shared`, set up by the `served`
+  fixture): the recorded baseline, the GSM8K runs of the subject layer above (rackgate/gsm8k/session.py:
+  "quick_gate", once per session, "under_load", "lm_eval"), as a node's probe asks `on.ubench(tool)`. `sees` says which stage of the
   server's life the probe reads: "" (booted and serving the configured name: `served`, SRV-MODELS),
   "launched" (launched or attached, whatever its boot: `atom_server`; SRV-BOOT, SRV-RENDEZVOUS
   read the boot verdict) or "planned" (nothing launched: the launch the rack file plans, or the
