@@ -54,8 +54,8 @@ Scopes (`per`):
   the judge sees what it read; `where` is the server's URL. What the session shares with the
   server's probes is asked for by name (`s.session(name)`, `Served.shared`, set up by the `served`
   fixture): the recorded baseline, the GSM8K runs of the subject layer above (rackgate/gsm8k/session.py:
-  "quick_gate", once per session, "under_load", "lm_eval"), as a node's probe asks `on.ubench(tool)`. `sees` says which stage of the
-  server's life the probe reads: "" (booted and serving the configured name: `served`, SRV-MODELS),
+  "quick_gate", once per session, "under_load", "lm_eval"), as a node's probe asks `on.ubench(tool)`.
+  `sees` says which stage of the server's life the probe reads: "" (booted and serving the configured name: `served`, SRV-MODELS),
   "launched" (launched or attached, whatever its boot: `atom_server`; SRV-BOOT, SRV-RENDEZVOUS
   read the boot verdict) or "planned" (nothing launched: the launch the rack file plans, or the
   attached server's own command line: `planned`; SRV-LAUNCH-LINT, which runs before the launch).

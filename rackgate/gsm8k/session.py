@@ -206,7 +206,7 @@ def _with(read: FullRead, **kw: Any) -> FullRead:
     return dataclasses.replace(read, **kw)
 
 
-def _watch(per_rank: Any, read: FullRead, say: Say) -> lmeval.Watch:
+def _watch(per_rank: Any, read: FullRead, say: Say, clock: Callable[[], float] = time.monotonic) -> lmeval.Watch:
     """lm-eval's progress under the hang rule: on a stall past the bound, or a request of its that
     timed out after others came back, every rank is asked: a rank that does not answer, or nothing
     back, or lm-eval's own timeout while every rank answered, ends lm-eval (`_Ended`, recorded);
@@ -215,7 +215,7 @@ def _watch(per_rank: Any, read: FullRead, say: Say) -> lmeval.Watch:
     looked_at = [""]
 
     def watch(progress: tuple[int, int] | None, log_text: str, elapsed: float) -> None:
-        now = time.monotonic()
+        now = clock()
         stalled = stall.seen(progress, now)
         late = lmeval.timed_out(log_text) if progress and progress[0] else ""
         if stalled is None and (not late or late == looked_at[0]):
