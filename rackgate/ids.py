@@ -32,6 +32,9 @@ MOVED = {
     "serving/test_logs.py::test_translation": "test_declared.py::test_srv_translation",
     "serving/test_under_load.py::test_no_dp_sync_deadlock": "test_declared.py::test_srv_deadlock",
     "serving/test_golden.py::test_golden": "test_declared.py::test_srv_golden",
+    "accuracy/test_gsm8k_quick.py::test_gsm8k_quick": "test_declared.py::test_acc_quick",
+    "accuracy/test_under_load.py::test_accuracy_under_load": "test_declared.py::test_acc_under_load",
+    "accuracy/test_gsm8k_full.py::test_gsm8k_lm_eval": "test_declared.py::test_acc_gsm8k",
 }
 
 

@@ -22,7 +22,7 @@ def test_gate_against_a_bang_server_fails_sanity(tmp_path, gsm8k_dir):
         assert proc.poll() is None, "the suite stopped a server it did not start"
     # the quick GSM8K gate (accuracy) scores a '!' server at 0 too: that is its own verdict
     assert SANITY in run.ids("failed"), run.stdout[-3000:]
-    assert run.ids("failed") <= {SANITY, "rackgate/checks/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"}, run.stdout[-3000:]
+    assert run.ids("failed") <= {SANITY, "rackgate/checks/test_declared.py::test_acc_quick"}, run.stdout[-3000:]
     msg = run.outcomes[SANITY].message
     r = row("SRV-SANITY")
     assert r.meaning in msg and r.action in msg and "every character is '!'" in msg
@@ -65,7 +65,7 @@ def test_attach_without_a_rack_file_is_its_own_profile(tmp_path):
     assert "rackgate-sim-gsm8k" not in run.stdout + run.stderr
     # lm-eval's dataset comes from the hub (or this machine's hub cache): a pass needs the sim to
     # answer real questions, which it does from its shared copy only
-    quick = run.outcomes["rackgate/checks/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"]
+    quick = run.outcomes["rackgate/checks/test_declared.py::test_acc_quick"]
     assert quick.status != "passed" or (SHARED_GSM8K / "test.jsonl").is_file(), quick
 
 

@@ -90,3 +90,15 @@ def test_a_node_file_is_a_real_absolute_path():
             NodeFile(bad, "0\n", "1\n")
 
 
+
+
+def test_a_declared_run_longer_than_the_default_timeout_gives_its_item_that_timeout():
+    """Check.timeout_s: the GSM8K rows' items carry their runs' bound (7200 s, lm-eval's 14400 s);
+    a declaration without one keeps the run's default."""
+    from rackgate.checks import test_declared
+
+    def timeout(name: str) -> tuple[int, ...]:
+        return tuple(m.args[0] for m in getattr(test_declared, name).pytestmark if m.name == "timeout")
+    assert (timeout("test_acc_quick"), timeout("test_acc_under_load"), timeout("test_acc_gsm8k")) == ((7200,), (7200,),
+                                                                                                     (14400,))
+    assert timeout("test_acc_budget") == ()

@@ -14,7 +14,7 @@ SANITY = "rackgate/checks/test_declared.py::test_srv_sanity"
 MODELS = "rackgate/checks/test_declared.py::test_srv_models"
 BUDGET = "rackgate/checks/test_declared.py::test_acc_budget"
 CONSISTENCY = "rackgate/checks/test_declared.py::test_srv_consistency"
-QUICK = "rackgate/checks/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
+QUICK = "rackgate/checks/test_declared.py::test_acc_quick"
 
 
 def test_every_needed_row_runs_earlier():

@@ -80,7 +80,7 @@ class Row(_Data):
     # at once with rackgate.errors.NotRun instead of spending minutes.
     order: int = DEFAULT_ORDER
     needs: tuple[str, ...] = ()
-    # Rows whose session read this row reads too (ACC-QUICK's run: rackgate/fixtures/quick_gate.py, made
+    # Rows whose session read this row reads too (ACC-QUICK's run: rackgate/gsm8k/session.py QuickGate, made
     # once, by whichever asks first): they run before it, and their verdict does not stop it (a quick
     # gate that FAILED still measured an accuracy).
     reads: tuple[str, ...] = ()

@@ -262,6 +262,8 @@ def _item(c: Check[Any]) -> Callable[..., None]:
     item.__name__ = item.__qualname__ = c.test_name
     item.__doc__ = f"{c.row}: {row(c.row).title}"
     marked: Callable[..., None] = pytest.mark.row(c.row)(item)
+    if c.timeout_s:  # a run bounded by longer than the default (Check.timeout_s)
+        marked = pytest.mark.timeout(c.timeout_s)(marked)
     return marked
 
 

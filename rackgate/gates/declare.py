@@ -21,6 +21,8 @@ docs/catalogue.md names each row's probe and judge.
 - keeps: `(facts, key) -> {set name: value}` (optional): what the item writes into the baseline
   beside its facts when this run records one (`facts.keep`: SRV-GOLDEN's golden set); {} when it
   keeps nothing (not recording: the probe read that through `baseline()`).
+- timeout_s (optional): the item's pytest timeout, where the check's run is bounded by longer than
+  the run's default (the ACC rows' GSM8K runs: 7200 s, lm-eval's 14400 s; their own bounds end them first).
 - applies: `(rack) -> reason` (optional): non-empty when the rack file says the check does not
   apply (the item is SKIPPED with that reason).
 
@@ -49,8 +51,11 @@ Scopes (`per`):
   reads one direction only (FAB-DMESG: the importer's log).
 - "server": one item per endpoint (the session's server: launched from the rack file or attached
   with --atom-url); the probe reads through the server object (rackgate/probes/served.py `Server`),
-  the judge sees what it read; `where` is the server's URL. `sees` says which stage of the
-  server's life the probe reads: "" (booted and serving the configured name: `served`, SRV-MODELS),
+  the judge sees what it read; `where` is the server's URL. What the session shares with the
+  server's probes is asked for by name (`s.session(name)`, `Served.shared`, set up by the `served`
+  fixture): the recorded baseline, the GSM8K runs of the subject layer above (rackgate/gsm8k/session.py:
+  "quick_gate", once per session, "under_load", "lm_eval"), as a node's probe asks `on.ubench(tool)`.
+  `sees` says which stage of the server's life the probe reads: "" (booted and serving the configured name: `served`, SRV-MODELS),
   "launched" (launched or attached, whatever its boot: `atom_server`; SRV-BOOT, SRV-RENDEZVOUS
   read the boot verdict) or "planned" (nothing launched: the launch the rack file plans, or the
   attached server's own command line: `planned`; SRV-LAUNCH-LINT, which runs before the launch).
@@ -191,6 +196,7 @@ class Check(Generic[F]):
     sees: Sees = ""  # "server": which stage of the server its probe reads; "node" / "rank": "log", the server logs
     keeps: Callable[[F, str], Mapping[str, dict[str, Any]]] | None = None  # sets kept in the baseline (recording)
     unranked: bool = False  # "rank": also one item (keyed "server") for a server whose ranks are not known
+    timeout_s: int = 0  # the item's pytest timeout where its run is longer than the default (0: the default)
 
     @property
     def test_name(self) -> str:

@@ -37,7 +37,7 @@ from pathlib import Path
 from ..config.accuracy import AccuracyExpect
 from ..errors import CouldNotObserve, UnrecognisedOutput
 from ..gates.sanity import degenerate
-from ..probes.gsm8k_results import Results, Score
+from ..probes.gsm8k_results import Results, Score, describe
 from ..transport.procs import Overran, run_bounded
 from .data import check_dir, split_path
 from .task import FLEXIBLE, STRICT, TASK, yaml_path
@@ -335,14 +335,6 @@ def read_outputs(out_dir: Path, task: str, fallback: str = "[invalid]") -> Resul
         results.wrong = sum(1 for s in samples if not s.exact_match) - len(bad)
         results.sample_path = str(samples_path)
     return results
-
-
-def describe(results: Results) -> str:
-    parts = [f"{name} {sc.value:.4f}" + (f" ± {sc.stderr:.4f}" if sc.stderr is not None else "")
-             for name, sc in sorted(results.scores.items(), key=lambda kv: kv[0] != STRICT)]
-    n = f"{results.n_samples}/{results.n_original} questions" if results.n_original else f"{results.n_samples} questions"
-    inv = f", [invalid] {results.invalid}/{results.samples}" if results.samples else ""
-    return f"lm_eval {results.lm_eval_version} {results.task} v{results.version}, {n}: {'; '.join(parts)}{inv}"
 
 
 __all__ = ["plan", "execute", "Stall", "timed_out", "read_outputs", "parse_results", "parse_samples", "describe",

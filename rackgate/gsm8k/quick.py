@@ -30,6 +30,7 @@ from ..atom.fanout import Ask, Fanned, Got, HangRule
 from ..errors import CouldNotObserve
 from ..gates.sanity import degenerate, degenerate_so_far
 from ..gates.sequential import Decision, Sprt
+from . import lengths
 from .scoring import ItemVerdict, Outcome, judge
 from .task import FLEXIBLE, STRICT, Gsm8kTask, Request, response_text
 
@@ -413,6 +414,14 @@ class QuickResult:
                 f"of {bad} missed): the model, as served, is below the threshold in force "
                 f"(pass at >= {self.sprt.p_pass:.4f})")
 
+    def per_question(self) -> str:
+        """doc, strict-match outcome, extracted, finish_reason: one line per question (evidence)."""
+        return per_question(self.items)
+
+    def length_facts(self) -> dict[str, object]:
+        """The output-length facts of its answers (lengths.facts, MLPerf TEST09)."""
+        return lengths.facts(self.items)
+
     def examples(self, limit: int = 3) -> list[str]:
         """A few answers that did not score, as evidence for a failure message."""
         out = []
@@ -426,6 +435,12 @@ class QuickResult:
             if len(out) >= limit:
                 break
         return out
+
+
+def per_question(items: Iterable[ItemVerdict]) -> str:
+    """doc, strict-match outcome, extracted, finish_reason: one line per question (evidence)."""
+    return "\n".join(f"{it.doc}\t{it.strict.outcome.value}\t{it.strict.extracted}\t{it.finish_reason}"
+                     for it in items)
 
 
 def progress_line(n: int, population: int, counts: Counter[str], llr: float, sprt: Sprt, elapsed: float) -> str:

@@ -5,13 +5,12 @@ The quick gate ramps its concurrency only while latency holds, so a fault that s
 batches (numerics that depend on batch size, a rank that breaks under load) does not reach it.
 Here filler completions keep the server full for as long as the questions run; the questions go
 at their own fixed concurrency (never ramped down). Agreement: the accuracy under load may fall
-below the quick gate's by at most z standard errors of the difference of two proportions."""
+below the quick gate's by at most z standard errors of the difference of two proportions
+(gates/accuracy.py `Agreement`, the judgment)."""
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ..atom.client import ServerError
 from . import quick
@@ -70,28 +69,3 @@ class Fillers:
     def describe(self) -> str:
         return (f"{len(self.threads)} filler streams, {self.sent} filler requests, {self.answered} answered"
                 + (f"; problems: {'; '.join(self.problems[:3])}" if self.problems else ""))
-
-
-@dataclass(frozen=True)
-class Agreement:
-    quick: float
-    quick_n: int
-    loaded: float
-    loaded_n: int
-    z: float
-
-    @property
-    def se(self) -> float:
-        p = (self.quick * self.quick_n + self.loaded * self.loaded_n) / max(1, self.quick_n + self.loaded_n)
-        return math.sqrt(p * (1 - p) * (1 / max(1, self.quick_n) + 1 / max(1, self.loaded_n)))
-
-    @property
-    def falls(self) -> bool:
-        """The accuracy under load is below the quick gate's beyond z standard errors."""
-        drop = self.quick - self.loaded
-        return drop > 0 and drop > self.z * self.se
-
-    def describe(self) -> str:
-        return (f"accuracy under load {self.loaded:.3f} ({self.loaded_n} questions) against the quick gate's "
-                f"{self.quick:.3f} ({self.quick_n} questions): difference {self.quick - self.loaded:+.3f}, "
-                f"allowed {self.z:g} x {self.se:.3f} = {self.z * self.se:.3f}")

@@ -6,12 +6,19 @@ reads and raises CouldNotObserve when it cannot look; it never judges.
   attached without a rack file, accuracy.budget_requests_attached spread by the server), each stream
   cut the moment its text is already degenerate (a '!' rank is named at once, never waited out to
   the request's timeout), under the hang rule; for a hang, the hung ranks' stacks (launch mode).
+- `quick`, `under_load`, `full`: the GSM8K runs of the subject layer above (rackgate/gsm8k/session.py),
+  which reach the probe as entries the session shares with it (`s.session("quick_gate")`,
+  `"under_load"`, `"lm_eval"`: set up by the `served` fixture, as a node's probe gets the session's
+  fabric runs): each read as plain data (`Quick`, `UnderLoad`, `Full`), every hang in it as the hang
+  rule read it (`served.hang_of`: the requests, the hung ranks' stacks), for the judges of
+  rackgate/gates/accuracy.py.
 - `launch`: how the server was launched (ACC-FAKE-EPLB): every node's last `Engine kwargs:` line
   from its server log, and the rack file's launch command where it speaks for the server (the suite
   launched it, or attached, the server's own line cannot be read).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -19,7 +26,8 @@ from ..config.model import Rack
 from ..errors import CouldNotObserve
 from .atom_log_facts import ENGINE_KWARGS, KwargsError, engine_kwargs
 from .degenerate import degenerate_so_far
-from .served import Server
+from .gsm8k_results import Results
+from .served import Hang, Server, hang_of
 
 
 @dataclass(frozen=True)
@@ -84,3 +92,124 @@ def launch(s: Launched) -> Launch:
         raise CouldNotObserve("attached (--atom-url) with no launch.command in the rack file and no server log "
                               "with `Engine kwargs:`: cannot see how the server was launched")
     return Launch(command or None, kwargs, lines)
+
+
+# --- the GSM8K runs (ACC-QUICK, ACC-UNDER-LOAD, ACC-GSM8K) ---------------------------------------
+class Decided(Protocol):
+    @property
+    def verdict(self) -> str | None: ...        # "pass", "fail" (gates/sequential.py Decision)
+
+
+class QuickRun(Protocol):
+    """The quick gate's scored questions as a judge reads them (rackgate.gsm8k.quick.QuickResult)."""
+    @property
+    def decision(self) -> Decided: ...
+    @property
+    def items(self) -> Sequence[Any]: ...
+    def accuracy(self) -> float: ...
+    def summary(self) -> str: ...
+    def diagnosis(self) -> str: ...
+    def examples(self, limit: int = 3) -> list[str]: ...
+    def degenerate_line(self) -> str: ...       # the degenerate share ('' when every answer is language)
+    def broken(self) -> str: ...                # the ranks whose every answer is degenerate, node/dpR
+    def per_question(self) -> str: ...
+    def length_facts(self) -> Mapping[str, object]: ...
+
+
+@dataclass(frozen=True)
+class Quick:
+    """The quick gate's run (the session's one, made by whichever ACC probe asks first): every rank
+    asked once first (`pre`: its evidence, `pre_hang`), then the questions' result, or their hang
+    (`hang`, `scored` before it), or why it could not look (`blind`)."""
+    url: str
+    pre: str = ""                             # every rank asked once: the evidence
+    pre_hang: Hang | None = None
+    hang: Hang | None = None
+    scored: int = 0
+    result: QuickRun | None = None
+    blind: str = ""
+
+
+def _quick(s: Server, asker: str) -> Quick:
+    read = s.session("quick_gate")
+    pre = read.pre
+    if pre is None:
+        return Quick(s.url, result=read.result, blind=read.blind)
+    hang = hang_of(s, read.hang, asker) if read.hang is not None else None
+    return Quick(s.url, pre.evidence(), hang_of(s, pre, asker), hang, read.scored, read.result,
+                 read.blind or pre.nothing_back() or "")
+
+
+def quick(s: Server) -> Quick:
+    """ACC-QUICK's read: the session's quick gate run (`s.session("quick_gate")`)."""
+    return _quick(s, "ACC-QUICK")
+
+
+@dataclass(frozen=True)
+class UnderLoad:
+    """ACC-UNDER-LOAD's read: the quick gate's run (catalogue `reads`), and -- only when that run has
+    an accuracy of the model's to compare with -- the questions asked under load: every rank asked
+    once first (`pre`, `pre_hang`), their accuracy (`correct` of `asked`) or their hang (`hang`,
+    `scored` before it), what the fillers did, why it could not look (`blind`)."""
+    quick: Quick
+    ran: bool = False
+    pre: str = ""
+    pre_hang: Hang | None = None
+    correct: int = 0
+    asked: int = 0
+    per_question: str = ""
+    hang: Hang | None = None
+    scored: int = 0
+    fillers: str = ""
+    fillers_answered: int = 0
+    blind: str = ""
+
+
+def under_load(s: Server) -> UnderLoad:
+    """The quick gate's run first; the questions under load (`s.session("under_load")`) only when
+    that run read the model's answers (no hang, something scored, no degenerate answers)."""
+    q = _quick(s, "ACC-UNDER-LOAD")
+    if q.pre_hang or q.hang or q.result is None or q.result.degenerate_line():
+        return UnderLoad(q)
+    run = s.session("under_load")
+    pre = run.pre
+    return UnderLoad(q, True, pre.evidence() if pre is not None else "",
+                     hang_of(s, pre, "ACC-UNDER-LOAD") if pre is not None else None, run.correct, run.asked,
+                     run.per_question, hang_of(s, run.hang, "ACC-UNDER-LOAD") if run.hang is not None else None,
+                     run.scored, run.fillers, run.fillers_answered,
+                     run.blind or (pre.nothing_back() if pre is not None else "") or "")
+
+
+@dataclass(frozen=True)
+class Full:
+    """ACC-GSM8K's read: lm-eval's run (`s.session("lm_eval")`) as its watch saw it -- the command,
+    every rank asked once first (`pre`, `pre_hang`), a mid-run look (`look`: its evidence,
+    `look_hang`, `stalled`: lm-eval's progress then) or lm-eval's own request timed out while every
+    rank answered (`late`, `unanswered`, `slowest_s`, `routing`), its log's last lines, its results,
+    why it could not look (`blind`)."""
+    url: str
+    command: str = ""
+    limit: int = 0
+    pre: str = ""
+    pre_hang: Hang | None = None
+    stalled: str = ""
+    look: str = ""
+    look_hang: Hang | None = None
+    late: str = ""
+    unanswered: str = ""
+    slowest_s: float = 0.0
+    routing: str = ""
+    tail: str = ""
+    results: Results | None = None
+    blind: str = ""
+
+
+def full(s: Server) -> Full:
+    run = s.session("lm_eval")
+    pre, look = run.pre, run.look
+    return Full(s.url, run.command, run.limit, pre.evidence() if pre is not None else "",
+                hang_of(s, pre, "ACC-GSM8K") if pre is not None else None, run.stalled,
+                look.evidence() if look is not None else "", hang_of(s, look, "ACC-GSM8K") if look is not None else None,
+                run.late, run.unanswered, look.slowest_s if look is not None else 0.0,
+                look.routing.describe() if look is not None else "", run.tail, run.results,
+                run.blind or (pre.nothing_back() if pre is not None else "") or "")

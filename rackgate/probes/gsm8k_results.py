@@ -38,3 +38,12 @@ class Results:
     @property
     def invalid_rate(self) -> float:
         return self.invalid / self.samples if self.samples else 0.0
+
+
+def describe(results: Results) -> str:
+    """The run in one line: lm-eval's version, the task, the questions, each filter's score."""
+    parts = [f"{name} {sc.value:.4f}" + (f" ± {sc.stderr:.4f}" if sc.stderr is not None else "")
+             for name, sc in sorted(results.scores.items(), key=lambda kv: kv[0] != STRICT)]
+    n = f"{results.n_samples}/{results.n_original} questions" if results.n_original else f"{results.n_samples} questions"
+    inv = f", [invalid] {results.invalid}/{results.samples}" if results.samples else ""
+    return f"lm_eval {results.lm_eval_version} {results.task} v{results.version}, {n}: {'; '.join(parts)}{inv}"

@@ -8,8 +8,8 @@ from ..harness import run_suite
 
 pytestmark = [pytest.mark.suite, pytest.mark.timeout(600)]
 
-CHECKS = {"ACC-QUICK": "rackgate/checks/accuracy/test_gsm8k_quick.py::test_gsm8k_quick",
-          "ACC-GSM8K": "rackgate/checks/accuracy/test_gsm8k_full.py::test_gsm8k_lm_eval"}
+CHECKS = {"ACC-QUICK": "rackgate/checks/test_declared.py::test_acc_quick",
+          "ACC-GSM8K": "rackgate/checks/test_declared.py::test_acc_gsm8k"}
 
 
 @pytest.mark.parametrize("row", sorted(CHECKS))

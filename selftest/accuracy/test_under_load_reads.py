@@ -7,8 +7,8 @@ from ..harness import run_suite
 
 pytestmark = pytest.mark.suite
 
-QUICK = "rackgate/checks/accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
-UNDER_LOAD = "rackgate/checks/accuracy/test_under_load.py::test_accuracy_under_load"
+QUICK = "rackgate/checks/test_declared.py::test_acc_quick"
+UNDER_LOAD = "rackgate/checks/test_declared.py::test_acc_under_load"
 
 
 def test_a_failed_quick_gate_still_gets_its_accuracy_compared_under_load(tmp_path):

@@ -1,8 +1,9 @@
-"""ACC-UNDER-LOAD's agreement rule (rackgate/gsm8k/under_load.py): the accuracy under load may
+"""ACC-UNDER-LOAD's agreement rule (rackgate/gates/accuracy.py `Agreement`): the accuracy under load may
 fall below the quick gate's by at most z standard errors of the difference."""
 import pytest
 
-from rackgate.gsm8k.under_load import Agreement, Fixed
+from rackgate.gates.accuracy import Agreement
+from rackgate.gsm8k.under_load import Fixed
 
 pytestmark = pytest.mark.unit
 

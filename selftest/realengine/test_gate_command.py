@@ -43,8 +43,8 @@ pytestmark = [pytest.mark.realengine, pytest.mark.timeout(1800)]
 # model folder, the GSM8K folder, the rack file) moves pytest's rootdir (rackgate/pytest_plugin.py),
 # e.g. to the checkout's parent (ids then start with the checkout's own folder name): `checks_id`
 SANITY = "test_declared.py::test_srv_sanity"
-QUICK = "accuracy/test_gsm8k_quick.py::test_gsm8k_quick"
-UNDER_LOAD = "accuracy/test_under_load.py::test_accuracy_under_load"
+QUICK = "test_declared.py::test_acc_quick"
+UNDER_LOAD = "test_declared.py::test_acc_under_load"
 SERVER_BROKEN_ROWS = ("SRV-SANITY", "SRV-MODELS", "SRV-CONSISTENCY", "ACC-BUDGET")
 
 
