@@ -55,7 +55,7 @@ class Server(Protocol):
     def logs(self) -> Mapping[str, Any]: ...    # {node: its server log} (rackgate.atom.logs.NodeLog)
     def log_note(self) -> str: ...              # why the log format was not recognised at boot ('' when it was)
     def baseline(self) -> Any: ...              # the recorded baseline (probes/target.py Recorded)
-    def session(self, name: str) -> Any: ...    # what the session shares under `name` (SRV-GOLDEN's "golden_prompts", the GSM8K runs)
+    def session(self, name: str) -> Any: ...    # what the session shares under `name` ("golden_prompts", the GSM8K runs)
 
 
 # --- SRV-MODELS ---------------------------------------------------------------------------------
