@@ -92,3 +92,16 @@ def test_the_registry_holds_every_declared_row_once_and_names_its_items() -> Non
 def test_a_drain_reason_names_the_row_its_action_and_what_was_seen() -> None:
     assert registry.drain_hint("PLAT-RAS", "gpu1: 4424 retired pages") == "PLAT-RAS [service-hardware]: gpu1: 4424 retired pages"
     assert registry.drain_hint("NOT-A-ROW", "x") == "NOT-A-ROW: x"
+
+
+# What one item of a declared check covers, as the catalogue's `scope` names it: a "rack" check's
+# item is a node judged across the rack, a "rack-gpu" check's a GPU.
+ITEM_COVERS = {"node": "node", "rack": "node", "gpu": "gpu", "rack-gpu": "gpu", "pair": "pair",
+               "server": "server", "rank": "rank"}
+
+
+def test_each_rows_scope_says_what_one_of_its_items_covers():
+    from rackgate.catalogue import rows
+    wrong = [f"{rid}: catalogue scope {r.scope!r}, declared per {c.per!r} (an item covers a {ITEM_COVERS[c.per]})"
+             for rid, r in rows().items() if (c := registry.checks().get(rid)) and r.scope != ITEM_COVERS[c.per]]
+    assert not wrong, "\n".join(wrong)
