@@ -70,13 +70,20 @@ def dist_mode(config) -> str:
     return config.workerinput.get("rackgate_dist", "unknown")
 
 
+def suite_command(tmp_path: Path, args: tuple[str, ...], allure: bool) -> list[str]:
+    """The suite run's command line: its JUnit and verdict file in `tmp_path`; with `allure`, its Allure
+    results in tmp_path/allure. Without, it writes none (`--alluredir=` empty, after the checkout's
+    ini's reports/allure-results: allure-pytest writes nothing for an empty value): the report's
+    run-level fact plots were ~0.75 CPU s of every platform run (matplotlib ~0.4 CPU s to import,
+    ~0.1 a plot). A self-test that reads the results asks for them."""
+    return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *SUITE_PLUGINS, "-q",
+            f"--junitxml={tmp_path / 'junit.xml'}", f"--alluredir={tmp_path / 'allure' if allure else ''}",
+            f"--verdict-file={tmp_path / 'verdict.json'}", *_joined(args)]
+
+
 def run_suite(tmp_path: Path, *args: str, timeout: float = 300, env: dict | None = None,
               allure: bool = False) -> SuiteRun:
-    """One suite run in `tmp_path` (junit.xml, verdict.json; with `allure`, its Allure results in
-    tmp_path/allure). Without `allure` the run writes no Allure results (`--alluredir=` empty: the
-    checkout's ini names reports/allure-results, and allure-pytest writes nothing for an empty
-    value): the report's run-level plots are most of that, matplotlib ~0.4 CPU s to import and
-    ~0.1 a plot, in every run. A self-test that reads the results asks for them."""
+    """One suite run in `tmp_path` (suite_command: `allure` for its Allure results in tmp_path/allure)."""
     junit = tmp_path / "junit.xml"
     if "--baseline" not in args and not any(a.startswith("--baseline=") for a in args):
         # Hermetic: a baseline a developer recorded in reports/ must not turn into comparisons here.
@@ -84,10 +91,7 @@ def run_suite(tmp_path: Path, *args: str, timeout: float = 300, env: dict | None
         # training, tracked) is part of the sim, as a real rack's recorded healthy boot is.
         sim = "--rack" not in args and not any(a.startswith("--rack=") for a in args)
         args = (*args, f"--baseline={REPO / 'rackgate/sim/racks/sim-baseline.json' if sim else tmp_path / 'no-baseline.json'}")
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *SUITE_PLUGINS, "-q",
-           f"--junitxml={junit}", f"--alluredir={tmp_path / 'allure' if allure else ''}",
-           f"--verdict-file={tmp_path / 'verdict.json'}",
-           *_joined(args)]
+    cmd = suite_command(tmp_path, args, allure)
     # Only the suite's own plugins: unrelated ones installed on the machine (hypothesis, anyio,
     # benchmark) cost seconds of start-up per run, and the fault matrix makes dozens of runs.
     env = {**user_env(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})}
