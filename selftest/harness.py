@@ -81,6 +81,18 @@ def suite_command(tmp_path: Path, args: tuple[str, ...], allure: bool) -> list[s
             f"--verdict-file={tmp_path / 'verdict.json'}", *_joined(args)]
 
 
+def suite_env(extra: dict | None = None) -> dict[str, str]:
+    """The suite run's environment: the user's (user_env), `extra` over it, and
+    - only the suite's own plugins: unrelated ones installed on the machine (hypothesis, anyio,
+      benchmark) cost seconds of start-up per run, and the fault matrix makes dozens of runs;
+    - bytecode written and reused: a machine that sets PYTHONDONTWRITEBYTECODE (this one does)
+      otherwise compiles rackgate's ~180 modules and rewrites the checks' asserts in every run and
+      every sim tool process: ~0.3 CPU s of each run's start-up (docs/performance.md, wave 8). The
+      __pycache__ it writes in the checkout is ignored by git; `extra` may set the variable back."""
+    base = {k: v for k, v in user_env().items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**base, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **(extra or {})}
+
+
 def run_suite(tmp_path: Path, *args: str, timeout: float = 300, env: dict | None = None,
               allure: bool = False) -> SuiteRun:
     """One suite run in `tmp_path` (suite_command: `allure` for its Allure results in tmp_path/allure)."""
@@ -92,9 +104,7 @@ def run_suite(tmp_path: Path, *args: str, timeout: float = 300, env: dict | None
         sim = "--rack" not in args and not any(a.startswith("--rack=") for a in args)
         args = (*args, f"--baseline={REPO / 'rackgate/sim/racks/sim-baseline.json' if sim else tmp_path / 'no-baseline.json'}")
     cmd = suite_command(tmp_path, args, allure)
-    # Only the suite's own plugins: unrelated ones installed on the machine (hypothesis, anyio,
-    # benchmark) cost seconds of start-up per run, and the fault matrix makes dozens of runs.
-    env = {**user_env(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})}
+    env = suite_env(env)
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, start_new_session=True)
     try:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness import REPO, suite_command
+from .harness import REPO, suite_command, suite_env
 
 pytestmark = pytest.mark.unit
 
@@ -27,3 +27,14 @@ def test_a_run_writes_allure_results_only_when_asked(tmp_path: Path):
     assert _alluredir(suite_command(tmp_path, ("-m", "platform"), allure=True)) == str(tmp_path / "allure")
     cmd = suite_command(tmp_path, ("-m", "platform"), allure=False)
     assert f"--junitxml={tmp_path / 'junit.xml'}" in cmd and f"--verdict-file={tmp_path / 'verdict.json'}" in cmd, cmd
+
+
+def test_a_suite_run_writes_and_reuses_bytecode_and_loads_only_its_plugins(monkeypatch):
+    """PYTHONDONTWRITEBYTECODE (set on this machine) would compile every module of rackgate in every
+    suite run; the suite's environment drops it (a caller's env may set it back)."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    env = suite_env()
+    assert "PYTHONDONTWRITEBYTECODE" not in env and "PYTEST_XDIST_WORKER" not in env, sorted(env)
+    assert env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1"
+    assert suite_env({"PYTHONDONTWRITEBYTECODE": "1"})["PYTHONDONTWRITEBYTECODE"] == "1"
