@@ -3,8 +3,9 @@ self-test calls it, in one or more checkouts.
 
     python3 benchmarks/suite_run_cpu.py [--runs 5] [--tree DIR ...] SELECTION [SELECTION ...]
 
-Each run is `run_suite(tmp, "-m", SELECTION)` of the tree's own harness (its command line, its
-rackgate), in a fresh interpreter started in the tree's root; the figure is the suite run's CPU:
+Each run is `run_suite(tmp, "-m", SELECTION)` of the tree's own harness (SELECTION `all`: no -m,
+the whole healthy run), its command line and its rackgate, in a fresh interpreter started in the
+tree's root; the figure is the suite run's CPU:
 user + sys of the pytest process and every child it waited for (getrusage(RUSAGE_CHILDREN) around
 the call, so the harness's own start-up is not in it). Several trees run in turn (run i of every
 tree before run i+1 of any), so that the machine's load falls on each alike; the medians follow.
@@ -24,7 +25,7 @@ from pathlib import Path
 from selftest.harness import run_suite
 with tempfile.TemporaryDirectory(prefix="suite-cpu-") as d:
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    run = run_suite(Path(d), "-m", sys.argv[1])
+    run = run_suite(Path(d), *(["-m", sys.argv[1]] if sys.argv[1] != "all" else []), timeout=900)
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     bad = sorted(k for k, o in run.outcomes.items() if o.status not in ("passed", "skipped"))
     print(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime, run.rc, len(run.outcomes), len(bad))
