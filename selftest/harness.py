@@ -70,7 +70,32 @@ def dist_mode(config) -> str:
     return config.workerinput.get("rackgate_dist", "unknown")
 
 
-def run_suite(tmp_path: Path, *args: str, timeout: float = 300, env: dict | None = None) -> SuiteRun:
+def suite_command(tmp_path: Path, args: tuple[str, ...], allure: bool) -> list[str]:
+    """The suite run's command line: its JUnit and verdict file in `tmp_path`; with `allure`, its Allure
+    results in tmp_path/allure. Without, it writes none (`--alluredir=` empty, after the checkout's
+    ini's reports/allure-results: allure-pytest writes nothing for an empty value): the report's
+    run-level fact plots were ~0.75 CPU s of every platform run (matplotlib ~0.4 CPU s to import,
+    ~0.1 a plot). A self-test that reads the results asks for them."""
+    return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *SUITE_PLUGINS, "-q",
+            f"--junitxml={tmp_path / 'junit.xml'}", f"--alluredir={tmp_path / 'allure' if allure else ''}",
+            f"--verdict-file={tmp_path / 'verdict.json'}", *_joined(args)]
+
+
+def suite_env(extra: dict | None = None) -> dict[str, str]:
+    """The suite run's environment: the user's (user_env), `extra` over it, and
+    - only the suite's own plugins: unrelated ones installed on the machine (hypothesis, anyio,
+      benchmark) cost seconds of start-up per run, and the fault matrix makes dozens of runs;
+    - bytecode written and reused: a machine that sets PYTHONDONTWRITEBYTECODE (this one does)
+      otherwise compiles rackgate's ~180 modules and rewrites the checks' asserts in every run and
+      every sim tool process: ~0.3 CPU s of each run's start-up (docs/performance.md, wave 8). The
+      __pycache__ it writes in the checkout is ignored by git; `extra` may set the variable back."""
+    base = {k: v for k, v in user_env().items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**base, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **(extra or {})}
+
+
+def run_suite(tmp_path: Path, *args: str, timeout: float = 300, env: dict | None = None,
+              allure: bool = False) -> SuiteRun:
+    """One suite run in `tmp_path` (suite_command: `allure` for its Allure results in tmp_path/allure)."""
     junit = tmp_path / "junit.xml"
     if "--baseline" not in args and not any(a.startswith("--baseline=") for a in args):
         # Hermetic: a baseline a developer recorded in reports/ must not turn into comparisons here.
@@ -78,12 +103,8 @@ def run_suite(tmp_path: Path, *args: str, timeout: float = 300, env: dict | None
         # training, tracked) is part of the sim, as a real rack's recorded healthy boot is.
         sim = "--rack" not in args and not any(a.startswith("--rack=") for a in args)
         args = (*args, f"--baseline={REPO / 'rackgate/sim/racks/sim-baseline.json' if sim else tmp_path / 'no-baseline.json'}")
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *SUITE_PLUGINS, "-q",
-           f"--junitxml={junit}", f"--alluredir={tmp_path / 'allure'}", f"--verdict-file={tmp_path / 'verdict.json'}",
-           *_joined(args)]
-    # Only the suite's own plugins: unrelated ones installed on the machine (hypothesis, anyio,
-    # benchmark) cost seconds of start-up per run, and the fault matrix makes dozens of runs.
-    env = {**user_env(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})}
+    cmd = suite_command(tmp_path, args, allure)
+    env = suite_env(env)
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, start_new_session=True)
     try:

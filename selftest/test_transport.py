@@ -115,3 +115,31 @@ def test_spawn_env_extends_variables_like_the_runbook(host, tmp_path):
     assert wait_until(lambda: log.exists() and log.read_text().endswith("\n"))
     proc.stop(grace_s=1)
     assert log.read_text() == '/app/rjprefix/lib:yes|a "q" `x` \\z\n'
+
+
+def test_a_literal_env_starts_the_command_itself_with_the_same_answers(tmp_path, monkeypatch):
+    """A local node whose env values are literal text (the sim's PATH, PYTHONPATH) starts the command
+    itself with that environment, not under an exporting `sh` (one process fewer per command): the
+    values reach it, its PATH finds the node's tools, a tool missing there is rc 127 naming it; a
+    value the shell must expand still goes through the shell."""
+    from rackgate.transport import runners
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "nodetool").write_text('#!/bin/sh\nprintf "%s|%s\\n" "$RG_LIT" "$RG_TWO"\n')
+    (bindir / "nodetool").chmod(0o755)
+    started: list[list[str]] = []
+    real = runners.run_bounded
+
+    def seen(argv, timeout, **kw):
+        started.append(list(argv))
+        return real(argv, timeout, **kw)
+    monkeypatch.setattr(runners, "run_bounded", seen)
+    node = Host("n", LocalRunner("n", {"PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "RG_LIT": 'a "q" b',
+                                        "RG_TWO": "two"}))
+    res = node.run(["nodetool"], timeout=30)
+    assert (res.rc, res.stdout, started[-1]) == (0, 'a "q" b|two\n', ["nodetool"]), (res, started)
+    missing = node.run(["no-such-tool-here"], timeout=30)
+    assert (missing.rc, missing.stderr) == (127, "no-such-tool-here: not found\n"), missing
+    expands = Host("n", LocalRunner("n", {"PATH": f"{bindir}{os.pathsep}$PATH", "RG_LIT": "x", "RG_TWO": "$RG_LIT-y"}))
+    res = expands.run(["nodetool"], timeout=30)
+    assert (res.rc, res.stdout, started[-1][:2]) == (0, "x|x-y\n", ["sh", "-c"]), (res, started)

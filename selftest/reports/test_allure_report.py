@@ -24,7 +24,7 @@ def report(tmp_path_factory):
     if not render.ALLURE.exists() or chromium() is None:
         pytest.fail("Allure 3 or Chromium is missing: run `bash scripts/report_tools.sh` (scripts/selftest.sh does)")
     d = tmp_path_factory.mktemp("allure")
-    run = run_suite(d, *suite_args(CASE), *CASE["fail"])
+    run = run_suite(d, *suite_args(CASE), *CASE["fail"], allure=True)
     assert run.rc == 1 and run.outcomes, run.stdout[-2000:] + run.stderr[-2000:]
     out = render.render(d / "allure", d / "report")
     return d, out
