@@ -49,6 +49,10 @@ SERVER_BROKEN_ROWS = ("SRV-SANITY", "SRV-MODELS", "SRV-CONSISTENCY", "ACC-BUDGET
 
 
 GATE_MAX_TOKENS = 128  # SmolLM2's 5-shot completions answers: 20-60 tokens, then "Question:"
+# SRV-LONGCTX's prompts, in words: the default (3 x ATOM's --max-num-batched-tokens, 49152 tokens) is
+# beyond SmolLM2's 8192 positions, and its four prefills ran into pytest's 300 s timeout (an ERROR, the
+# engine busy all the while: wave 8, docs/performance.md); 300 words fit, as test_launch.py's rack
+LONGCTX_WORDS = 300
 
 
 def gate_command(srv, tmp_path: Path, gsm8k_dir: Path, rack: Path | None = None, extra: tuple[str, ...] = ()) -> list[str]:
@@ -68,7 +72,7 @@ def engine_rack(tmp_path: Path, srv, gsm8k_dir: Path, ranks: int = 1, serving: d
     tokens held 4 in flight, 287 of the gate's 414 s); the engines behind a balancer, each asked by
     the hint, are as many ranks."""
     return runners.rack_file(tmp_path / "rack.toml", srv.model, max_tokens=GATE_MAX_TOKENS, gpus_per_node=ranks,
-                             serving=serving,
+                             serving={"longctx_words": LONGCTX_WORDS, **(serving or {})},
                              accuracy={"api": "completions", "gsm8k_dir": str(gsm8k_dir),
                                        # ACC-UNDER-LOAD runs whatever ACC-QUICK scored (it reads its
                                        # accuracy): the fewest questions and fillers on 2 CPU cores
