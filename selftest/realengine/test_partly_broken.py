@@ -79,17 +79,11 @@ def test_gate_fails_a_reasoning_only_engine_of_three_naming_the_share(two_health
     """[healthy, healthy, reasoning-only] (issue 34): the third engine's chat template opens a
     reasoning block, so its chat answers land in reasoning_content (content empty); its
     completions are fine, so SRV-SANITY passes; ACC-BUDGET asks 16 chat requests spread over the
-    three and FAILS naming the share, exit 1.
-
-    SRV-LONGCTX is left out (`-k "not test_srv_longctx"`): without a rack file its prompts are 3 x
-    ATOM's default chunk, 49152 tokens, beyond SmolLM2's 8192 positions (a rack file's
-    serving.longctx_words fits them): their prefills outlived pytest's 300 s timeout, an ERROR, and
-    kept the engines busy after it (wave 8, docs/performance.md). The rack-file gates run it with
-    prompts that fit."""
+    three and FAILS naming the share, exit 1."""
     h1, h2 = two_healthy
     with serve("reasoning-template") as r:
         with Balancer(models.name("healthy"), [(h1.url, h1.model), (h2.url, h2.model), (r.url, r.model)]) as bal:
-            p, outcomes = run_gate(bal, tmp_path, gsm8k_dir, extra=("-k", "not test_srv_longctx"))
+            p, outcomes = run_gate(bal, tmp_path, gsm8k_dir)
     assert p.returncode == 1 and outcomes, p.stdout[-3000:] + p.stderr[-2000:]
     assert outcomes[SANITY].status == "passed", outcomes[SANITY].message[:1500]
     assert outcomes[BUDGET].status == "failed", {t: (o.status, o.message[:300]) for t, o in outcomes.items()}
