@@ -13,9 +13,10 @@ run from the project directory, plugins autoloaded. Asserted:
   the rack file keeps). The rack file's [accuracy] only fits the questions to this engine:
   completions (SmolLM2's 5-shot answers stop at "Question:" after 20-60 tokens; in chat mode it
   answers at ~4 tok/s and one of the gate's first questions ran past 700 tokens of the profile's
-  12288, see docs/real-engine.md), max_tokens 16 (every answer cut: GATE_MAX_TOKENS) and
-  SRV-LONGCTX's prompts of 300 words. The sequential test, its thresholds and error rates are
-  Kimi-K3's defaults: it settles FAIL after its first 5 answers that do not score. One DP rank (one
+  12288, see docs/real-engine.md), one shot and max_tokens 16 (every answer cut: GATE_MAX_TOKENS),
+  one question in flight per engine, and SRV-LONGCTX's prompts of 300 words. The sequential test,
+  its thresholds and error rates are Kimi-K3's defaults: it settles FAIL after its first 5 answers
+  that do not score. One DP rank (one
   engine). The same run records a baseline: ACC-UNDER-LOAD PASSES (the accuracy under load agrees
   with the quick gate's) and the output-length facts are recorded.
 Order, not seconds: the seconds are in benchmarks/time_to_verdict.py.
@@ -49,13 +50,15 @@ UNDER_LOAD = "accuracy/test_under_load.py::test_accuracy_under_load"
 SERVER_BROKEN_ROWS = ("SRV-SANITY", "SRV-MODELS", "SRV-CONSISTENCY", "ACC-BUDGET")
 
 
-# The gate's questions' max_tokens: SmolLM2's 5-shot completions answers run 20-60 tokens, then
-# "Question:"; at 16 every answer is cut (finish_reason length: "truncated", a coherent answer that
-# does not score) and ACC-QUICK still settles FAIL after its first 5, naming the model below the
-# threshold. The generation is the gate's cost (a 5-shot question: ~9 engine CPU s at 128, wave 6):
-# what these tests prove is the gate's verdicts on a healthy or broken engine, not SmolLM2's answers
-# (lm-eval's verdict on those: test_suite_on_engine.py's agreement test, at 128). ACC-BUDGET's one
-# chat answer fits 16 ("42", as test_suite_on_engine.py's rack file asks).
+# The gate's GSM8K questions, fitted to what these tests prove -- the gate's verdicts on a healthy or
+# broken engine, not SmolLM2's answers (lm-eval's verdict on those: test_suite_on_engine.py's
+# agreement test, 5-shot, 128 tokens). A question's cost is its prompt's prefill on one CPU thread
+# (5 shots: ~755 tokens); its answer's tokens cost little (the healthy gate at max_tokens 128 and 16:
+# 80.3 and 72.9 engine CPU s, wave 8, docs/performance.md). One shot (~250 tokens) and 16 tokens:
+# every answer is cut ("truncated", finish_reason length: a coherent answer that does not score),
+# so ACC-QUICK settles FAIL after its first 5 questions, naming the model below the threshold, and
+# ACC-UNDER-LOAD's answers agree with them. ACC-BUDGET's one chat answer fits 16 ("42").
+GATE_SHOTS = 1
 GATE_MAX_TOKENS = 16
 # SRV-LONGCTX's prompts, in words: the default (3 x ATOM's --max-num-batched-tokens, 49152 tokens) is
 # beyond SmolLM2's 8192 positions, and its four prefills ran into pytest's 300 s timeout (an ERROR, the
@@ -78,10 +81,13 @@ def engine_rack(tmp_path: Path, srv, gsm8k_dir: Path, ranks: int = 1, serving: d
     ranks: the DP ranks on its one node -- one engine is one rank (the rack file's default, 4, made
     every per-rank load four times over on the one engine: ACC-UNDER-LOAD's fillers of ~800 prompt
     tokens held 4 in flight, 287 of the gate's 414 s); the engines behind a balancer, each asked by
-    the hint, are as many ranks."""
+    the hint, are as many ranks. One question in flight per engine (accuracy.num_concurrent): an
+    engine serves one request at a time (transformers serve without continuous batching), so more
+    only queue, and the questions still queued when ACC-QUICK settles are prefilled for nothing."""
     return runners.rack_file(tmp_path / "rack.toml", srv.model, max_tokens=GATE_MAX_TOKENS, gpus_per_node=ranks,
                              serving={"longctx_words": LONGCTX_WORDS, **(serving or {})},
                              accuracy={"api": "completions", "gsm8k_dir": str(gsm8k_dir),
+                                       "num_fewshot": GATE_SHOTS, "num_concurrent": ranks,
                                        # ACC-UNDER-LOAD runs whatever ACC-QUICK scored (it reads its
                                        # accuracy): the fewest questions and fillers on 2 CPU cores
                                        "under_load_questions": 4, "under_load_per_rank": 1,
