@@ -16,8 +16,7 @@ run from the project directory, plugins autoloaded. Asserted:
   12288, see docs/real-engine.md), max_tokens 16 (every answer cut: GATE_MAX_TOKENS),
   one question in flight per engine, and SRV-LONGCTX's prompts of 300 words. The sequential test,
   its thresholds and error rates are Kimi-K3's defaults: it settles FAIL after its first 5 answers
-  that do not score. One DP rank (one
-  engine). The same run records a baseline: ACC-UNDER-LOAD PASSES (the accuracy under load agrees
+  that do not score. One DP rank (one engine). The same run records a baseline: ACC-UNDER-LOAD PASSES (the accuracy under load agrees
   with the quick gate's) and the output-length facts are recorded.
 Order, not seconds: the seconds are in benchmarks/time_to_verdict.py.
 """
