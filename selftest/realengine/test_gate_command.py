@@ -13,9 +13,10 @@ run from the project directory, plugins autoloaded. Asserted:
   the rack file keeps). The rack file's [accuracy] only fits the questions to this engine:
   completions (SmolLM2's 5-shot answers stop at "Question:" after 20-60 tokens; in chat mode it
   answers at ~4 tok/s and one of the gate's first questions ran past 700 tokens of the profile's
-  12288, see docs/real-engine.md) and max_tokens 128. The sequential test, its thresholds and error rates
-  are Kimi-K3's defaults: it settles FAIL after its first 5 wrong answers. One DP rank (one
-  engine). The same run records a baseline: ACC-UNDER-LOAD PASSES (the accuracy under load agrees
+  12288, see docs/real-engine.md), max_tokens 16 (every answer cut: GATE_MAX_TOKENS),
+  one question in flight per engine, and SRV-LONGCTX's prompts of 300 words. The sequential test,
+  its thresholds and error rates are Kimi-K3's defaults: it settles FAIL after its first 5 answers
+  that do not score. One DP rank (one engine). The same run records a baseline: ACC-UNDER-LOAD PASSES (the accuracy under load agrees
   with the quick gate's) and the output-length facts are recorded.
 Order, not seconds: the seconds are in benchmarks/time_to_verdict.py.
 """
@@ -48,7 +49,19 @@ UNDER_LOAD = "test_declared.py::test_acc_under_load"
 SERVER_BROKEN_ROWS = ("SRV-SANITY", "SRV-MODELS", "SRV-CONSISTENCY", "ACC-BUDGET")
 
 
-GATE_MAX_TOKENS = 128  # SmolLM2's 5-shot completions answers: 20-60 tokens, then "Question:"
+# The gate's GSM8K questions, fitted to what these tests prove -- the gate's verdicts on a healthy or
+# broken engine, not SmolLM2's answers (lm-eval's verdict on those: test_suite_on_engine.py's
+# agreement test, 128 tokens). At 16 tokens every 5-shot answer is cut ("truncated", finish_reason
+# length: a coherent answer that does not score), so ACC-QUICK settles FAIL after its first 5
+# questions, naming the model below the threshold, and ACC-UNDER-LOAD's answers agree with them;
+# ACC-BUDGET's one chat answer fits 16 ("42"). The shots stay 5: with one, 2 of 5 answers were
+# empty with finish_reason stop (SmolLM2 wrote "Question:" at once), which the gate rightly reads as
+# the server's fault (wave 8, docs/performance.md).
+GATE_MAX_TOKENS = 16
+# SRV-LONGCTX's prompts, in words: the default (3 x ATOM's --max-num-batched-tokens, 49152 tokens) is
+# beyond SmolLM2's 8192 positions, and its four prefills ran into pytest's 300 s timeout (an ERROR, the
+# engine busy all the while: wave 8, docs/performance.md); 300 words fit, as test_launch.py's rack
+LONGCTX_WORDS = 300
 
 
 def gate_command(srv, tmp_path: Path, gsm8k_dir: Path, rack: Path | None = None, extra: tuple[str, ...] = ()) -> list[str]:
@@ -66,10 +79,13 @@ def engine_rack(tmp_path: Path, srv, gsm8k_dir: Path, ranks: int = 1, serving: d
     ranks: the DP ranks on its one node -- one engine is one rank (the rack file's default, 4, made
     every per-rank load four times over on the one engine: ACC-UNDER-LOAD's fillers of ~800 prompt
     tokens held 4 in flight, 287 of the gate's 414 s); the engines behind a balancer, each asked by
-    the hint, are as many ranks."""
+    the hint, are as many ranks. One question in flight per engine (accuracy.num_concurrent): an
+    engine serves one request at a time (transformers serve without continuous batching), so more
+    only queue, and the questions still queued when ACC-QUICK settles are prefilled for nothing."""
     return runners.rack_file(tmp_path / "rack.toml", srv.model, max_tokens=GATE_MAX_TOKENS, gpus_per_node=ranks,
-                             serving=serving,
+                             serving={"longctx_words": LONGCTX_WORDS, **(serving or {})},
                              accuracy={"api": "completions", "gsm8k_dir": str(gsm8k_dir),
+                                       "num_concurrent": ranks,
                                        # ACC-UNDER-LOAD runs whatever ACC-QUICK scored (it reads its
                                        # accuracy): the fewest questions and fillers on 2 CPU cores
                                        "under_load_questions": 4, "under_load_per_rank": 1,
