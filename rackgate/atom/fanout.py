@@ -5,7 +5,9 @@ read until `stop_when` calls its text decided (a '!' stream is cut after a few c
 server stops generating for it). When one answer is decisive (`decisive`), the others get
 `settle_s` to come back, then every request still out is cancelled: the first degenerate answer
 decides, the answers back by then give the share. The settle window is at least as long as the
-first decisive answer took (so that on a loaded machine the longer coherent answers come back too).
+first decisive answer took (so that on a loaded machine the longer coherent answers come back too),
+and with a hang rule it stays open until one answer that is not decisive is back (at most the
+rule's floor): a share read from the decisive answers alone would blame the whole server.
 
 A hang is read here, not waited out: once some requests have come back, those still out with
 nothing of them moving (no headers, no streamed chunk) for `HangRule.bound(slowest)` --
@@ -174,12 +176,20 @@ def fan_out(client: Client, asks: list[Ask], max_tokens: int, timeout: float,
         threading.Thread(target=one, args=(i,), daemon=True, name=f"fanout-{i}").start()
     end = t0 + timeout + 5.0
     settling, hang_hit = False, False
+    settled = until = end  # settling: the window's end, and how long it waits for an answer that is not decisive
     with changed:
         while len(results) < len(asks) and time.monotonic() < end:
             now = time.monotonic()
             if not settling and any(decisive(g) for g in results.values()):
                 settling = True
-                end = min(end, now + (max(settle_s, now - t0) if settle_as_long else settle_s))
+                settled = min(end, now + (max(settle_s, now - t0) if settle_as_long else settle_s))
+                # the share needs an answer to compare with: a window closed before any answer but
+                # the decisive ones came back would read one rank's answers as the whole server's
+                until = min(end, max(settled, now + hang.floor_s)) if hang is not None else settled
+            if settling:
+                other = any(g.replied and not g.error and not decisive(g) for g in results.values())
+                if now >= (settled if other else until):
+                    break
             back = [g.seconds for g in results.values() if g.replied]
             if hang is not None and back and not settling:
                 # a request is hung when nothing of it moved (no headers, no chunk) for the bound:

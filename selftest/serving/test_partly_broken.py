@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import pytest
 
@@ -23,11 +24,13 @@ BOUND = 200000  # a '!' stream this server would send in full: far more than any
 class _Engines:
     """Real HTTP on loopback: /v1/completions streams; requests whose data_parallel_rank (or, without
     a hint, whose arrival turn) is in `bang` get '!' chunks (BOUND of them unless the client goes),
-    the others ' Paris.'. Counts the '!' chunks it wrote."""
+    the others ' Paris.'. Counts the '!' chunks it wrote. `hold`: a coherent answer starts only
+    half a second after a '!' stream's client went (the coherent ranks slower than the decision)."""
 
-    def __init__(self, ranks: int, bang: set[int], refuse_hint: bool = False):
+    def __init__(self, ranks: int, bang: set[int], refuse_hint: bool = False, hold: bool = False):
         self.ranks, self.bang, self.sent, self.turn = ranks, bang, 0, 0
         self.refuse_hint = refuse_hint  # as transformers serve: HTTP 422 on the unknown field
+        self.hold, self.bang_gone = hold, threading.Event()
         self.lock = threading.Lock()
         outer = self
 
@@ -44,6 +47,9 @@ class _Engines:
                 self.send_header("content-type", "text/event-stream")
                 self.end_headers()
                 pieces = ["!"] * BOUND if rank in outer.bang else [" Paris", "."]
+                if outer.hold and rank not in outer.bang:
+                    outer.bang_gone.wait(60)
+                    time.sleep(0.5)
                 try:
                     for p in pieces:
                         self.wfile.write(b"data: " + json.dumps({"choices": [{"text": p, "finish_reason": None}]})
@@ -55,7 +61,8 @@ class _Engines:
                     self.wfile.write(b'data: {"choices": [{"text": "", "finish_reason": "stop"}]}\n\n'
                                      b"data: [DONE]\n\n")
                 except (BrokenPipeError, ConnectionResetError):
-                    pass
+                    if rank in outer.bang:
+                        outer.bang_gone.set()
 
         self.server = Loopback(H)
         self.url = self.server.url
@@ -119,6 +126,19 @@ def test_fan_out_stops_at_the_first_degenerate_answer(engines):
                          stop_when=sanity.degenerate_so_far, decisive=_decisive, settle_s=0)
     assert out.got and all(g.stopped for g in out.got)
     assert engines.sent < 16 * BOUND
+
+
+@pytest.mark.parametrize("engines", [(2, {0}, False, True)], indirect=True)
+def test_the_share_waits_for_an_answer_that_is_not_degenerate(engines):
+    """A '!' rank answers at once, the coherent rank only after the '!' stream was cut: with a hang
+    rule the read stays open (at most its floor) until an answer that is not decisive is back, so
+    the share reads one rank among healthy ones, never the whole server from the '!' rank alone."""
+    out = fanout.fan_out(Client(engines.url, "m", 60), _asks([0, 1]), BOUND, 60, stop_when=sanity.degenerate_so_far,
+                         decisive=_decisive, settle_s=0, settle_as_long=False, hang=fanout.HangRule(30.0, 10.0))
+    by_rank = {g.ask.rank: g for g in out.got}
+    assert by_rank[0].stopped and 1 in by_rank and by_rank[1].text == " Paris.", out
+    answers = [sanity.Answer(g.ask.prompt, g.text, g.stopped, g.ask.rank, "node1") for g in out.got]
+    assert "node- or rank-specific" in sanity.share(answers, out.asked)
 
 
 @pytest.mark.parametrize("engines", [(2, set(), True)], indirect=True)
