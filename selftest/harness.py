@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,11 +55,24 @@ def _joined(args) -> list[str]:
     return out
 
 
+# Where the suite runs' compiled modules go when the user's environment writes none
+# (PYTHONDONTWRITEBYTECODE): outside the checkout, shared by every run of every self-test session on
+# this machine (Python checks each cached module against its source's mtime and size).
+PYCACHE = Path(tempfile.gettempdir()) / f"rackgate-selftest-pycache-{os.getuid()}"
+
+
 def user_env() -> dict[str, str]:
     """This process's environment as a user's shell has it: without what pytest and xdist set for
-    the self-test run itself (a suite run started by a self-test on an xdist worker is no worker)."""
-    return {k: v for k, v in os.environ.items()
-            if not k.startswith(("PYTEST_XDIST_", "PYTEST_CURRENT_TEST"))}
+    the self-test run itself (a suite run started by a self-test on an xdist worker is no worker).
+    Where the user writes no bytecode, the runs keep theirs in PYCACHE instead: otherwise every
+    one of the self-tests' ~200 suite runs (and the sim's Python tools in each) compiled every
+    module it imports from source again, ~0.5 CPU s a run (docs/performance.md, wave 8)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYTEST_XDIST_", "PYTEST_CURRENT_TEST"))}
+    if env.get("PYTHONDONTWRITEBYTECODE") and not env.get("PYTHONPYCACHEPREFIX"):
+        del env["PYTHONDONTWRITEBYTECODE"]
+        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+    return env
 
 
 def dist_mode(config) -> str:
@@ -87,9 +101,9 @@ def suite_env(extra: dict | None = None) -> dict[str, str]:
       benchmark) cost seconds of start-up per run, and the fault matrix makes dozens of runs;
     - bytecode written and reused: a machine that sets PYTHONDONTWRITEBYTECODE (this one does)
       otherwise compiles rackgate's ~180 modules and rewrites the checks' asserts in every run and
-      every sim tool process: ~0.3 CPU s of each run's start-up (docs/performance.md, wave 8). The
-      __pycache__ it writes in the checkout is ignored by git; `extra` may set the variable back."""
-    base = {k: v for k, v in user_env().items() if k != "PYTHONDONTWRITEBYTECODE"}
+      every sim tool process: ~0.3 CPU s of each run's start-up (docs/performance.md, wave 8);
+      `user_env` keeps it in PYCACHE, outside the checkout; `extra` may set the variable back."""
+    base = user_env()
     return {**base, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **(extra or {})}
 
 

@@ -31,10 +31,13 @@ def test_a_run_writes_allure_results_only_when_asked(tmp_path: Path):
 
 def test_a_suite_run_writes_and_reuses_bytecode_and_loads_only_its_plugins(monkeypatch):
     """PYTHONDONTWRITEBYTECODE (set on this machine) would compile every module of rackgate in every
-    suite run; the suite's environment drops it (a caller's env may set it back)."""
+    suite run; the suite's environment drops it and keeps the bytecode outside the checkout
+    (PYTHONPYCACHEPREFIX; a caller's env may set it back)."""
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
     env = suite_env()
     assert "PYTHONDONTWRITEBYTECODE" not in env and "PYTEST_XDIST_WORKER" not in env, sorted(env)
     assert env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1"
+    assert env["PYTHONPYCACHEPREFIX"] and not env["PYTHONPYCACHEPREFIX"].startswith(str(Path(__file__).parents[1]))
     assert suite_env({"PYTHONDONTWRITEBYTECODE": "1"})["PYTHONDONTWRITEBYTECODE"] == "1"

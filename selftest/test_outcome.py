@@ -51,3 +51,62 @@ def test_every_hook_reads_the_class_never_its_own_table():
         text = (fixtures / name).read_text()
         assert "\"passed\": 0" not in text and "RANK = {" not in text, name
         assert "report.when = " not in text, name
+
+
+def _deep(depth: int, exc: BaseException):
+    if depth:
+        _deep(depth - 1, exc)
+    raise exc
+
+
+class _Item:
+    """A catalogue item as the hook reads it (its row marker)."""
+    def get_closest_marker(self, name):
+        return pytest.mark.row("PLAT-SHM").mark if name == "row" else None
+
+
+class _Report:
+    failed, passed = True, False
+
+    def __init__(self):
+        self.user_properties: list = []
+        self.longrepr = "pytest's own wording"
+
+
+@pytest.mark.parametrize(("when", "exc", "said"), [
+    ("call", FINDING, str(FINDING)),
+    ("setup", ToolMissing("node2", "amd-smi"), "could not observe (ToolMissing): "),
+    ("call", NotRun("SRV-BOOT", "failed"), "could not observe (NotRun): "),
+], ids=["finding", "tool-missing-in-setup", "not-run"])
+def test_pytest_words_a_finding_or_a_could_not_observe_without_its_traceback(when, exc, said):
+    """pytest's long traceback (the source of every frame read and parsed) would be thrown away for
+    the one-line message: pytest builds its report from a placeholder that fails the same phase with
+    no traceback to word, and every outer wrapper (allure, xfail, order, verdict_file) reads the real
+    exception again once this one returns."""
+    from _pytest.runner import CallInfo
+    call = CallInfo.from_call(lambda: _deep(30, exc), when)
+    real = call.excinfo
+    hook = outcome.pytest_runtest_makereport(_Item(), call)
+    next(hook)                                                 # pytest's own makereport runs now
+    seen = call.excinfo
+    assert seen is not real and isinstance(seen.value, Failed) and not seen.value.pytrace
+    assert str(seen.value) == str(exc)                         # what an xfail's report keeps
+    with pytest.raises(StopIteration) as done:
+        hook.send(_Report())
+    report = done.value.value
+    assert call.excinfo is real                                # the outer wrappers' view
+    assert report.longrepr.startswith(said) and str(exc) in report.longrepr
+    assert report.user_properties == [(outcome.KEY, outcome.classify(when, True, False, exc, True))]
+
+
+def test_an_internal_error_keeps_pytest_building_its_traceback():
+    from _pytest.runner import CallInfo
+    call = CallInfo.from_call(lambda: _deep(3, ZeroDivisionError("bug")), "call")
+    real = call.excinfo
+    hook = outcome.pytest_runtest_makereport(_Item(), call)
+    next(hook)
+    assert call.excinfo is real
+    with pytest.raises(StopIteration) as done:
+        hook.send(_Report())
+    assert done.value.value.longrepr.startswith(outcome.INTERNAL_ERROR_TITLE)
+    assert "ZeroDivisionError" in done.value.value.longrepr and "_deep" in done.value.value.longrepr
