@@ -126,7 +126,8 @@ def test_healthy_sim_against_its_own_baseline_passes_also_under_xdist(recorded, 
     base = bl.load(healthy_baseline)
     assert KINDS <= {f.name for f in base.facts.values()}, sorted({f.name for f in base.facts.values()})
     assert base.provenance["image"] and base.provenance["image_id"], base.provenance
-    serial = run_suite(tmp_path / "serial", "-m", "regression", "--baseline", str(healthy_baseline), timeout=600)
+    serial = run_suite(tmp_path / "serial", "-m", "regression", "--baseline", str(healthy_baseline), timeout=600,
+                       allure=True)
     compared = {k: o.status for k, o in serial.outcomes.items() if k.startswith(COMPARE)}
     assert len(compared) >= len(KINDS) and set(compared.values()) == {"passed"}, serial.stdout[-4000:]
     assert "image:" in serial.stdout and "all " in serial.stdout and "facts within tolerance" in serial.stdout
