@@ -16,6 +16,7 @@ import pytest
 
 from rackgate.transport.procs import install_signal_handlers
 
+from .. import gsm8k_data
 from . import env
 from .model_store import ModelStore, ensure_models
 from .server import TransformersServer
@@ -63,6 +64,16 @@ def serve(engine_bin, models, tmp_path_factory):
     finally:
         for srv in running.values():
             srv.stop()
+
+
+@pytest.fixture(scope="session")
+def gsm8k_dir(gsm8k_dir, tmp_path_factory) -> Path:
+    """The real-engine self-tests' GSM8K directory: the shortest rows of the shared one
+    (gsm8k_data.shortest), written once per session under pytest's tmp. An engine here prefills
+    every prompt on one CPU thread, and these tests prove the gate's verdicts on healthy and broken
+    engines, not SmolLM2's accuracy: the 5 shots stay (at 1 shot SmolLM2 answered nothing), the rows
+    are the shortest (the quick gate's 5-shot prompts: ~490 tokens instead of ~1,020)."""
+    return gsm8k_data.shortest(gsm8k_dir, tmp_path_factory.mktemp("gsm8k-short"))
 
 
 @pytest.fixture(scope="session")
