@@ -1,8 +1,8 @@
 """The suite against a real model server, as a user runs it: pytest in a subprocess with
 `--rack FILE --atom-url URL --served-model NAME` (attach: the suite launches and stops nothing).
 
-- healthy SmolLM2: SRV-SANITY, SRV-MODELS and ACC-BUDGET pass, and SRV-STREAM-CONSISTENCY with
-  SmolLM2's tokenizer.json;
+- healthy SmolLM2 (one suite run): SRV-SANITY, SRV-MODELS and ACC-BUDGET pass, and
+  SRV-STREAM-CONSISTENCY with SmolLM2's tokenizer.json;
 - final norm NaN: SRV-SANITY fails with the catalogue's diagnosis ("empty text": the NaN logits
   make greedy decoding pick token 0, a special token, every step);
 - <think> chat template: ACC-BUDGET fails (content "" with reasoning_content, finish length);
@@ -47,22 +47,17 @@ def _diagnosis_in(run, test_id: str, row_id: str) -> str:
     return msg
 
 
-def test_healthy_engine_passes_sanity_models_and_budget(healthy, tmp_path):
-    rack = runners.rack_file(tmp_path / "rack.toml", healthy.model, max_tokens=16)
-    run = _suite(tmp_path, healthy, rack, SANITY, MODELS, BUDGET)
-    assert {k: o.status for k, o in run.outcomes.items()} == {SANITY: "passed", MODELS: "passed",
-                                                              BUDGET: "passed"}, run.stdout[-3000:]
-
-
 STREAM = "rackgate/checks/test_declared.py::test_srv_stream_consistency"
 
 
-def test_healthy_engine_passes_stream_consistency(healthy, models, tmp_path):
-    """SRV-STREAM-CONSISTENCY against transformers serve: streamed and plain greedy completions
-    agree, and its usage counts agree with SmolLM2's own tokenizer.json."""
-    rack = runners.rack_file(tmp_path / "rack.toml", healthy.model, tokenizer=str(models.dir("healthy")))
-    run = _suite(tmp_path, healthy, rack, SANITY, STREAM)
-    assert run.outcomes[STREAM].status == "passed", run.stdout[-3000:]
+def test_healthy_engine_passes_sanity_models_budget_and_stream_consistency(healthy, models, tmp_path):
+    """SRV-SANITY, SRV-MODELS, ACC-BUDGET and SRV-STREAM-CONSISTENCY pass against transformers serve:
+    streamed and plain greedy completions agree, and its usage counts agree with SmolLM2's own
+    tokenizer.json. (One suite run: they were two, SRV-SANITY asked in both.)"""
+    rack = runners.rack_file(tmp_path / "rack.toml", healthy.model, max_tokens=16, tokenizer=str(models.dir("healthy")))
+    run = _suite(tmp_path, healthy, rack, SANITY, MODELS, BUDGET, STREAM)
+    assert {k: o.status for k, o in run.outcomes.items()} == {SANITY: "passed", MODELS: "passed", BUDGET: "passed",
+                                                              STREAM: "passed"}, run.stdout[-3000:]
 
 
 def test_nan_norm_engine_fails_sanity_with_the_diagnosis(serve, tmp_path):
