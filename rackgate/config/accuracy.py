@@ -82,6 +82,10 @@ class AccuracyExpect(Section):
     under_load_fillers_attached: int = Field(default=32, ge=1)
     under_load_questions: int = Field(default=64, ge=4)
     under_load_max_tokens: int = Field(default=256, ge=1)  # each filler's
+    # Each filler's prompt, in words (about a token each): long enough that the fillers' prefills
+    # load the server too; a rack whose model has a short context, or a CPU engine that prefills a
+    # request at a time, sizes it down.
+    under_load_filler_words: int = Field(default=600, ge=1)
     under_load_z: float = Field(default=2.58, gt=0)
     # Seconds between progress lines while the quick gate or lm-eval runs.
     progress_every_s: float = Field(default=10.0, gt=0)

@@ -124,8 +124,8 @@ def run_under_load(rack: Rack, server: Any) -> UnderLoadRead:
     clients = setup.clients_for(rack, server.url, server.client.model)
     ranks = len(rank_table(rack))  # 0: attached without a rack file, the DP size unknown
     fillers = under_load.Fillers(clients, cfg.under_load_per_rank * ranks if ranks else cfg.under_load_fillers_attached,
-                                 lambda i: load.prompt(600, i), cfg.under_load_max_tokens, cfg.request_timeout_s,
-                                 per_rank.rank_of)  # the fillers on the ranks in turn, where hinted
+                                 lambda i: load.prompt(cfg.under_load_filler_words, i), cfg.under_load_max_tokens,
+                                 cfg.request_timeout_s, per_rank.rank_of)  # the fillers on the ranks in turn, where hinted
     rank_of = {doc: per_rank.rank_of(i) for i, doc in enumerate(docs)}  # the ranks in turn, where hinted
     hung: quick.QuickHang | None = None
     items = []

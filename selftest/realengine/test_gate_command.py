@@ -62,6 +62,7 @@ GATE_MAX_TOKENS = 16
 # beyond SmolLM2's 8192 positions, and its four prefills ran into pytest's 300 s timeout (an ERROR, the
 # engine busy all the while: wave 8, docs/performance.md); 300 words fit, as test_launch.py's rack
 LONGCTX_WORDS = 300
+UNDER_LOAD_FILLER_WORDS = 100
 
 
 def gate_command(srv, tmp_path: Path, gsm8k_dir: Path, rack: Path | None = None, extra: tuple[str, ...] = ()) -> list[str]:
@@ -89,7 +90,11 @@ def engine_rack(tmp_path: Path, srv, gsm8k_dir: Path, ranks: int = 1, serving: d
                                        # ACC-UNDER-LOAD runs whatever ACC-QUICK scored (it reads its
                                        # accuracy): the fewest questions and fillers on 2 CPU cores
                                        "under_load_questions": 4, "under_load_per_rank": 1,
-                                       "under_load_max_tokens": 16})
+                                       "under_load_max_tokens": 16,
+                                       # a filler is a request queued between the questions here:
+                                       # 600 words (the default) were ~800 prefill tokens a filler,
+                                       # more than a short-row question's ~490
+                                       "under_load_filler_words": UNDER_LOAD_FILLER_WORDS})
 
 
 def run_gate(srv, tmp_path: Path, gsm8k_dir: Path, timeout: float = 1500, rack: Path | None = None,
