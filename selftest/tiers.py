@@ -62,9 +62,10 @@ SHARED: dict[str, tuple[str, ...]] = {
 # reference (11 suite runs fewer) and the recipe dry runs' faulted runs read from the matrix's own.
 # Refresh: `python3 -m selftest.tiers reports/selftest-junit.xml` after a whole run.
 LONG: dict[str, int] = {
-    "realengine-suite": 898,
+    "realengine-suite": 518,                   # wave 8's merged run (621) x its CPU after/before wave 9's
+                                               # cuts (217.1/260.1 CPU s: docs/performance.md, H9E)
     "selftest.test_fault_matrix": 500,         # 579 before the healthy reference
-    "realengine-gate": 377,                    # 770 x its CPU after/before wave 8's cuts (339.9/695.0 CPU s)
+    "realengine-gate": 490,                    # wave 8's merged run (645) x wave 9's 249.2/328.2 CPU s
     "selftest.realengine.test_launch": 197,
     "tool_failures_fabric": 195,               # selftest/test_tool_failures.py's fabric selection; 324
                                                # before pytest stopped wording discarded tracebacks (wave 8)
