@@ -2,12 +2,13 @@
 balancer (selftest/realengine/balancer.py) as three DP ranks, ATOM's data_parallel_rank hint
 taken, with the real-engine rack file (`pytest --rack FILE -m gate --atom-url URL`).
 
-- The golden set is recorded on three healthy ranks, then the three healthy ranks pass against
-  it, tokens alone compared (transformers serve returns no logprobs on /v1/completions: the
-  report says so).
-- Two healthy ranks and the noisy-layer copy as dp2 (layer 15's MLP weights + 0.1 std of seeded
-  noise: fluent, mostly the same text; model_store.py) FAIL, naming the share of drifting answers
-  and dp2, read as one rank of three, not an image change.
+- The golden set is recorded on three healthy ranks (each passes: they agree with each other).
+- Against it, the same three healthy ranks and the noisy-layer copy as dp3 (layer 15's MLP weights
+  + 0.1 std of seeded noise: fluent, mostly the same text; model_store.py), tokens alone compared
+  (transformers serve returns no logprobs on /v1/completions: the report says so): the three
+  healthy ranks PASS and dp3 FAILS, naming the share of drifting answers and dp3, read as one rank
+  of four, not an image change. (One comparison run for both: they were two, the healthy ranks'
+  and the noisy one's, each asking every prompt of every rank again; wave 9.)
 The ranks are asked by the hint, so the noisy rank answers every prompt: what it changes is seen
 on every run (spread by least requests, a prompt could miss it). The rack file asks 16 tokens
 (the default 32 is for racks: docs/serving.md): the noisy copy changes two of the eight answers
@@ -34,8 +35,8 @@ from .test_gate_command import checks_id
 
 pytestmark = [pytest.mark.realengine, pytest.mark.timeout(2400)]
 
-GOLDEN = "test_declared.py::test_srv_golden"  # one item per DP rank: [cpu-dp0] .. [cpu-dp2]
-ITEMS = [f"{GOLDEN}[cpu-dp{r}]" for r in range(3)]
+GOLDEN = "test_declared.py::test_srv_golden"  # one item per DP rank: [cpu-dp0] .. [cpu-dp3]
+ITEMS = [f"{GOLDEN}[cpu-dp{r}]" for r in range(4)]
 SHARE = re.compile(r"(\d+) of (\d+) answers \((\d+)%\) drift from the golden set")
 
 
@@ -44,9 +45,9 @@ GOLDEN_SERVING = {"golden_max_tokens": 16}
 
 
 def _golden(bal, tmp_path: Path, baseline: Path, *extra: str):
-    """pytest --rack FILE -m gate, the golden check only, the balancer's engines as 3 DP ranks."""
+    """pytest --rack FILE -m gate, the golden check only, the balancer's engines as as many DP ranks."""
     tmp_path.mkdir(parents=True, exist_ok=True)
-    rack = runners.rack_file(tmp_path / "rack.toml", bal.model, gpus_per_node=3, serving=GOLDEN_SERVING)
+    rack = runners.rack_file(tmp_path / "rack.toml", bal.model, gpus_per_node=len(bal.engines), serving=GOLDEN_SERVING)
     cmd = [sys.executable, "-m", "pytest", "-m", "gate", "rackgate/checks/test_declared.py::test_srv_golden", "--rack", str(rack),
            "--atom-url", bal.url, "--served-model", bal.model, f"--baseline={baseline}",
            f"--junitxml={tmp_path / 'junit.xml'}", *extra]
@@ -70,21 +71,19 @@ def test_a_noisy_rank_behind_the_balancer_fails_naming_the_share_and_the_rank(en
     base = tmp_path / "baseline.json"
     with Balancer(name, [(h.url, h.model) for h in (h1, h2, h3)]) as bal:
         p, out = _golden(bal, tmp_path / "record", base, "--record-baseline")
-        assert [out[i].status for i in ITEMS] == ["passed"] * 3, p.stdout[-3000:] + p.stderr[-2000:]
-        assert "the golden set (SRV-GOLDEN)" in p.stdout, p.stdout[-2000:]
-        p, out = _golden(bal, tmp_path / "healthy", base, "-rA")
-        assert [out[i].status for i in ITEMS] == ["passed"] * 3, p.stdout[-3000:]
-    with Balancer(name, [(h1.url, h1.model), (h2.url, h2.model), (noisy.url, noisy.model)]) as bal:
-        p, out = _golden(bal, tmp_path / "noisy", base)
-        assert bal.served[2] > 0  # the noisy copy answered its rank's prompts
-    assert [out[i].status for i in ITEMS[:2]] == ["passed"] * 2, p.stdout[-3000:]  # the healthy ranks
-    o = out[ITEMS[2]]
-    assert o.status == "failed" and o.message.lstrip().startswith("SRV-GOLDEN [cpu/dp2]"), p.stdout[-3000:]
+    assert [out[i].status for i in ITEMS[:3]] == ["passed"] * 3, p.stdout[-3000:] + p.stderr[-2000:]
+    assert "the golden set (SRV-GOLDEN)" in p.stdout, p.stdout[-2000:]
+    with Balancer(name, [(h.url, h.model) for h in (h1, h2, h3, noisy)]) as bal:
+        p, out = _golden(bal, tmp_path / "compare", base, "-rA")
+        assert bal.served[3] > 0  # the noisy copy answered its rank's prompts
+    assert [out[i].status for i in ITEMS[:3]] == ["passed"] * 3, p.stdout[-3000:]  # the healthy ranks
+    o = out[ITEMS[3]]
+    assert o.status == "failed" and o.message.lstrip().startswith("SRV-GOLDEN [cpu/dp3]"), p.stdout[-3000:]
     m = SHARE.search(o.message)
     assert m, o.message[:1500]
     k, n = int(m.group(1)), int(m.group(2))
-    assert 0 < k <= n // 3, o.message[:1500]  # some of dp2's answers, none of the others'
-    assert "tokens alone compared" in o.message and "1 of 3 ranks drift (dp2), the others match" in o.message
-    assert re.search(r"cpu/dp2 '\w+' at position \d+", o.message), o.message[:1500]
+    assert 0 < k <= n // 4, o.message[:1500]  # some of dp3's answers, none of the others'
+    assert "tokens alone compared" in o.message and "1 of 4 ranks drift (dp3), the others match" in o.message
+    assert re.search(r"cpu/dp3 '\w+' at position \d+", o.message), o.message[:1500]
     assert re.search(r"golden (\.\.\.)?['\"].*['\"] \| this (\.\.\.)?['\"]", o.message), o.message[:3000]  # side by side
     print(o.message)  # the message, whole, for docs/performance.md (pytest -s)
