@@ -117,3 +117,36 @@ def test_the_containers_python_has_its_own_prefix(built):
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines() == [
         "True", "[]", f"{built.rack.nodes[0].container_sysroot}{built.rack.atom_path}/atom/__init__.py"]
+
+
+def test_dmesg_is_answered_by_the_node_launcher_alone(built, tmp_path):
+    """`dmesg` (read around every ubench07 round, ~40 a fabric run) starts no interpreter: the node's
+    launcher prints the ring buffer's text, which every change of the node's lines rewrites. It
+    prints what the Python tool prints from state.json, before and after the fabric's kernel_log
+    appends lines; with state.json unreadable the launcher still answers, an option still goes to
+    the Python tool (and fails there)."""
+    import sys
+
+    from rackgate.sim import fabwire
+    node = built.rack.nodes[0]
+
+    def python_dmesg() -> str:
+        res = _on_node(built, sys.executable, "-S", "-m", "rackgate.sim.tools.dmesg")
+        assert res.returncode == 0, res.stderr
+        return res.stdout
+
+    before = _on_node(built, "dmesg")
+    assert before.returncode == 0 and before.stdout == python_dmesg() and before.stdout.startswith("[    0.000000] Linux")
+    fabwire.kernel_log(built.dir, node.name, ["ifoe: first line", "ifoe: second line"])
+    after = _on_node(built, "dmesg")
+    assert after.stdout == python_dmesg() and after.stdout.startswith(before.stdout)
+    assert [line.partition("] ")[2] for line in after.stdout.splitlines()[-2:]] == ["ifoe: first line", "ifoe: second line"]
+    state = built.dir / "state.json"
+    kept = tmp_path / "state.json"
+    kept.write_bytes(state.read_bytes())
+    state.write_text("not json")
+    try:
+        assert _on_node(built, "dmesg").stdout == after.stdout
+        assert _on_node(built, "dmesg", "--time-format", "iso").returncode != 0
+    finally:
+        state.write_bytes(kept.read_bytes())
