@@ -150,3 +150,40 @@ def test_dmesg_is_answered_by_the_node_launcher_alone(built, tmp_path):
         assert _on_node(built, "dmesg", "--time-format", "iso").returncode != 0
     finally:
         state.write_bytes(kept.read_bytes())
+
+
+def test_ps_is_answered_by_the_node_launcher_alone(built):
+    """The product's `ps -eo FIELDS` (FAB-LEFTOVER's scan and ubench07's own around every round) starts
+    no interpreter: the system's ps prints the node's processes (found by their environment), the
+    same processes the Python tool lists, in procps' own layout; another form still goes to the tool."""
+    import subprocess
+    import sys
+    node, other = built.rack.nodes[0], built.rack.nodes[1]
+
+    def listed(*argv: str) -> dict[int, str]:
+        res = _on_node(built, *argv)
+        assert res.returncode == 0, res.stderr
+        rows = [line.split(None, 2) for line in res.stdout.splitlines()]
+        return {int(r[0]): r[2] for r in rows if r[0].isdecimal()  # the lister itself, either one, aside
+                and "rackgate.sim.tools.ps" not in r[2] and os.path.basename(r[2].split()[0]) != "ps"}
+
+    env = {**os.environ, **{k: os.path.expandvars(v) for k, v in node.env.items()}}
+    mine = subprocess.Popen(["sleep", "61"], env=env, start_new_session=True)
+    theirs = subprocess.Popen(["sleep", "62"], env={**os.environ, **{k: os.path.expandvars(v) for k, v in other.env.items()}})
+    try:
+        fast = listed("ps", "-ww", "-eo", "pid,pgid,args")
+        slow = listed(sys.executable, "-S", "-m", "rackgate.sim.tools.ps", "-ww", "-eo", "pid,pgid,args")
+        assert fast.get(mine.pid) == slow.get(mine.pid) == "sleep 61", (fast, slow)  # pid, pgid (its own), args
+        assert theirs.pid not in fast and os.getpid() not in fast
+        assert fast == slow
+        joined = listed("ps", "-ww", "-eopid,pgid,args", "--no-headers")
+        assert joined == fast, joined
+        no_python = subprocess.run(["ps", "-ww", "-eo", "pid,pgid,args"], capture_output=True, text=True, timeout=60,
+                                   env={**env, "PYTHONPATH": "/nonexistent"}, cwd="/")  # rackgate.sim.tools.ps cannot start
+        assert no_python.returncode == 0 and f"{mine.pid} sleep 61" in " ".join(no_python.stdout.split()), no_python
+        bsd = _on_node(built, "ps", "-o", "pid,args", "h")  # not the product's form: the Python tool answers
+        assert bsd.returncode == 0 and "rackgate.sim.tools.ps" in bsd.stdout, bsd.stdout
+    finally:
+        for p in (mine, theirs):
+            p.kill()
+            p.wait()
