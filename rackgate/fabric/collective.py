@@ -22,7 +22,7 @@ def command(rack: Rack, node_rank: int, data_ip: str, across_nodes: bool = True)
     cfg = rack.fabric
     sizes = ",".join(str(w) for w in cfg.collective_world_sizes)
     ranks = cfg.collective_ranks_per_node or rack.gpus_per_node
-    across = ["--nnodes", str(len(rack.nodes)), "--node-rank", str(node_rank), "--ranks-per-node", str(ranks),
+    across = [collective.ACROSS_FLAG, str(len(rack.nodes)), "--node-rank", str(node_rank), "--ranks-per-node", str(ranks),
               "--master-addr", rack.head.data_ip] if len(rack.nodes) > 1 and across_nodes else []
     # each node's own worlds on ports of their own: a TCPStore listens on every address, so nodes
     # that share a host (the sim) would collide on one port

@@ -109,15 +109,20 @@ def test_collective_across_not_run_for_a_node_the_suite_could_not_reach_is_could
     """With a node unreachable the probe runs no world across nodes (rackgate/fabric/collective.py):
     a reachable node's own worlds are still judged -- PASSED there is not claimed, a failed own
     world is FAILED -- and the missing part is could not observe naming the node and why."""
-    runs = [_node("node2"), _node("node3", own="timeout")]
+    from dataclasses import replace
+    runs = [replace(_node("node2"), across_asked=False), replace(_node("node3", own="timeout"), across_asked=False)]
     for r in runs:
         r.out.across = None
     unseen = {"node1": CouldNotObserve("node node1: ssh said no")}
-    with pytest.raises(CouldNotObserve, match=r"node2: no result from the run across nodes, which needs every "
+    with pytest.raises(CouldNotObserve, match=r"node2: the run across nodes was not started, it needs every "
                                               r"node's ranks: node1: node node1: ssh said no"):
         judge.collective_item(Across("node2", {r.node: r for r in runs}, unseen), RACK, "node2")
     found = judge.collective_item(Across("node3", {r.node: r for r in runs}, unseen), RACK, "node3")
     assert found and "ws=2: timed out" in found[0], found
+    # FAB-TRANSPORT: the channels across nodes were never set up -- not observed, never healthy
+    rack = NS(nodes=RACK.nodes, fabric=NS(collective_world_sizes=[1, 2], healthy_transports=["P2P/CUMEMMNNVL"]))
+    with pytest.raises(CouldNotObserve, match=r"node2: NCCL's channels across nodes were not set up"):
+        judge.transport_item(runs[0], rack, "node2")
 
 
 def test_the_probe_runs_across_nodes_only_when_every_node_is_reachable(monkeypatch):
