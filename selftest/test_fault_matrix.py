@@ -22,15 +22,16 @@ CASES = sim_matrix.cases()  # the explicit cases and those derived from declared
 def runs(request):
     """All the matrix's suite runs, started together as soon as the first test asks. Under xdist
     with --dist loadgroup the whole module is on one worker (selftest/conftest.py), which starts
-    them all the same way; under another --dist each worker runs only the cases it was given."""
-    r = mx.Runs(CASES)
+    them all the same way; under another --dist each worker runs only the cases it was given.
+    Only the cases this session runs are planned: a `-k` of one case (the recipe's dry runs) is
+    that case's own run, not a shared run of its group with faults nobody asked about."""
     whole_module_here = dist_mode(request.config) in ("no", "loadgroup")
+    mine = [it for it in request.session.items if it.module is request.module]
+    wanted = [it.callspec.params["case"] for it in mine if hasattr(it, "callspec") and "case" in it.callspec.params]
+    r = mx.Runs(wanted if whole_module_here else CASES)
     if whole_module_here:
-        wanted = [it.callspec.params.get("case") if hasattr(it, "callspec") else None
-                  for it in request.session.items if it.module is request.module]
-        names = [mx.HEALTHY] if any(it.name == "test_healthy_rack_passes_everything"
-                                    for it in request.session.items if it.module is request.module) else []
-        r.start(names + [mx.case_id(c) for c in wanted if c is not None])
+        names = [mx.HEALTHY] if any(it.name == "test_healthy_rack_passes_everything" for it in mine) else []
+        r.start(names + [mx.case_id(c) for c in wanted])
     yield r
     r.close()
     tr = request.config.pluginmanager.get_plugin("terminalreporter")

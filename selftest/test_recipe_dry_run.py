@@ -208,9 +208,11 @@ def _prove(copy: Path, env: dict[str, str], tmp_path: Path, p: Proof) -> None:
 
 def _matrix_outcomes(kept: Path, p: Proof) -> dict:
     """The item's outcomes in the run the matrix judged the case on (RACKGATE_KEEP_MATRIX kept it
-    under kept): the case's own run or its solo re-run (<case>/run), else the run its group shared."""
-    runs = (sorted(kept.glob(f"rackgate-matrix-*/{p.fault}/run/junit.xml"))
-            or sorted(kept.glob("rackgate-matrix-*/*/junit.xml")))
+    under kept): the case's own run (<case>/run), and no other -- the matrix plans only the cases a
+    session runs, so a `-k` of one case shares its run with no fault nobody asked about."""
+    made = sorted(d.name for d in kept.glob("rackgate-matrix-*/*") if d.is_dir())
+    assert made == [p.fault], f"the matrix's runs for -k {p.fault}: {made}"
+    runs = sorted(kept.glob(f"rackgate-matrix-*/{p.fault}/run/junit.xml"))
     assert len(runs) == 1, f"the matrix's run of {p.fault}: {runs}"
     return {k: o for k, o in parse_junit(runs[0]).items() if k.startswith(f"{p.item}[")}
 

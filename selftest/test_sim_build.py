@@ -117,3 +117,73 @@ def test_the_containers_python_has_its_own_prefix(built):
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines() == [
         "True", "[]", f"{built.rack.nodes[0].container_sysroot}{built.rack.atom_path}/atom/__init__.py"]
+
+
+def test_dmesg_is_answered_by_the_node_launcher_alone(built, tmp_path):
+    """`dmesg` (read around every ubench07 round, ~40 a fabric run) starts no interpreter: the node's
+    launcher prints the ring buffer's text, which every change of the node's lines rewrites. It
+    prints what the Python tool prints from state.json, before and after the fabric's kernel_log
+    appends lines; with state.json unreadable the launcher still answers, an option still goes to
+    the Python tool (and fails there)."""
+    import sys
+
+    from rackgate.sim import fabwire
+    node = built.rack.nodes[0]
+
+    def python_dmesg() -> str:
+        res = _on_node(built, sys.executable, "-S", "-m", "rackgate.sim.tools.dmesg")
+        assert res.returncode == 0, res.stderr
+        return res.stdout
+
+    before = _on_node(built, "dmesg")
+    assert before.returncode == 0 and before.stdout == python_dmesg() and before.stdout.startswith("[    0.000000] Linux")
+    fabwire.kernel_log(built.dir, node.name, ["ifoe: first line", "ifoe: second line"])
+    after = _on_node(built, "dmesg")
+    assert after.stdout == python_dmesg() and after.stdout.startswith(before.stdout)
+    assert [line.partition("] ")[2] for line in after.stdout.splitlines()[-2:]] == ["ifoe: first line", "ifoe: second line"]
+    state = built.dir / "state.json"
+    kept = tmp_path / "state.json"
+    kept.write_bytes(state.read_bytes())
+    state.write_text("not json")
+    try:
+        assert _on_node(built, "dmesg").stdout == after.stdout
+        assert _on_node(built, "dmesg", "--time-format", "iso").returncode != 0
+    finally:
+        state.write_bytes(kept.read_bytes())
+
+
+def test_ps_is_answered_by_the_node_launcher_alone(built):
+    """The product's `ps -eo FIELDS` (FAB-LEFTOVER's scan and ubench07's own around every round) starts
+    no interpreter: the system's ps prints the node's processes (found by their environment), the
+    same processes the Python tool lists, in procps' own layout; another form still goes to the tool."""
+    import subprocess
+    import sys
+    node, other = built.rack.nodes[0], built.rack.nodes[1]
+
+    def listed(*argv: str) -> dict[int, str]:
+        res = _on_node(built, *argv)
+        assert res.returncode == 0, res.stderr
+        rows = [line.split(None, 2) for line in res.stdout.splitlines()]
+        return {int(r[0]): r[2] for r in rows if r[0].isdecimal()  # the lister itself, either one, aside
+                and "rackgate.sim.tools.ps" not in r[2] and os.path.basename(r[2].split()[0]) != "ps"}
+
+    env = {**os.environ, **{k: os.path.expandvars(v) for k, v in node.env.items()}}
+    mine = subprocess.Popen(["sleep", "61"], env=env, start_new_session=True)
+    theirs = subprocess.Popen(["sleep", "62"], env={**os.environ, **{k: os.path.expandvars(v) for k, v in other.env.items()}})
+    try:
+        fast = listed("ps", "-ww", "-eo", "pid,pgid,args")
+        slow = listed(sys.executable, "-S", "-m", "rackgate.sim.tools.ps", "-ww", "-eo", "pid,pgid,args")
+        assert fast.get(mine.pid) == slow.get(mine.pid) == "sleep 61", (fast, slow)  # pid, pgid (its own), args
+        assert theirs.pid not in fast and os.getpid() not in fast
+        assert fast == slow
+        joined = listed("ps", "-ww", "-eopid,pgid,args", "--no-headers")
+        assert joined == fast, joined
+        no_python = subprocess.run(["ps", "-ww", "-eo", "pid,pgid,args"], capture_output=True, text=True, timeout=60,
+                                   env={**env, "PYTHONPATH": "/nonexistent"}, cwd="/")  # rackgate.sim.tools.ps cannot start
+        assert no_python.returncode == 0 and f"{mine.pid} sleep 61" in " ".join(no_python.stdout.split()), no_python
+        bsd = _on_node(built, "ps", "-o", "pid,args", "h")  # not the product's form: the Python tool answers
+        assert bsd.returncode == 0 and "rackgate.sim.tools.ps" in bsd.stdout, bsd.stdout
+    finally:
+        for p in (mine, theirs):
+            p.kill()
+            p.wait()

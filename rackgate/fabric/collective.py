@@ -16,13 +16,14 @@ from ..probes import collective
 from ..transport import Host, Result, TransportError, container_for, fanout
 
 
-def command(rack: Rack, node_rank: int, data_ip: str) -> list[str]:
-    """argv of the probe (its source arrives on stdin) on one node."""
+def command(rack: Rack, node_rank: int, data_ip: str, across_nodes: bool = True) -> list[str]:
+    """argv of the probe (its source arrives on stdin) on one node; without `across_nodes`, its own
+    worlds only."""
     cfg = rack.fabric
     sizes = ",".join(str(w) for w in cfg.collective_world_sizes)
     ranks = cfg.collective_ranks_per_node or rack.gpus_per_node
-    across = ["--nnodes", str(len(rack.nodes)), "--node-rank", str(node_rank), "--ranks-per-node", str(ranks),
-              "--master-addr", rack.head.data_ip] if len(rack.nodes) > 1 else []
+    across = [collective.ACROSS_FLAG, str(len(rack.nodes)), "--node-rank", str(node_rank), "--ranks-per-node", str(ranks),
+              "--master-addr", rack.head.data_ip] if len(rack.nodes) > 1 and across_nodes else []
     # each node's own worlds on ports of their own: a TCPStore listens on every address, so nodes
     # that share a host (the sim) would collide on one port
     return [cfg.container_python, "-", "--world-sizes", sizes, "--local-addr", data_ip,
@@ -42,14 +43,18 @@ def bound(rack: Rack) -> float:
 
 
 def run_all(hosts: dict[str, Host], rack: Rack) -> dict[str, tuple[Result, collective.ProbeOutput] | Exception]:
+    """Every node's probe at once. The run across nodes needs every node's ranks: with a node the
+    suite could not reach, the others run their own worlds only, instead of each rank waiting
+    fabric.collective_join_s for ranks that never come (the judge says which node it lacked)."""
     src = collective.PROBE_PATH.read_text()
+    every_node = all(n.name in hosts for n in rack.nodes)
 
     def one(i_node: tuple[int, Node]) -> tuple[Result, collective.ProbeOutput]:
         i, node = i_node
         if node.name not in hosts:  # unreachable: its items ERROR with the reason the node gave
             raise getattr(hosts, "missing", {}).get(node.name) or TransportError(node.name, "not reachable")
         box = container_for(hosts[node.name], node, rack, dict(rack.fabric.collective_env))
-        res = box.run(command(rack, i, node.data_ip), timeout=bound(rack), stdin=src)
+        res = box.run(command(rack, i, node.data_ip, every_node), timeout=bound(rack), stdin=src)
         return res, collective.parse(res.stdout, res.stderr)
 
     return dict(zip([n.name for n in rack.nodes], fanout(list(enumerate(rack.nodes)), one)))

@@ -645,13 +645,21 @@ def collective_item(got: Across[collective.NodeRun], rack: Rack, where: str) -> 
     """FAB-COLLECTIVE for one node: its own worlds (1, 2, 4 ranks) completed with the right sums; its
     ranks' part of the run across nodes completed -- blamed on this node only when every other
     node completed its own worlds (otherwise this node's failure across is could not observe,
-    naming the nodes that did not: judged there); each own
+    naming the nodes that did not: judged there; not run while a node could not be reached -- the
+    probe runs across nodes only when every node is reachable -- could not observe naming it, after
+    this node's own worlds were judged); each own
     world's bus bandwidth at or above fabric.collective_busbw_floor_gbps."""
     cfg = rack.fabric
     mine = usable(got.mine, where)
     require_results(mine, where, cfg.collective_world_sizes)
     found = collective_worlds(mine.out, cfg.collective_world_sizes)
     if len(rack.nodes) > 1:
+        if not mine.across_asked:  # not run: it needs every node's ranks (rackgate/fabric/collective.py)
+            if found:
+                return found
+            raise CouldNotObserve(f"{where}: the run across nodes was not started, it needs every node's ranks: "
+                                  + ("; ".join(f"{n}: {got.unseen[n]}" for n in sorted(got.unseen))
+                                     or "a node could not be reached"))
         require_results(mine, where, [], across=True)
         far = collective_across(mine.out)
         others = sorted(n for n in [*got.facts, *got.unseen] if n != got.node
@@ -704,6 +712,9 @@ def transport_item(run: collective.NodeRun, rack: Rack, where: str) -> list[str]
     if not found:
         # healthy only on the whole output: a socket fallback may sit in the part that never came
         # back (the run across nodes, where the fabric matters most, prints last)
+        if len(rack.nodes) > 1 and not run.across_asked:
+            raise CouldNotObserve(f"{where}: NCCL's channels across nodes were not set up: the run across nodes "
+                                  "needs every node's ranks and a node could not be reached (FAB-COLLECTIVE names it)")
         require_results(run, where, rack.fabric.collective_world_sizes, across=len(rack.nodes) > 1)
     return found
 

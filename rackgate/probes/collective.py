@@ -148,6 +148,9 @@ def transport_ok(t: str, healthy: list[str]) -> bool:
     return any(t == h or t.startswith(h + "/") for h in healthy)
 
 
+ACROSS_FLAG = "--nnodes"  # the probe's option that asks for the run across nodes (rackgate/fabric/collective.py)
+
+
 @dataclass(frozen=True)
 class NodeRun:
     """One node's part of the session's collective run (rackgate/fabric/collective.py run_all: every
@@ -157,6 +160,7 @@ class NodeRun:
     rc: int
     last_line: str  # the last line it printed (stderr first), for messages
     out: ProbeOutput
+    across_asked: bool = True  # asked for the run across nodes (not while a node was unreachable)
 
 
 def node_run(on: On) -> NodeRun:
@@ -167,4 +171,4 @@ def node_run(on: On) -> NodeRun:
         raise got
     res, out = got
     last = (res.stderr.strip().splitlines() or res.stdout.strip().splitlines() or ["no output"])[-1]
-    return NodeRun(on.node, res.evidence(), res.rc, last, out)
+    return NodeRun(on.node, res.evidence(), res.rc, last, out, ACROSS_FLAG in res.command.split())

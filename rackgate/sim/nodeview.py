@@ -65,6 +65,37 @@ def save(rack_dir, data: dict) -> None:
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(json.dumps(data, indent=1))
     os.replace(tmp, os.path.join(rack_dir, STATE_FILE))
+    for name, node in data.get("nodes", {}).items():
+        if os.path.isdir(os.path.join(rack_dir, name)):  # render_node writes a new node's
+            write_kmsg(os.path.join(rack_dir, name), node)
+
+
+# Each node's kernel ring buffer as `dmesg` prints it by default, beside state.json: the node's
+# `dmesg` launcher prints it without starting Python (rackgate/sim/tools/dmesg.py `front`). The
+# product reads dmesg around every ubench07 round (a cursor before, the new lines after), ~40 times
+# a fabric run. Written wherever the lines change: here (save() is the only writer of state.json)
+# and by render_node.
+KMSG_FILE = "dmesg.txt"
+
+
+def kmsg_text(node: dict) -> str:
+    """node["dmesg"] as `dmesg` prints it by default: `[seconds.micros] text` a line."""
+    return "".join(f"[{t:12.6f}] {line}\n" for t, line in node["dmesg"])
+
+
+def write_kmsg(node_dir, node: dict) -> None:
+    """The node's KMSG_FILE, replaced whole (a reader sees the old text or the new) when it changed."""
+    path = os.path.join(node_dir, KMSG_FILE)
+    text = kmsg_text(node)
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    except OSError:
+        pass
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
 
 
 def this_node() -> tuple[str, dict, dict]:

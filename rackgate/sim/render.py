@@ -12,7 +12,7 @@ from pathlib import Path
 
 import rackgate
 
-from . import areas, drm
+from . import areas, drm, nodeview
 from . import tools as sim_tools
 
 PKG_ROOT = str(Path(rackgate.__file__).resolve().parent.parent)
@@ -81,6 +81,7 @@ def render_node(rack_dir: Path, name: str, node) -> None:
             _write(ual / attr, f"{v}\n")
     for ext in extensions("render"):
         ext(rack_dir, name, node)
+    nodeview.write_kmsg(rack_dir / name, {"dmesg": node.dmesg})  # what the node's `dmesg` prints
     bindir = rack_dir / name / "bin"
     bindir.mkdir(parents=True, exist_ok=True)
     for exe, mod in tools().items():

@@ -4,6 +4,7 @@ duplicate on another node, amd-smi's view, the node's peers, the recorded baseli
 pass across trays), and FAB-COLLECTIVE's blame across the rack (one rack-wide run, judged per node: the
 node whose own worlds failed is the one FAILED; the others' failed run across nodes is could not
 observe there, never a second fault)."""
+from pathlib import Path
 from types import SimpleNamespace as NS
 
 import pytest
@@ -102,6 +103,52 @@ def test_collective_across_waiting_for_a_node_that_could_not_run_is_could_not_ob
     unseen = Across("node2", {r.node: r for r in runs[1:]}, {"node1": CouldNotObserve("node node1: ssh said no")})
     with pytest.raises(CouldNotObserve, match=r"but node1 did not complete"):
         judge.collective_item(unseen, RACK, "node2")
+
+
+def test_collective_across_not_run_for_a_node_the_suite_could_not_reach_is_could_not_observe_naming_it():
+    """With a node unreachable the probe runs no world across nodes (rackgate/fabric/collective.py):
+    a reachable node's own worlds are still judged -- PASSED there is not claimed, a failed own
+    world is FAILED -- and the missing part is could not observe naming the node and why."""
+    from dataclasses import replace
+    runs = [replace(_node("node2"), across_asked=False), replace(_node("node3", own="timeout"), across_asked=False)]
+    for r in runs:
+        r.out.across = None
+    unseen = {"node1": CouldNotObserve("node node1: ssh said no")}
+    with pytest.raises(CouldNotObserve, match=r"node2: the run across nodes was not started, it needs every "
+                                              r"node's ranks: node1: node node1: ssh said no"):
+        judge.collective_item(Across("node2", {r.node: r for r in runs}, unseen), RACK, "node2")
+    found = judge.collective_item(Across("node3", {r.node: r for r in runs}, unseen), RACK, "node3")
+    assert found and "ws=2: timed out" in found[0], found
+    # FAB-TRANSPORT: the channels across nodes were never set up -- not observed, never healthy
+    rack = NS(nodes=RACK.nodes, fabric=NS(collective_world_sizes=[1, 2], healthy_transports=["P2P/CUMEMMNNVL"]))
+    with pytest.raises(CouldNotObserve, match=r"node2: NCCL's channels across nodes were not set up"):
+        judge.transport_item(runs[0], rack, "node2")
+
+
+def test_the_probe_runs_across_nodes_only_when_every_node_is_reachable(monkeypatch):
+    """Each rank of the run across nodes waits fabric.collective_join_s (30 s on the sim) for ranks
+    that never come when a node is unreachable: the probe is then asked for its own worlds only."""
+    from rackgate import config
+    from rackgate.access import Result
+    from rackgate.fabric import collective as fab_collective
+    rack = config.load(Path(__file__).resolve().parents[2] / "racks/example-gfx1250.toml")
+    asked: dict[str, list[str]] = {}
+
+    class Box:
+        def __init__(self, name):
+            self.name = name
+
+        def run(self, cmd, timeout, stdin):
+            asked[self.name] = cmd
+            return Result(self.name, " ".join(cmd), 0, "", "", 0.0)
+
+    monkeypatch.setattr(fab_collective, "container_for", lambda host, node, rack, env: Box(node.name))
+    names = [n.name for n in rack.nodes]
+    for reachable in (names, names[:-1]):
+        asked.clear()
+        got = fab_collective.run_all({n: object() for n in reachable}, rack)
+        assert sorted(asked) == sorted(reachable) and isinstance(got[names[-1]], Exception) != (reachable == names)
+        assert all(("--nnodes" in cmd) == (reachable == names) for cmd in asked.values()), asked
 
 
 def test_collective_fails_every_node_whose_run_across_failed_when_no_own_world_did():

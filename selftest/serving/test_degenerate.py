@@ -37,3 +37,57 @@ def test_degenerate_so_far_reads_the_first_characters_only():
     coherent = " Paris is the capital of France." * 40
     assert len(coherent) > text.STREAM_WINDOW
     assert sanity.degenerate_so_far(coherent + "!" * 5000) is None  # the end is judged whole, at the end
+
+
+def _degenerate_by_definition(t: str) -> str | None:
+    """The signatures as written first (every token counted), for the property below."""
+    import re
+    from collections import Counter
+    stripped = t.strip()
+    if not stripped:
+        return "empty text"
+    if set(stripped) <= {"!"}:
+        return f"every character is '!' ({len(stripped)} of them)"
+    toks = re.findall(r"\w+|[^\w\s]", stripped)
+    if len(toks) >= 4:
+        tok, n = Counter(toks).most_common(1)[0]
+        if n / len(toks) >= 0.8:
+            return f"one token repeated: {tok!r} is {n} of {len(toks)} tokens"
+    return None
+
+
+def _so_far_by_definition(t: str) -> str | None:
+    import re
+    stripped = t[:text.STREAM_WINDOW].strip()
+    if len(stripped) >= text.STREAM_BANG and set(stripped) <= {"!"}:
+        return _degenerate_by_definition(stripped)
+    if len(re.findall(r"\w+|[^\w\s]", stripped)) >= text.STREAM_TOKENS:
+        return _degenerate_by_definition(stripped)
+    return None
+
+
+def test_the_distinct_token_bound_changes_no_answer():
+    """degenerate() counts the commonest token only when the distinct tokens leave it room to be 80 %
+    (5 (d - 1) <= n): the same answer as counting always, on texts at and around that edge, whole
+    and as every prefix a stream is asked about."""
+    import random
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.sampled_from(["the", "the", "the", "!", " ", "a", "b", ".", "x1", "\n"]), max_size=60),
+           st.integers(0, 2 ** 16))
+    def check(parts, seed):
+        t = "".join(parts) if not seed % 3 else " ".join(parts)
+        assert text.degenerate(t) == _degenerate_by_definition(t)
+        for cut in range(0, len(t) + 1, 1 + seed % 5):
+            assert text.degenerate_so_far(t[:cut]) == _so_far_by_definition(t[:cut])
+    check()
+    rng = random.Random(36)
+    for n in range(4, 60):  # exactly at the bound: n - (d - 1) of the commonest, d distinct
+        for d in range(1, n + 1):
+            toks = ["w"] * (n - d + 1) + [f"o{i}" for i in range(d - 1)]
+            rng.shuffle(toks)
+            t = " ".join(toks)
+            assert text.degenerate(t) == _degenerate_by_definition(t), (n, d)

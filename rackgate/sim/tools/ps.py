@@ -3,6 +3,11 @@
 All sim nodes share this machine, so a node's processes are the real ones started with its
 environment (RACKGATE_SIM_NODE), e.g. the ubench07 tools with their real PIDs. Fields: pid,
 ppid, pgid, stat, comm, args (others print '-').
+
+The product's forms (`ps [-ww] -eo FIELDS [--no-headers]`, ~40 a fabric run: FAB-LEFTOVER's scan
+and ubench07's own tools around every round) are answered by the node's launcher without starting
+Python (`front`): the system's grep finds the node's processes by their environment, the system's
+procps `ps` prints them (`-o FIELDS -p PIDS`), in the real tool's own layout.
 """
 import os
 import sys
@@ -47,6 +52,29 @@ def _procs(me: str):
         rest = stat[stat.rindex(")") + 2:].split()
         comm = stat[stat.index("(") + 1:stat.rindex(")")]
         yield {"pid": pid, "stat": rest[0], "ppid": rest[1], "pgid": rest[2], "comm": comm, "args": cmd or f"[{comm}]"}
+
+
+def front(node) -> str:
+    """What the node's `ps` launcher runs before it starts this module: `-eo FIELDS` (joined or not),
+    with -ww and --no-headers or without, as the system's ps of this node's processes; any other
+    form goes on to the module, and so does a field with a header of its own (`pid=`: this module
+    prints '-' for it, which attach mode's self-tests read as no serving process; the real ps would
+    name it). Nothing when this machine has no ps or grep."""
+    import shlex
+    import shutil
+    ps, grep = shutil.which("ps"), shutil.which("grep")
+    if not ps or not grep:
+        return ""
+    ps, grep = shlex.quote(ps), shlex.quote(grep)
+    return (
+        'fast=; for a do case $a in *=*) fast=; break;; -eo) fast=1;; -eo?*) fast=1;; -ww|--no-headers) ;;'
+        ' -*) fast=; break;; esac; done\n'
+        'if [ -n "$fast" ]; then\n'
+        '  for a do shift; case $a in -eo) set -- "$@" -o;; -eo?*) set -- "$@" "-o${a#-eo}";; *) set -- "$@" "$a";; esac; done\n'
+        f'  pids=; for f in $({grep} -lzxF "RACKGATE_SIM_NODE=$RACKGATE_SIM_NODE" /proc/[0-9]*/environ 2>/dev/null); do '
+        'p=${f#/proc/}; pids="$pids,${p%/environ}"; done\n'
+        f'  exec {ps} "$@" -p "${{pids#,}}"\n'
+        "fi\n")
 
 
 def main() -> None:
