@@ -52,6 +52,9 @@ SHARED: dict[str, tuple[str, ...]] = {
     "realengine-gate": ("selftest.realengine.test_gate_command", "selftest.realengine.test_partly_broken"),
     "realengine-suite": ("selftest.realengine.test_suite_on_engine", "selftest.realengine.test_golden_engine",
                          "selftest.realengine.test_engine"),
+    # the wheel self-tests: one wheel built and installed into a venv for both (~7 CPU s a build;
+    # selftest/conftest.py wheel_install)
+    "wheel": ("selftest.test_typed_forms", "selftest.test_wheel"),
 }
 
 # The long groups' summed test seconds in the last whole run (the junit of `.ci/run` after the wave-5
@@ -68,7 +71,7 @@ LONG: dict[str, int] = {
     "selftest.realengine.test_launch": 197,
     "tool_failures_fabric": 195,               # selftest/test_tool_failures.py's fabric selection; 324
                                                # before pytest stopped wording discarded tracebacks (wave 8)
-    "selftest.test_typed_forms": 141,
+    "wheel": 165,                              # test_typed_forms 141 + test_wheel 33, less its own wheel build
     "selftest.test_recipe_dry_run": 120,       # 151 before reading the matrix's faulted runs
     "selftest.regression.test_regression": 116,
     "selftest.test_cleanup": 105,
