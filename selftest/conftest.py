@@ -20,7 +20,7 @@ import pytest
 
 from rackgate.fixtures.rack import JUDGES_NO_RACK
 
-from . import gsm8k_data, tiers, wheel_venv
+from . import gsm8k_data, tiers
 
 HERE = Path(__file__).resolve().parent
 
@@ -92,4 +92,5 @@ def wheel_install(tmp_path_factory):
     """The wheel built from a copy of this tree, installed into a fresh venv (selftest/wheel_venv.py),
     made once for the modules that run it (test_wheel.py, test_typed_forms.py: one xdist group,
     selftest/tiers.py SHARED). Neither changes the venv: each run writes into its own directory."""
+    from . import wheel_venv   # here: the conftest's own imports stay light (test_tier_marks.py copies it)
     return wheel_venv.build(tmp_path_factory.mktemp("wheel"))
