@@ -37,3 +37,26 @@ def test_degenerate_so_far_reads_the_first_characters_only():
     coherent = " Paris is the capital of France." * 40
     assert len(coherent) > text.STREAM_WINDOW
     assert sanity.degenerate_so_far(coherent + "!" * 5000) is None  # the end is judged whole, at the end
+
+
+def test_a_full_window_is_judged_once_however_many_chunks_follow(monkeypatch):
+    """degenerate_so_far is asked after every chunk of a stream (a GSM8K answer on the sim is
+    ~1,350 chunks, a real one up to max_tokens): once the first STREAM_WINDOW characters are in,
+    the chunks after them ask about the same window, and its verdict is not worked out again."""
+    calls, real = [], text.TOKENISH
+
+    class Counting:
+        def findall(self, s):
+            calls.append(len(s))
+            return real.findall(s)
+
+    monkeypatch.setattr(text, "TOKENISH", Counting())
+    so_far = " Kigali, once test_a_full_window, is the capital of Rwanda."
+    while len(so_far) <= text.STREAM_WINDOW:
+        so_far += " The hills around it are green."
+    assert sanity.degenerate_so_far(so_far) is None
+    first = len(calls)
+    for _ in range(200):   # the chunks after the window
+        so_far += " More."
+        assert sanity.degenerate_so_far(so_far) is None
+    assert len(calls) == first, f"the full window was tokenised {len(calls) - first} more times"
