@@ -85,3 +85,12 @@ def gsm8k_dir():
             pytest.fail(f"{why}; RACKGATE_GSM8K=require", pytrace=False)
         pytest.skip(why)
     return d
+
+
+@pytest.fixture(scope="session")
+def wheel_install(tmp_path_factory):
+    """The wheel built from a copy of this tree, installed into a fresh venv (selftest/wheel_venv.py),
+    made once for the modules that run it (test_wheel.py, test_typed_forms.py: one xdist group,
+    selftest/tiers.py SHARED). Neither changes the venv: each run writes into its own directory."""
+    from . import wheel_venv  # here: the conftest's own imports stay light (test_tier_marks.py copies it)
+    return wheel_venv.build(tmp_path_factory.mktemp("wheel"))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from . import typed, wheel_venv
+from . import typed
 from .harness import REPO
 
 pytestmark = pytest.mark.suite
@@ -35,9 +35,9 @@ def _allowed(row: typed.Row) -> bool:
 ROWS = typed.pairwise(DIMS, _allowed)
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
-    return wheel_venv.build(tmp_path_factory.mktemp("wheel"))
+@pytest.fixture
+def wheel(wheel_install):
+    return wheel_install   # the session's one (selftest/conftest.py), shared with test_wheel.py
 
 
 def _launcher(row: typed.Row, wheel_of) -> tuple[list[str], dict[str, str] | None]:

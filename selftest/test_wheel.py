@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from . import wheel_venv
 from .harness import parse_junit
 
 pytestmark = pytest.mark.suite
@@ -28,10 +27,11 @@ def _said(p: subprocess.CompletedProcess[str]) -> str:
     return f"rc {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
 
 
-@pytest.fixture(scope="module")
-def venv(tmp_path_factory) -> dict:
-    """The wheel built from a copy of the tree, installed into a fresh venv (selftest/wheel_venv.py)."""
-    return wheel_venv.build(tmp_path_factory.mktemp("wheel"))
+@pytest.fixture
+def venv(wheel_install) -> dict:
+    """The wheel built from a copy of the tree, installed into a fresh venv (selftest/wheel_venv.py;
+    the session's one, selftest/conftest.py wheel_install)."""
+    return wheel_install
 
 
 def _verdict(run_dir: Path) -> dict:

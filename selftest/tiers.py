@@ -52,6 +52,9 @@ SHARED: dict[str, tuple[str, ...]] = {
     "realengine-gate": ("selftest.realengine.test_gate_command", "selftest.realengine.test_partly_broken"),
     "realengine-suite": ("selftest.realengine.test_suite_on_engine", "selftest.realengine.test_golden_engine",
                          "selftest.realengine.test_engine"),
+    # the wheel self-tests: one wheel built and installed into a venv for both (~7 CPU s a build;
+    # selftest/conftest.py wheel_install)
+    "wheel": ("selftest.test_typed_forms", "selftest.test_wheel"),
 }
 
 # The long groups' summed test seconds in the last whole run (the junit of `.ci/run` after the wave-5
@@ -69,15 +72,15 @@ LONG: dict[str, int] = {
     "selftest.realengine.test_launch": 197,
     "tool_failures_fabric": 195,               # selftest/test_tool_failures.py's fabric selection; 324
                                                # before pytest stopped wording discarded tracebacks (wave 8)
-    "selftest.test_typed_forms": 141,
+    "wheel": 165,                              # test_typed_forms 141 + test_wheel 33, less its own wheel build
     "selftest.test_recipe_dry_run": 50,        # 151 before reading the matrix's faulted runs; 120 x
                                                # its CPU after/before wave 9's cuts (26.1/61.5 CPU s)
     "selftest.regression.test_regression": 116,
     "selftest.test_cleanup": 105,
     "tool_failures_platform": 100,             # 116 before wave 8 (the same)
-    "selftest.test_attach": 95,
+    "selftest.test_attach": 59,                # 95 x its wall after/before wave 9's stream cut (54/87 s)
     "selftest.serving.test_golden_suite": 76,
-    "selftest.accuracy.test_sim_e2e": 73,
+    "selftest.accuracy.test_sim_e2e": 29,      # 73 x the same (40/102 s)
     "selftest.survey.test_sim18": 64,
     "selftest.survey.test_survey_equals_items": 61,
 }

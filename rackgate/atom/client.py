@@ -136,6 +136,7 @@ class Client:
                     raise ServerError(f"POST {url}: non-JSON response (HTTP {r.status_code}): {r.text[:160]!r}") from None
                 return Reply(r.status_code, data if isinstance(data, dict) else {"_": data}, time.monotonic() - t0, body)
             text, content, reasoning, finish, n, pieces, usage, stopped = [], [], [], None, 0, [], None, None
+            said, told, thought = "", "", ""   # what stop_when reads, grown a chunk at a time (not joined per chunk)
             for raw in _lines(r):
                 handle.progress = time.monotonic()
                 if handle.cancelled:
@@ -166,7 +167,10 @@ class Client:
                 pieces.append(piece)
                 finish = finish or c.get("finish_reason")  # the first: ATOM adds a "stop" chunk after any reason
                 if stop_when is not None and (piece or think):
-                    stopped = stop_when("".join(text) + "".join(content) or "".join(reasoning))
+                    said += text[-1]       # "".join(text)
+                    told += content[-1]    # "".join(content)
+                    thought += think       # "".join(reasoning)
+                    stopped = stop_when(said + told or thought)
                     if stopped:
                         break
         except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError, AttributeError, OSError,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 
 TOKENISH = re.compile(r"\w+|[^\w\s]")
 
@@ -47,7 +48,15 @@ def degenerate_so_far(text: str) -> str | None:
     or None: not (yet). Judged on its first STREAM_WINDOW characters (asked after every chunk of
     a 12288-token answer, it stays cheap); the whole answer is judged at its end (`degenerate`),
     as is an empty one."""
-    stripped = text[:STREAM_WINDOW].strip()
+    return _window(text[:STREAM_WINDOW].strip())
+
+
+# Once a stream's first STREAM_WINDOW characters have arrived, every later chunk asks about the same
+# window: its verdict is remembered (a dict lookup, not two tokenisations and a count of ~250 tokens
+# per chunk: ~100 us, i.e. ~16 CPU s of a healthy quick gate's ~1,350-chunk answers on the sim,
+# docs/performance.md wave 9). Enough entries for every stream in flight (32 by default).
+@lru_cache(maxsize=1024)
+def _window(stripped: str) -> str | None:
     if len(stripped) >= STREAM_BANG and set(stripped) <= {"!"}:
         return degenerate(stripped)
     toks = TOKENISH.findall(stripped)

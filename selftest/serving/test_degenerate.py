@@ -91,3 +91,26 @@ def test_the_distinct_token_bound_changes_no_answer():
             rng.shuffle(toks)
             t = " ".join(toks)
             assert text.degenerate(t) == _degenerate_by_definition(t), (n, d)
+
+
+def test_a_full_window_is_judged_once_however_many_chunks_follow(monkeypatch):
+    """degenerate_so_far is asked after every chunk of a stream (a GSM8K answer on the sim is
+    ~1,350 chunks, a real one up to max_tokens): once the first STREAM_WINDOW characters are in,
+    the chunks after them ask about the same window, and its verdict is not worked out again."""
+    calls, real = [], text.TOKENISH
+
+    class Counting:
+        def findall(self, s):
+            calls.append(len(s))
+            return real.findall(s)
+
+    monkeypatch.setattr(text, "TOKENISH", Counting())
+    so_far = " Kigali, once test_a_full_window, is the capital of Rwanda."
+    while len(so_far) <= text.STREAM_WINDOW:
+        so_far += " The hills around it are green."
+    assert sanity.degenerate_so_far(so_far) is None
+    first = len(calls)
+    for _ in range(200):   # the chunks after the window
+        so_far += " More."
+        assert sanity.degenerate_so_far(so_far) is None
+    assert len(calls) == first, f"the full window was tokenised {len(calls) - first} more times"
