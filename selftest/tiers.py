@@ -57,32 +57,28 @@ SHARED: dict[str, tuple[str, ...]] = {
     "wheel": ("selftest.test_typed_forms", "selftest.test_wheel"),
 }
 
-# The long groups' summed test seconds in the last whole run (the junit of `.ci/run` after the wave-5
-# merge, 2026-12-05: 3 workers on 2 cores, 1,606 s; `python3 -m selftest.tiers JUNIT`): handed out
-# first, longest first, so that the last groups to start are short ones and the workers end together
-# (longest-processing-time first). A group not listed follows, in its tier's order. Two figures are
-# that run's less what wave 6 cut (docs/performance.md, wave 6): the fault matrix's one healthy
-# reference (11 suite runs fewer) and the recipe dry runs' faulted runs read from the matrix's own.
-# Refresh: `python3 -m selftest.tiers reports/selftest-junit.xml` after a whole run.
+# The long groups' summed test seconds in the last whole run (the junit of `.ci/run` on wave 9's merged
+# main, 2026-12-05: 3 workers on 2 cores, nothing else on the machine, 1,053 s of pytest; `python3 -m
+# selftest.tiers JUNIT`): handed out first, longest first, so that the last groups to start are short
+# ones and the workers end together (longest-processing-time first). A group not listed follows, in
+# its tier's order. Refresh: `python3 -m selftest.tiers reports/selftest-junit.xml` after a whole run.
 LONG: dict[str, int] = {
-    "realengine-suite": 518,                   # wave 8's merged run (621) x its CPU after/before wave 9's
-                                               # cuts (217.1/260.1 CPU s: docs/performance.md, H9E)
-    "selftest.test_fault_matrix": 500,         # 579 before the healthy reference
-    "realengine-gate": 490,                    # wave 8's merged run (645) x wave 9's 249.2/328.2 CPU s
-    "selftest.realengine.test_launch": 197,
-    "tool_failures_fabric": 195,               # selftest/test_tool_failures.py's fabric selection; 324
-                                               # before pytest stopped wording discarded tracebacks (wave 8)
-    "wheel": 165,                              # test_typed_forms 141 + test_wheel 33, less its own wheel build
-    "selftest.test_recipe_dry_run": 50,        # 151 before reading the matrix's faulted runs; 120 x
-                                               # its CPU after/before wave 9's cuts (26.1/61.5 CPU s)
-    "selftest.regression.test_regression": 116,
-    "selftest.test_cleanup": 105,
-    "tool_failures_platform": 100,             # 116 before wave 8 (the same)
-    "selftest.test_attach": 59,                # 95 x its wall after/before wave 9's stream cut (54/87 s)
-    "selftest.serving.test_golden_suite": 76,
-    "selftest.accuracy.test_sim_e2e": 29,      # 73 x the same (40/102 s)
-    "selftest.survey.test_sim18": 64,
-    "selftest.survey.test_survey_equals_items": 61,
+    "realengine-gate": 486,
+    "realengine-suite": 410,
+    "selftest.test_fault_matrix": 353,
+    "tool_failures_fabric": 180,
+    "selftest.realengine.test_launch": 163,
+    "wheel": 118,
+    "selftest.test_cleanup": 106,
+    "selftest.serving.test_golden_suite": 87,
+    "selftest.regression.test_regression": 82,
+    "selftest.survey.test_sim18": 73,
+    "selftest.survey.test_survey_equals_items": 55,
+    "selftest.test_attach": 53,
+    "tool_failures_platform": 52,
+    "selftest.accuracy.test_accuracy_hang": 48,
+    "selftest.serving.test_boot_watch": 48,
+    "selftest.test_recipe_dry_run": 47,
 }
 
 
