@@ -19,8 +19,20 @@ PKG_ROOT = str(Path(rackgate.__file__).resolve().parent.parent)
 
 
 def _write(path: Path, text: str) -> None:
+    """A node file as sysfs shows it: never empty or half-written to a reader. The link-training
+    agent re-renders a node while the suite reads it; written in place (truncate, then write), a
+    reader saw `mtype_local` empty in a survey run under load. So an unchanged file is left alone
+    and a changed one is replaced whole (a reader sees the old text or the new), as
+    areas/plat.py's _sync does."""
+    try:
+        if path.read_text() == text:
+            return
+    except OSError:
+        pass
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    tmp = path.with_name(path.name + ".rg-tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 @functools.cache
