@@ -7,7 +7,9 @@ load average beside them: on a shared machine the wall moves with the load, the 
     python3 -m pytest -p benchmarks.cpu_per_test selftest/realengine/test_gate_command.py
     RACKGATE_CPU_OUT=cpu.jsonl (default reports/cpu_per_test.jsonl), RACKGATE_CPU_TAG=before
 
-One JSON line per test ({"id", "cpu", "wall", "load"}) and one for the session's total.
+One JSON line per test ({"id", "cpu", "wall", "load", "end", "worker"}: "end" the test's end as Unix
+seconds, "worker" the xdist worker or "main", for a timeline of a whole run's tail) and one for the
+session's total.
 Descendants that left the tree unreaped (re-parented to init) are not counted.
 """
 from __future__ import annotations
@@ -60,7 +62,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     cpu, wall, load = tree_cpu(), time.monotonic(), os.getloadavg()[0]
     yield
     _write({"id": item.nodeid, "cpu": round(tree_cpu() - cpu, 1), "wall": round(time.monotonic() - wall, 1),
-            "load": [round(load, 1), round(os.getloadavg()[0], 1)]})
+            "load": [round(load, 1), round(os.getloadavg()[0], 1)], "end": round(time.time(), 1),
+            "worker": os.environ.get("PYTEST_XDIST_WORKER", "main")})
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
