@@ -10,10 +10,10 @@ from rackgate.sim import rack as sim_rack
 pytestmark = pytest.mark.unit
 
 
-def _statvfs(flag: int):
+def _statvfs(flag: int, free: int = 8 << 30):
     def fake(path):
         assert path == "/dev/shm", path
-        return SimpleNamespace(f_flag=flag)
+        return SimpleNamespace(f_flag=flag, f_bavail=free // 4096, f_frsize=4096)
     return fake
 
 
@@ -21,6 +21,17 @@ def test_a_writable_exec_able_dev_shm_is_chosen(monkeypatch):
     monkeypatch.delenv("TMPDIR", raising=False)
     monkeypatch.setattr(sim_rack.os, "statvfs", _statvfs(0))
     monkeypatch.setattr(sim_rack.os, "access", lambda path, mode: path == "/dev/shm")
+    assert sim_rack.scratch_dir() == "/dev/shm"
+
+
+def test_a_small_dev_shm_is_left_alone(monkeypatch):
+    """A container's /dev/shm (docker's default: 64 MiB) is for its own programs: the sim's files
+    and server logs stay on disk."""
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setattr(sim_rack.os, "access", lambda path, mode: True)
+    monkeypatch.setattr(sim_rack.os, "statvfs", _statvfs(0, free=64 << 20))
+    assert sim_rack.scratch_dir() is None
+    monkeypatch.setattr(sim_rack.os, "statvfs", _statvfs(0, free=sim_rack.SCRATCH_FREE))
     assert sim_rack.scratch_dir() == "/dev/shm"
 
 

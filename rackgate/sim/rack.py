@@ -77,10 +77,13 @@ def build(rack: Rack, extra_faults: list[str] = (), workdir: str | None = None) 
         raise
 
 
+SCRATCH_FREE = 256 << 20  # /dev/shm's free space below which the sim stays on disk (a tree: ~3 MB, logs)
+
+
 def scratch_dir() -> str | None:
     """Where a sim's directory goes (None: the system's temp dir): the user's TMPDIR where set,
     else /dev/shm where it is a memory file system this user may write and execute from (the
-    nodes' bin/ holds their tools). Every suite run lays out ~2,500 files and ~770 directories
+    nodes' bin/ holds their tools) with SCRATCH_FREE to spare. Every suite run lays out ~2,500 files and ~770 directories
     and removes them at the end; on this machine's ext4 (mounted with discard) that is ~0.4 CPU s
     of kernel time a run, on tmpfs ~0.03 (docs/performance.md, wave 10). The tree is small (its
     big files are sparse), and the same bytes either way."""
@@ -92,6 +95,8 @@ def scratch_dir() -> str | None:
     except OSError:
         return None
     if fs.f_flag & (os.ST_RDONLY | os.ST_NOEXEC) or not os.access(shm, os.W_OK | os.X_OK):
+        return None
+    if fs.f_bavail * fs.f_frsize < SCRATCH_FREE:  # a container's 64 MiB /dev/shm: its own to fill
         return None
     return shm
 
