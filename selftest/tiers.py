@@ -44,14 +44,18 @@ TIERS: dict[str, tuple[str, int]] = {
 
 # Modules that share one xdist group (one worker, their session-scoped fixtures made once there).
 # The real-engine modules that borrow the session's model servers (`serve` in
-# selftest/realengine/conftest.py) are two groups of about equal length, each with its own servers:
+# selftest/realengine/conftest.py) are three groups of about equal length, each with its own servers:
 # a server's start is ~6 CPU s, its tests' generation is what costs; as one group they were the
-# run's critical path (1,550 s on one worker, 2026-12-05). test_launch.py and test_launch_ctrl_c.py
-# start their own engines: groups of their own.
+# run's critical path (1,550 s on one worker, 2026-12-05), as two the run's tail (486 s and 410 s of
+# wall on one worker each, the machine ~1.5 cores busy). Three groups start 9 session servers where
+# two started 7 (the partly-broken engines: healthy, bang, reasoning-template; the bang and golden
+# tests: bang, healthy, noisy-layer; the suite runs: healthy, nan-norm, reasoning-template): +2
+# starts, ~12 CPU s (wave 10, docs/performance.md). test_launch.py and test_launch_ctrl_c.py start
+# their own engines: groups of their own.
 SHARED: dict[str, tuple[str, ...]] = {
-    "realengine-gate": ("selftest.realengine.test_gate_command", "selftest.realengine.test_partly_broken"),
-    "realengine-suite": ("selftest.realengine.test_suite_on_engine", "selftest.realengine.test_golden_engine",
-                         "selftest.realengine.test_engine"),
+    "realengine-gate": ("selftest.realengine.test_partly_broken",),
+    "realengine-golden": ("selftest.realengine.test_gate_command", "selftest.realengine.test_golden_engine"),
+    "realengine-suite": ("selftest.realengine.test_suite_on_engine", "selftest.realengine.test_engine"),
     # the wheel self-tests: one wheel built and installed into a venv for both (~7 CPU s a build;
     # selftest/conftest.py wheel_install)
     "wheel": ("selftest.test_typed_forms", "selftest.test_wheel"),
@@ -63,8 +67,11 @@ SHARED: dict[str, tuple[str, ...]] = {
 # ones and the workers end together (longest-processing-time first). A group not listed follows, in
 # its tier's order. Refresh: `python3 -m selftest.tiers reports/selftest-junit.xml` after a whole run.
 LONG: dict[str, int] = {
-    "realengine-gate": 486,
-    "realengine-suite": 410,
+    # the real-engine groups as split in wave 10 (three, not two): the 17:21 run's per-test wall
+    # (benchmarks/cpu_per_test.py, load ~8) regrouped, less the tests and engines wave 10 cut
+    "realengine-suite": 300,
+    "realengine-gate": 250,
+    "realengine-golden": 170,
     "selftest.test_fault_matrix": 353,
     "tool_failures_fabric": 180,
     "selftest.realengine.test_launch": 163,

@@ -2,7 +2,7 @@
 
 Every test module here sets `pytestmark = pytest.mark.realengine`, so `-m realengine` runs them and
 `-m "not realengine"` leaves them out. Under `pytest -n N --dist loadgroup` the modules that borrow
-the session's servers run in the groups selftest/tiers.py SHARED names (two: each worker with its
+the session's servers run in the groups selftest/tiers.py SHARED names (three: each worker with its
 own server per variant, made once there). Without
 the venv they are skipped with the install command, unless RACKGATE_REALENGINE=require (CI)
 makes that a failure.

@@ -133,23 +133,44 @@ def test_balancer_honours_the_rank_hint_and_refuses_a_bad_one(three_engines):
 
 def test_gate_on_three_healthy_engines_blames_nothing_on_the_server(two_healthy, engine_bin, models, tmp_path,
                                                                     gsm8k_dir):
-    """[healthy, healthy, healthy] (issue 34: no false findings): the gate with the engine rack file
-    (three DP ranks on one node, each asked by the rank hint, which the balancer honours): every
-    request-sending check passes or is the model's accuracy -- no SRV-DEADLOCK, no share of broken
-    answers, no hang read in the accuracy checks' per-rank asks; ACC-QUICK FAILS naming the model
-    below the threshold (SmolLM2 against Kimi-K3's), decided, not an ERROR."""
-    from .test_gate_command import QUICK, engine_rack
+    """[healthy, healthy, healthy] (issue 34: no false findings): the README's gate command with the
+    engine rack file (three DP ranks on one node, each asked by the rank hint, which the balancer
+    honours) and --record-baseline: every request-sending check passes or is the model's accuracy --
+    no SRV-DEADLOCK, no share of broken answers, no hang read in the accuracy checks' per-rank asks;
+    ACC-QUICK FAILS naming the model below the threshold (SmolLM2 against Kimi-K3's), decided, not an
+    ERROR, not SRV-SANITY's. Also ACC-UNDER-LOAD and the output-length facts (MLPerf TEST01 and
+    TEST09): ACC-QUICK measures an accuracy, ACC-UNDER-LOAD, asking the same first questions with a
+    filler stream in flight on every rank, agrees with it (PASSED), and the quick gate's answers'
+    token counts are in the baseline the run records. (One gate run: the healthy gate on one engine
+    was a second run proving the same "blames nothing", wave 10.) The golden set is not recorded here
+    (`serving.golden = false`: SRV-GOLDEN's own test, test_golden_engine.py, records one)."""
+    from rackgate import baseline as bl
+    from rackgate.catalogue import row
+
+    from .test_gate_command import GATE_MAX_TOKENS, QUICK, SERVER_BROKEN_ROWS, UNDER_LOAD, engine_rack
     h1, h2 = two_healthy
+    base = tmp_path / "baseline.json"
     with TransformersServer(engine_bin, models.cache, models.name("healthy"), tmp_path / "healthy-3.log") as h3:
         with Balancer(models.name("healthy"), [(h1.url, h1.model), (h2.url, h2.model), (h3.url, h3.model)]) as bal:
-            rack = engine_rack(tmp_path, bal, gsm8k_dir, ranks=3)
-            p, outcomes = run_gate(bal, tmp_path, gsm8k_dir, rack=rack)
+            rack = engine_rack(tmp_path, bal, gsm8k_dir, ranks=3, serving={"golden": False})
+            p, outcomes = run_gate(bal, tmp_path, gsm8k_dir, rack=rack,
+                                   extra=("--record-baseline", "--baseline", str(base)))
     assert outcomes, p.stdout[-3000:] + p.stderr[-2000:]
     failed = {t: o for t, o in outcomes.items() if o.status == "failed"}
     assert set(failed) == {QUICK}, {t: (o.status, o.message[:400]) for t, o in outcomes.items()}
-    assert "below" in failed[QUICK].message and "model" in failed[QUICK].message, failed[QUICK].message[:800]
+    msg = failed[QUICK].message
+    assert msg.lstrip().startswith("ACC-QUICK [") and "below" in msg and "model" in msg, msg[:800]
+    for r in SERVER_BROKEN_ROWS:
+        assert row(r)  # the rows exist; none of their items failed (above)
     for tid, o in outcomes.items():
         assert "still in flight" not in (o.message or "") and "SRV-DEADLOCK" not in (o.message or ""), \
             (tid, o.message[:600])
     assert outcomes[SANITY].status == "passed", outcomes[SANITY].message[:800]
+    assert outcomes[UNDER_LOAD].status == "passed", outcomes[UNDER_LOAD].message or p.stdout[-3000:]
     assert min(bal.served) > 0, bal.served  # every engine was asked
+    facts = bl.load(base)
+    mean, stdev, per = (facts.get(f"accuracy.output_tokens.{k}", "rack") for k in ("mean", "stdev", "per_question"))
+    assert mean is not None and stdev is not None and per is not None, sorted(facts.facts)
+    counts = [int(x) for x in str(per.value).split(",")]
+    assert 0 < mean.value <= GATE_MAX_TOKENS and stdev.value >= 0 and all(0 < c <= GATE_MAX_TOKENS for c in counts)
+    assert mean.value == pytest.approx(sum(counts) / len(counts), abs=0.01)
