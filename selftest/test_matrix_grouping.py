@@ -100,6 +100,25 @@ def test_a_case_never_shares_with_one_whose_failure_its_tests_need():
     assert mx.plan([A, s_platform], touch, ROWS, items=ITEMS) == [[A], [s_platform]]
 
 
+def test_a_case_never_shares_with_one_that_runs_the_rows_its_own_checks_need():
+    """A's fault may reach the rows A's checks stand on, which its solo run does not run: where B's
+    part runs one, a failure there would be B's and A's checks "not run" (SRV-X needs PLAT-A)."""
+    a = _case("fx", "SRV-X", ["rackgate/checks/serving/test_s.py::test_s"], ["rackgate/checks/serving/test_s.py::test_s"])
+    b = _case("fy", "PLAT-B", ["rackgate/checks/platform/test_a.py"], [])
+    assert "test_a[node1] (PLAT-A) is a row fx's checks need" in mx.needs_problem(a, b, ROWS, ITEMS)
+    assert mx.needs_problem(a, {**b, "paths": ["rackgate/checks/platform/test_b.py"]}, ROWS, ITEMS) == ""
+
+
+def test_the_packing_shares_what_first_fit_in_the_cases_order_leaves_alone():
+    """A takes B first (the cases' order); C may share with A only, D with B only: first fit
+    made three runs ([A, B], [C], [D]); the most constrained first packs two ([A, C], [B, D])."""
+    c = _case("fc", "PLAT-C", ["rackgate/checks/platform/test_c.py"])
+    d = _case("fd", "PLAT-R", ["rackgate/checks/platform/test_d.py"])
+    touch = {"fa": frozenset({("x",)}), "fb": frozenset({("y",)}), "fc": frozenset({("y",), ("z",)}),
+             "fd": frozenset({("x",), ("z",)})}
+    assert mx.plan([A, B, c, d], touch, ROWS) == [[A, c], [B, d]]
+
+
 def test_a_case_that_stops_the_server_never_shares_with_checks_on_it():
     """A fault failing SRV-BOOT (or SRV-MODELS, SRV-ALIVE) makes every check on the server "not
     run", whether or not its row names it in `needs`."""
