@@ -15,8 +15,9 @@ broken check for Y. Cases share a run only when (computed from the case data, ne
   disjoint;
 - their faults touch disjoint parts of the sim's state (fault_touches(): each fault applied
   alone to a healthy state, diffed), and no test in one case's paths has a row that `needs`
-  (catalogue data, transitively) a row the other case fails, nor runs on a server the other
-  case's fault stops (SERVER_ROOTS) (needs_problem());
+  (catalogue data, transitively) a row the other case fails, or is of a row the other case's
+  checks need (its fault may reach those), nor runs on a server the other case's fault stops
+  (SERVER_ROOTS) (needs_problem());
 - the run's selection is their selections or-ed, and each case's part of it is exactly what its
   own selection picks from its paths, read from the suite's collected markers
   (selection_problem(); the same tests as its solo run);
@@ -25,9 +26,13 @@ broken check for Y. Cases share a run only when (computed from the case data, ne
 - at most MAX_GROUP cases (a re-run costs one run per case).
 The shared run is then judged strictly (judge_group()): every case as if alone, plus nothing may
 fail outside every case's expectations, no failure in one case's tests may carry another case's
-row, and no test may be "not run" because of another case's row. On ANY difference each case of
-the group is re-run alone and judged on that solo run, which is the verdict that counts (the
-test's report says a re-run happened and why, and the session's summary lists the re-runs).
+row, and no test may be "not run" because of another case's row. On ANY difference the cases it
+implicates (those whose part differed, and those whose row reached into another's part) are re-run
+alone and judged on that solo run, which is the verdict that counts; the others share one run
+again, judged as strictly, and on any difference there each of them is re-run alone too (split();
+a difference outside every case's part re-runs every case alone). The test's report says a re-run
+happened and why, and the session's summary lists the re-runs. (Re-running every case alone cost
+19 solo runs a module run for three groups that each differed in one or two cases: wave 10.)
 What the judgment alone cannot see is a side effect of X that makes Y's check fail with Y's
 verdict and nothing of X's; the guards above (disjoint files, disjoint state, no declared
 dependency) are what rule that out, and RACKGATE_MATRIX_SOLO=1 is the check on them (the same
@@ -301,6 +306,14 @@ def needs_problem(a: dict, b: dict, rows: dict, items: list[dict] | None) -> str
     for it in items:
         if it["row"] and _in_paths(it["nodeid"], b["paths"]) and _needed(it["row"], rows) & fails:
             return f"{it['nodeid']} ({it['row']}) needs a row {case_id(a)} fails"
+    # a's fault may reach the rows a's own checks stand on (its solo run does not run them): where
+    # b's part runs one, a failure there is b's unexpected one and a's checks are "not run"
+    # (stream-drop-first failed SRV-SANITY in a partner's part: wave 10)
+    under = set().union(*(_needed(row_of[t], rows) for t in [*a.get("fail", []), *a.get("also_fail", [])]
+                          if row_of.get(t))) | _needed(a["row"], rows)
+    for it in items:
+        if it["row"] in under and _in_paths(it["nodeid"], b["paths"]) and not _in_paths(it["nodeid"], a["paths"]):
+            return f"{it['nodeid']} ({it['row']}) is a row {case_id(a)}'s checks need, which its fault may reach"
     return ""
 
 
@@ -325,24 +338,44 @@ MAX_GROUP = 8  # a mismatch re-runs every case of the group alone: bound what it
 
 def plan(cases: list[dict], touches: dict, rows: dict, solo: bool = False,
          items: list[dict] | None = None) -> list[list[dict]]:
-    """The suite runs for the cases: groups of cases that may share one run (every pair
-    compatible(), the selections or-able), each case in exactly one group, in the cases' order
-    (first fit)."""
-    groups: list[list[dict]] = []
-    for c in cases:
-        if not solo and not alone_because(c):
-            for g in groups:
-                if (len(g) < MAX_GROUP and not alone_because(g[0])
-                        and not any(compatible(c, m, touches, rows) for m in g)
-                        and not any(needs_problem(x, y, rows, items) for m in g for x, y in ((c, m), (m, c)))
-                        and not selection_problem([*g, c], items)):
-                    g.append(c)
-                    break
-            else:
-                groups.append([c])
+    """The suite runs for the cases: groups of cases that may share one run (every pair may
+    share(), the group's selections or-able, at most MAX_GROUP), each case in exactly one group;
+    the groups and their cases in the cases' order. Packed most constrained first (DSatur: next
+    the case that the fewest groups so far can take, then the one with the fewest partners; into
+    the largest group that takes it): first fit in the cases' order left cases alone that a
+    different packing shares (the shipped matrix, wave 10: 69 runs first fit, 67 so)."""
+    sharing = [i for i, c in enumerate(cases) if not solo and not alone_because(c)]
+    pair: dict[tuple[int, int], bool] = {}
+
+    def ok(i: int, j: int) -> bool:
+        key = (min(i, j), max(i, j))
+        if key not in pair:
+            pair[key] = may_share(cases[i], cases[j], touches, rows, items)
+        return pair[key]
+
+    def takes(g: list[int], i: int) -> bool:
+        return len(g) < MAX_GROUP and all(ok(i, j) for j in g)
+
+    partners = {i: sum(ok(i, j) for j in sharing if j != i) for i in sharing}
+    groups: list[list[int]] = []
+    left = set(sharing)
+    while left:
+        i = max(left, key=lambda i: (sum(not takes(g, i) for g in groups), -partners[i], -i))
+        left.remove(i)
+        fit = [g for g in groups if takes(g, i) and not selection_problem([cases[k] for k in (*g, i)], items)]
+        if fit:
+            max(fit, key=len).append(i)
         else:
-            groups.append([c])
-    return groups
+            groups.append([i])
+    groups += [[i] for i, _ in enumerate(cases) if i not in set(sharing)]
+    return [[cases[i] for i in sorted(g)] for g in sorted(groups, key=min)]
+
+
+def may_share(a: dict, b: dict, touches: dict, rows: dict, items: list[dict] | None) -> bool:
+    """Whether two cases may be in one shared run: compatible(), no dependency either way
+    (needs_problem()), their selections or-able (selection_problem())."""
+    return (not compatible(a, b, touches, rows) and not needs_problem(a, b, rows, items)
+            and not needs_problem(b, a, rows, items) and not selection_problem([a, b], items))
 
 
 def group_args(group: list[dict]) -> list[str]:
@@ -393,6 +426,9 @@ class Runs:
         self.groups = plan(cases, touches, self._rows, solo=solo, items=items)
         self._group_of = {case_id(c): g for g in self.groups for c in g}
         self._judged: dict[str, tuple[dict, list[str]]] = {}
+        # A shared run that differed: the cases re-run alone, and those shared again (split()).
+        self._split: dict[str, tuple[list[dict], list[dict]]] = {}
+        self._again: set[str] = set()  # groups that are already a second shared run: never split again
         self._run = runner or run_case
         self._run_shared = group_runner or run_group
         # The healthy reference (one recording for every case whose baseline is test paths), on a
@@ -402,7 +438,7 @@ class Runs:
         self._reference_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="matrix-reference")
         self._reference: Future | None = None
         self._sharing = [] if solo else [c for c in cases if reference_paths(c)]
-        self.reruns: list[str] = []  # one line per group re-run alone, for the session's report
+        self.reruns: list[str] = []  # one line per shared run that differed, for the session's report
         self.started: list[list[dict]] = []  # the case runs (groups) asked for, in order
 
     def start(self, names: list[str]) -> None:
@@ -473,20 +509,29 @@ class Runs:
         return run
 
     def _judge(self, group: list[dict], run: SuiteRun) -> tuple[dict, list[str]]:
-        """The shared run judged once (judge_group); on any difference every case of the group
-        is queued alone, ahead of the runs still waiting."""
+        """The shared run judged once (judge_group); on any difference the cases it implicates are
+        queued alone and the others once more as one shared run (split()), ahead of the runs still
+        waiting."""
         key = group_name(group)
         with self._lock:
             if key not in self._judged:
                 self._judged[key] = judge_group(group, run, self._rows)
                 by_case, whole = self._judged[key]
                 if whole or any(by_case.values()):
+                    alone, again = split(group, run, by_case, whole, again_allowed=key not in self._again)
+                    self._split[key] = (alone, again)
+                    if again:
+                        self._again.add(group_name(again))
                     first = (whole + [f"{n}: {p}" for n, ps in by_case.items() for p in ps])[0]
-                    self.reruns.append(f"{key}: re-run alone, the shared run differed ({first[:300]})")
+                    self.reruns.append(f"{key}: the shared run differed ({first[:300]}); re-run alone: "
+                                       f"{', '.join(case_id(c) for c in alone)}"
+                                       + (f"; shared again: {group_name(again)}" if again else ""))
             by_case, whole = self._judged[key]
-        if whole or any(by_case.values()):
-            for c in group:
-                self._future(case_id(c), [c], rerun=True)
+            alone, again = self._split.get(key, ([], []))
+        for c in alone:
+            self._future(case_id(c), [c], rerun=True)
+        if again:
+            self._future(group_name(again), again, rerun=True)
         return by_case, whole
 
     def get(self, name: str, wait: bool = True) -> SuiteRun | None:
@@ -500,15 +545,24 @@ class Runs:
         if len(group) == 1:
             run = self.get(name)
             return Verdict(judge_case(case, run, self._rows[case["row"]]), run, "its own run")
-        run = self._future(group_name(group), group).result()
+        return self._verdict_in(case, group, "")
+
+    def _verdict_in(self, case: dict, group: list[dict], before: str) -> Verdict:
+        """The case's verdict from its group's shared run; where that run differed, from its solo
+        re-run or the shared run of the cases the difference did not implicate (split())."""
+        name = case_id(case)
+        run = self._future(group_name(group), group, rerun=bool(before)).result()
         by_case, whole = self._judge(group, run)
         others = ", ".join(case_id(c) for c in group if c is not case)
         if not whole and not any(by_case.values()):
-            return Verdict([], own_part(run, case), f"one run shared with {others}")
-        solo = self._future(name, [case], rerun=True).result()
+            return Verdict([], own_part(run, case), f"one run shared with {others}{before}")
         first = (whole + [f"{n}: {p}" for n, ps in by_case.items() for p in ps])[0]
-        return Verdict(judge_case(case, solo, self._rows[case["row"]]), solo,
-                       f"re-run alone: the run shared with {others} differed ({first[:300]})")
+        why = f"the run shared with {others} differed ({first[:300]})"
+        _alone, again = self._split[group_name(group)]
+        if any(c is case for c in again):
+            return self._verdict_in(case, again, f"{before}; shared again: {why}")
+        solo = self._future(name, [case], rerun=True).result()
+        return Verdict(judge_case(case, solo, self._rows[case["row"]]), solo, f"re-run alone{before}: {why}")
 
     def close(self) -> None:
         """Every run ended, its files removed (RACKGATE_KEEP_MATRIX=1 keeps them to look at)."""
@@ -729,3 +783,27 @@ def judge_group(group: list[dict], run: SuiteRun, rows: dict) -> tuple[dict[str,
                 problems.append(f"{tid}: not run because {nr.group(1)} ({others[nr.group(1)]}) failed (shared run)")
         by_case[case_id(case)] = problems
     return by_case, whole
+
+
+def split(group: list[dict], run: SuiteRun, by_case: dict[str, list[str]], whole: list[str],
+          again_allowed: bool = True) -> tuple[list[dict], list[dict]]:
+    """A shared run that differed, split for its re-runs: (the cases to re-run alone, the cases to
+    share one run again). Alone: every case whose part differed, and every case whose row a failure
+    in another case's part carries or was "not run" for (the fault that reached across). The
+    others share a run again, judged as strictly (judge_group); where the first run differed as a
+    whole (a failure outside every case's paths, a broken run), where fewer than two are left, or
+    where the group is already a second shared run, every case is re-run alone."""
+    if whole or not again_allowed:
+        return list(group), []
+    implicated = {n for n, ps in by_case.items() if ps}
+    row_of = {c["row"]: case_id(c) for c in group}
+    for case in group:
+        for o in own_part(run, case).outcomes.values():
+            if o.status in ("failed", "error"):
+                for m in (VERDICT.search(o.message or ""), NOT_RUN.search(o.message or "")):
+                    if m and m.group(1) in row_of and row_of[m.group(1)] != case_id(case):
+                        implicated.add(row_of[m.group(1)])
+    again = [c for c in group if case_id(c) not in implicated]
+    if len(again) < 2:
+        return list(group), []
+    return [c for c in group if case_id(c) in implicated], again

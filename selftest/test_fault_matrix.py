@@ -1,8 +1,8 @@
 """The fault matrix (rackgate/catalogue/matrix/*.toml): every sim fault fails exactly its expected
 checks, each with the catalogue's diagnosis; the healthy rack fails nothing; every catalogue row
 has a check and a matrix case. The runs are made by selftest/matrix.py, concurrently; cases that
-cannot interact share one run, with a solo re-run of each on any difference (see that module's
-docstring; RACKGATE_MATRIX_SOLO=1: one run per case)."""
+cannot interact share one run; on any difference the cases it implicates are re-run alone and
+the others share a run again (see that module's docstring; RACKGATE_MATRIX_SOLO=1: one run per case)."""
 import pytest
 
 from rackgate import faultmatrix as sim_matrix
@@ -39,7 +39,7 @@ def runs(request):
     if tr is not None and capman is not None and r.started:
         with capman.global_and_fixture_disabled():  # the summary is for the user, not captured
             tr.write_line(f"\nfault matrix: {len(r.started)} case runs for "
-                          f"{sum(len(g) for g in r.started)} cases, {len(r.reruns)} shared run(s) re-run alone")
+                          f"{sum(len(g) for g in r.started)} cases, {len(r.reruns)} shared run(s) differed and were re-run")
             for line in r.reruns:
                 tr.write_line(f"fault matrix: {line}")
 

@@ -100,6 +100,25 @@ def test_a_case_never_shares_with_one_whose_failure_its_tests_need():
     assert mx.plan([A, s_platform], touch, ROWS, items=ITEMS) == [[A], [s_platform]]
 
 
+def test_a_case_never_shares_with_one_that_runs_the_rows_its_own_checks_need():
+    """A's fault may reach the rows A's checks stand on, which its solo run does not run: where B's
+    part runs one, a failure there would be B's and A's checks "not run" (SRV-X needs PLAT-A)."""
+    a = _case("fx", "SRV-X", ["rackgate/checks/serving/test_s.py::test_s"], ["rackgate/checks/serving/test_s.py::test_s"])
+    b = _case("fy", "PLAT-B", ["rackgate/checks/platform/test_a.py"], [])
+    assert "test_a[node1] (PLAT-A) is a row fx's checks need" in mx.needs_problem(a, b, ROWS, ITEMS)
+    assert mx.needs_problem(a, {**b, "paths": ["rackgate/checks/platform/test_b.py"]}, ROWS, ITEMS) == ""
+
+
+def test_the_packing_shares_what_first_fit_in_the_cases_order_leaves_alone():
+    """A takes B first (the cases' order); C may share with A only, D with B only: first fit
+    made three runs ([A, B], [C], [D]); the most constrained first packs two ([A, C], [B, D])."""
+    c = _case("fc", "PLAT-C", ["rackgate/checks/platform/test_c.py"])
+    d = _case("fd", "PLAT-R", ["rackgate/checks/platform/test_d.py"])
+    touch = {"fa": frozenset({("x",)}), "fb": frozenset({("y",)}), "fc": frozenset({("y",), ("z",)}),
+             "fd": frozenset({("x",), ("z",)})}
+    assert mx.plan([A, B, c, d], touch, ROWS) == [[A, c], [B, d]]
+
+
 def test_a_case_that_stops_the_server_never_shares_with_checks_on_it():
     """A fault failing SRV-BOOT (or SRV-MODELS, SRV-ALIVE) makes every check on the server "not
     run", whether or not its row names it in `needs`."""
@@ -235,6 +254,81 @@ def test_a_real_fault_still_fails_after_the_rerun():
     finally:
         r.close()
     assert any("expected to fail, but it passed" in p for p in vb.problems)
+
+
+C = _case("fc", "PLAT-C", ["rackgate/checks/platform/test_c.py"], ["rackgate/checks/platform/test_c.py::test_c[node3]"])
+D = _case("fd", "PLAT-R", ["rackgate/checks/platform/test_d.py"], ["rackgate/checks/platform/test_d.py::test_d[node4]"])
+HEALTHY_ABC = {**HEALTHY_AB,
+               "rackgate/checks/platform/test_c.py::test_c[node3]": ("failed", _msg("PLAT-C")),
+               "rackgate/checks/platform/test_c.py::test_c[node1]": ("passed", "")}
+HEALTHY_ABCD = {**HEALTHY_ABC,
+                "rackgate/checks/platform/test_d.py::test_d[node4]": ("failed", _msg("PLAT-R")),
+                "rackgate/checks/platform/test_d.py::test_d[node1]": ("passed", "")}
+
+
+class GroupRunner(FakeRunner):
+    """A shared run's outcomes by the group's name (where none is given, the healthy outcomes of
+    the group's paths); a solo run is the healthy outcomes restricted to the case."""
+
+    def __init__(self, by_group: dict):
+        super().__init__({})
+        self.by_group = by_group
+
+    def __call__(self, case, workdir):
+        self.calls.append(mx.case_id(case))
+        return mx.own_part(_run(HEALTHY_ABCD), case)
+
+    def group(self, group, workdir):
+        self.calls.append(mx.group_name(group))
+        healthy = {t: o for t, o in HEALTHY_ABCD.items() if any(mx._in_paths(t, c["paths"]) for c in group)}
+        return _run(self.by_group.get(mx.group_name(group), healthy))
+
+
+def _verdicts(by_group: dict, cases=(A, B, C)):
+    fake = GroupRunner(by_group)
+    touch = {c["fault"]: frozenset({("nodes", f"node{i}", "x")}) for i, c in enumerate(cases)}
+    r = mx.Runs(list(cases), jobs=1, rows=ROWS, touches=touch, items=ITEMS, runner=fake, group_runner=fake.group)
+    try:
+        assert [mx.group_name(g) for g in r.groups] == [mx.group_name(list(cases))]
+        return {mx.case_id(c): r.verdict(mx.case_id(c)) for c in cases}, fake.calls, r.reruns
+    finally:
+        r.close()
+
+
+def test_a_difference_reruns_alone_only_the_cases_it_implicates_and_the_others_share_again():
+    """B's expected failure passed in the run of three: B is re-run alone (its solo run decides),
+    A and C share a second run, judged as strictly, which is their verdict."""
+    v, calls, reruns = _verdicts({"fa+fb+fc": {**HEALTHY_ABC, "rackgate/checks/platform/test_b.py::test_b[node2]": ("passed", "")}})
+    assert calls[0] == "fa+fb+fc" and sorted(calls[1:]) == ["fa+fc", "fb"]
+    assert all(x.problems == [] for x in v.values())
+    assert v["fb"].how.startswith("re-run alone") and "shared again" in v["fa"].how and "shared again" in v["fc"].how
+    assert "one run shared with fc" in v["fa"].how
+    assert len(reruns) == 1 and "re-run alone: fb; shared again: fa+fc" in reruns[0]
+
+
+def test_a_second_shared_run_that_differs_reruns_each_of_its_cases_alone():
+    v, calls, reruns = _verdicts({
+        "fa+fb+fc": {**HEALTHY_ABC, "rackgate/checks/platform/test_b.py::test_b[node2]": ("passed", "")},
+        "fa+fc": {**HEALTHY_ABC, "rackgate/checks/platform/test_c.py::test_c[node3]": ("passed", "")}})
+    assert calls[0] == "fa+fb+fc" and sorted(calls[1:]) == ["fa", "fa+fc", "fb", "fc"]
+    assert all(x.problems == [] for x in v.values()) and all("re-run alone" in x.how for x in v.values())
+    assert len(reruns) == 2 and reruns[1].startswith("fa+fc: ") and "shared again" not in reruns[1]
+
+
+def test_a_split_puts_the_fault_that_reached_across_alone_too():
+    """C's part carries A's row: A's fault reached C's tests, so A is re-run alone with C, and B
+    and D share again; a failure outside every part (or a broken run) re-runs every case alone."""
+    group = [A, B, C, D]
+    run = _run({**HEALTHY_ABCD, "rackgate/checks/platform/test_c.py::test_c[node1]": ("failed", _msg("PLAT-A"))})
+    by_case, whole = mx.judge_group(group, run, ROWS)
+    alone, again = mx.split(group, run, by_case, whole)
+    assert [mx.case_id(c) for c in alone] == ["fa", "fc"] and [mx.case_id(c) for c in again] == ["fb", "fd"]
+    assert mx.split(group, run, by_case, whole, again_allowed=False) == (group, [])
+    outside = _run({**HEALTHY_ABCD, "rackgate/checks/platform/test_e.py::test_e": ("failed", _msg("PLAT-B"))})
+    assert mx.split(group, outside, *mx.judge_group(group, outside, ROWS)) == (group, [])
+    one_left = _run({**HEALTHY_ABCD, "rackgate/checks/platform/test_c.py::test_c[node1]": ("failed", _msg("PLAT-A")),
+                     "rackgate/checks/platform/test_b.py::test_b[node2]": ("passed", "")})
+    assert mx.split(group, one_left, *mx.judge_group(group, one_left, ROWS)) == (group, [])
 
 
 def test_the_pool_starts_the_costliest_runs_first():
