@@ -4,8 +4,9 @@ commands the suite sends fail.
 A suite run given `-p selftest.inject --inject-plan=PLAN.json` (selftest/test_tool_failures.py)
 wraps every node's runner in a FailingRunner, through the transport's runner wrappers
 (rackgate.transport.wrap_runners). The plan is {"log": PATH, "fail": {NODE: {TOOL: WAY}}}:
-- every command sent is logged to PATH as one JSON line {tool, node, test, way} (the check that
-  sent it, from PYTEST_CURRENT_TEST), so a healthy run (no "fail") discovers the commands;
+- every command sent is logged to PATH as one JSON line {tool, node, test, way, running} (test: the
+  check it was sent for, rackgate.transport.sent_for.current; running: the item pytest was running,
+  PYTEST_CURRENT_TEST, "" outside one), so a healthy run (no "fail") discovers the commands;
 - a command whose tool is in "fail" does not reach the node: it comes back failed in that WAY.
   A key "TOOL@CHECK" fails the tool only while that check (a test's node id without its
   parameters, e.g. `rackgate/checks/test_declared.py::test_fab_p2p`) runs, so one run can fail a
@@ -100,7 +101,8 @@ class FailingRunner:
         return self.below.argv(cmd, timeout)
 
     def _log(self, tool: str, test: str, way: str | None) -> None:
-        line = json.dumps({"tool": tool, "node": self.node, "test": test, "way": way}) + "\n"
+        running = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+        line = json.dumps({"tool": tool, "node": self.node, "test": test, "way": way, "running": running}) + "\n"
         with _LOCK, open(self.plan["log"], "a") as f:
             f.write(line)
 

@@ -51,12 +51,18 @@ def _pairs(row: Row) -> set[tuple[tuple[str, str], tuple[str, str]]]:
 def pairwise(dims: Mapping[str, Sequence[str]], allowed: Callable[[Row], bool] = lambda r: True) -> list[Row]:
     """Rows of the cross product of dims (those `allowed`) such that every pair of two dimensions'
     values that some allowed row holds is held by a chosen row: greedy, deterministic (the first row
-    covering the most pairs not yet covered), far fewer rows than the whole product."""
+    covering the most pairs not yet covered), far fewer rows than the whole product; then, latest
+    first, each row whose pairs the other chosen rows all hold is dropped (every row costs runs)."""
     every = [row for row in (dict(zip(dims, vals)) for vals in itertools.product(*dims.values())) if allowed(row)]
-    left = set().union(*(_pairs(r) for r in every))
+    need = set().union(*(_pairs(r) for r in every))
+    left = set(need)
     chosen: list[Row] = []
     while left:
         best = max(every, key=lambda r: len(_pairs(r) & left))
         chosen.append(best)
         left -= _pairs(best)
+    for i in reversed(range(len(chosen))):
+        rest = chosen[:i] + chosen[i + 1:]
+        if set().union(*(_pairs(r) for r in rest)) >= need:
+            chosen = rest
     return chosen

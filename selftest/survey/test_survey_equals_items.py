@@ -9,7 +9,10 @@ The faults come from the sim's fault table (target node or gpu, row in survey/mo
 never a hand list; the others are out of scope and test_scope names them. Faults share a run, one
 tray each; a fault that makes its tray unreachable (it changes the node's `reach`, read from the
 fault's effect on the state) gets a run of its own, since a rack-wide item (FAB-POD) cannot judge
-a rack with a tray it cannot see and would hide another fault's FAB-POD verdict. FAB-POD is the
+a rack with a tray it cannot see and would hide another fault's FAB-POD verdict; that run is on the
+first ALONE_TRAYS trays of the rack (healthy trays on both sides of the faulted one): the shared run
+already compares the healthy trays of all 18, and a tray more or less changes no verdict of
+another tray, only what a run of 18 costs (its checks, two sims). FAB-POD is the
 rack's question for the item (the odd trays fail) and the tray's for the survey (its cards agree;
 another domain is the pick's reason): the survey's rack-wide answer is the same judge,
 gates/fabric.py pod_outliers, over the trays' domains."""
@@ -37,6 +40,7 @@ from ..matrix import fault_touches
 pytestmark = pytest.mark.suite
 
 RACK18 = REPO / "racks" / "sim18.toml"
+ALONE_TRAYS = 4   # a run of its own (an unreachable tray): node1 healthy, the fault on node2, two more
 ROW_CELL = {row: key for key, row, _ in CHECKS if row}
 STATUS = {"passed": PASS, "failed": FAIL, "error": UNOBSERVED}
 # A verdict's where: "FAB-POD [node13,node14] ..." (rackgate.report.verdict.message)
@@ -53,18 +57,20 @@ def _scope() -> tuple[list[sim_faults.Fault], list[sim_faults.Fault]]:
 IN_SCOPE, OUT_OF_SCOPE = _scope()
 
 
-def _groups(faults: list[sim_faults.Fault], trays: int) -> list[list[str]]:
-    """Fault specs per run, one tray each (node1 stays healthy); unreachable-making faults alone."""
+def _groups(faults: list[sim_faults.Fault], trays: int) -> list[tuple[list[str], int]]:
+    """Fault specs per run, one tray each (node1 stays healthy), and the run's trays; unreachable-making
+    faults alone, on ALONE_TRAYS trays."""
     touches = fault_touches([f.name for f in faults])
     alone = [f for f in faults if any("reach" in path for path in touches[f.name])]
     shared = [f for f in faults if f not in alone]
-    out: list[list[str]] = []
-    for batch in [shared[i:i + trays - 1] for i in range(0, len(shared), trays - 1)] + [[f] for f in alone]:
+    out: list[tuple[list[str], int]] = []
+    batches = [(shared[i:i + trays - 1], trays) for i in range(0, len(shared), trays - 1)]
+    for batch, n in batches + [([f], min(ALONE_TRAYS, trays)) for f in alone]:
         specs = []
         for i, f in enumerate(batch, start=2):
             gpu = f.default.partition(":")[2] or "0"
             specs.append(f"{f.name}@node{i}" + (f":{gpu}" if f.target == "gpu" else ""))
-        out.append(specs)
+        out.append((specs, n))
     return out
 
 
@@ -155,27 +161,29 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> list[Group]:
     """Every group of faults, run (two at a time) and read."""
     rack18 = override(config.load(RACK18), "sim.faults", [])
     base = tmp_path_factory.mktemp("eq")
-    rack_file = base / "sim18-clean.toml"   # the shipped 18-tray rack without its own faults
-    rack_file.write_text(re.sub(r"(?ms)^faults = \[.*?\]\n", "faults = []\n", RACK18.read_text()))
-    written = config.load(rack_file).sim
-    assert written is not None and written.faults == []
+    # the shipped 18-tray rack without its own faults (and cut to the first ALONE_TRAYS trays)
+    clean = re.sub(r"(?ms)^faults = \[.*?\]\n", "faults = []\n", RACK18.read_text())
     items = _row_items()
     assert rack18.sim is not None
     trays = rack18.sim.nodes
-    nodes = [f"node{i}" for i in range(1, trays + 1)]   # the sim's names (rackgate/sim/state.py)
     groups = _groups(IN_SCOPE, trays)
 
-    def one(i: int, specs: list[str]) -> tuple[list[str], list[TrayReport], SuiteRun]:
+    def one(i: int, specs: list[str], n: int) -> tuple[list[str], list[TrayReport], SuiteRun, list[str]]:
         wd = base / f"g{i}"
         wd.mkdir()
+        rack_file = wd / f"sim{n}-clean.toml"
+        rack_file.write_text(re.sub(r"(?m)^nodes = \d+$", f"nodes = {n}", clean))
+        written = config.load(rack_file).sim
+        assert written is not None and written.faults == [] and written.nodes == n
         suite = _suite(rack_file, specs, [fn for fns in items.values() for fn in fns], wd / "suite")
-        reports = _survey_api(rack18, specs, wd / "sim")
-        return specs, reports, suite
+        reports = _survey_api(override(rack18, "sim.nodes", n), specs, wd / "sim")
+        assert [r.node for r in reports] == [f"node{k}" for k in range(1, n + 1)]   # the sim's names
+        return specs, reports, suite, [r.node for r in reports]
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        done = list(pool.map(lambda a: one(*a), enumerate(groups)))
+        done = list(pool.map(lambda a: one(a[0], *a[1]), enumerate(groups)))
     return [Group(specs, _survey_verdicts(reports), _item_verdicts(suite, items, nodes), suite)
-            for specs, reports, suite in done]
+            for specs, reports, suite, nodes in done]
 
 
 def test_scope() -> None:
