@@ -61,31 +61,30 @@ SHARED: dict[str, tuple[str, ...]] = {
     "wheel": ("selftest.test_typed_forms", "selftest.test_wheel"),
 }
 
-# The long groups' summed test seconds in the last whole run (the junit of `.ci/run` on wave 9's merged
-# main, 2026-12-05: 3 workers on 2 cores, nothing else on the machine, 1,053 s of pytest; `python3 -m
+# The long groups' summed test seconds in the last whole run (the junit of `.ci/run` on wave 10's merged
+# main, 2026-12-05: 4 workers on 2 cores, nothing else on the machine, 822 s of pytest; `python3 -m
 # selftest.tiers JUNIT`): handed out first, longest first, so that the last groups to start are short
 # ones and the workers end together (longest-processing-time first). A group not listed follows, in
 # its tier's order. Refresh: `python3 -m selftest.tiers reports/selftest-junit.xml` after a whole run.
 LONG: dict[str, int] = {
-    # the real-engine groups as split in wave 10 (three, not two): the 17:21 run's per-test wall
-    # (benchmarks/cpu_per_test.py, load ~8) regrouped, less the tests and engines wave 10 cut
-    "realengine-suite": 300,
-    "realengine-gate": 250,
-    "realengine-golden": 170,
-    "selftest.test_fault_matrix": 353,
-    "tool_failures_fabric": 180,
-    "selftest.realengine.test_launch": 163,
-    "wheel": 118,
-    "selftest.test_cleanup": 106,
-    "selftest.serving.test_golden_suite": 87,
-    "selftest.regression.test_regression": 82,
-    "selftest.survey.test_sim18": 73,
-    "selftest.survey.test_survey_equals_items": 55,
-    "selftest.test_attach": 53,
-    "tool_failures_platform": 52,
-    "selftest.accuracy.test_accuracy_hang": 48,
-    "selftest.serving.test_boot_watch": 48,
-    "selftest.test_recipe_dry_run": 47,
+    "realengine-suite": 441,
+    "realengine-gate": 422,
+    "selftest.test_fault_matrix": 328,
+    "tool_failures_fabric": 194,
+    "realengine-golden": 191,
+    "selftest.realengine.test_launch": 167,
+    "selftest.test_cleanup": 117,
+    "wheel": 103,
+    "selftest.serving.test_golden_suite": 94,
+    "selftest.regression.test_regression": 74,
+    "selftest.survey.test_sim18": 65,
+    "selftest.test_attach": 56,
+    "selftest.accuracy.test_accuracy_hang": 50,
+    "selftest.survey.test_survey_equals_items": 48,
+    "selftest.serving.test_boot_watch": 47,
+    "selftest.test_recipe_dry_run": 42,
+    "selftest.accuracy.test_under_load_reads": 42,
+    "tool_failures_platform": 36,
 }
 
 
