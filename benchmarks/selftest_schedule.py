@@ -1,7 +1,7 @@
 """Replay a whole self-test run's test seconds under xdist's `loadgroup` hand-out, to see what a
 schedule change does before paying for a whole run (docs/performance.md, wave 5).
 
-    python3 benchmarks/selftest_schedule.py reports/selftest-junit.xml [--workers 4] [--reorder] [-v]
+    python3 benchmarks/selftest_schedule.py reports/selftest-junit.xml [--workers 5] [--reorder] [-v]
 
 Collects `selftest` in this process (the hand-out order and groups are selftest/conftest.py's and
 selftest/tiers.py's), reads each test's seconds from the junit of a whole run (README command 2),
@@ -72,7 +72,7 @@ def replay(units: list[tuple[str, list[float]]], workers: int) -> tuple[list[flo
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("junit", type=Path)
-    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--workers", type=int, default=5)
     ap.add_argument("--reorder", action="store_true", help="xdist's default: groups by number of tests, most first")
     ap.add_argument("-v", action="store_true")
     a = ap.parse_args()

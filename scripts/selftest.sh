@@ -35,7 +35,7 @@ fi
 start=$(date +%s)
 rc=0
 # Own result files: reports/junit.xml and allure-results stay the acceptance run's.
-python3 -m pytest selftest -n 4 --dist loadgroup --junitxml=reports/selftest-junit.xml --alluredir=reports/selftest-allure-results \
+python3 -m pytest selftest -n 5 --dist loadgroup --junitxml=reports/selftest-junit.xml --alluredir=reports/selftest-allure-results \
     ${args[@]+"${args[@]}"} || rc=$?
 stop_burners
 echo "selftest.sh: pytest exited $rc after $(( $(date +%s) - start )) s$( (( load )) && echo ' (under load: 2 CPU burners)')"

@@ -1,4 +1,4 @@
-"""The self-tests under `pytest -n 4 --dist loadgroup` (the README's self-test command).
+"""The self-tests under `pytest -n 5 --dist loadgroup` (the README's self-test command).
 
 Every self-test module carries exactly one tier mark (selftest/tiers.py: unit, suite, matrix,
 realengine, system); a module with none or more than one stops the run at collection, naming it.
@@ -13,9 +13,9 @@ From the tiers follows the rest:
   off (it handed the one-test modules, the longest of all, out last);
 - the guard: a `unit` test that starts a process, builds the sim or listens on a socket fails,
   naming itself (tiers.unit_guard), so the quick tier stays quick.
-Four workers on two cores: the workers often wait on the suite runs and servers they start (the real
-engines' one thread a request, bounded waits), and a fourth keeps the CPU busy while they do
-(docs/performance.md, wave 10)."""
+Five workers on two cores: the workers often wait on the suite runs and servers they start (the real
+engines' one thread a request, hang floors, settle windows); with three the run's last minutes had a
+core idle, with five the CPU stays busy to the end (docs/performance.md, wave 10)."""
 from pathlib import Path
 
 import pytest

@@ -14,7 +14,7 @@ Mark a module with `pytestmark = pytest.mark.<tier>` (in a list with its other m
 
 docs/DEVELOPING.md says which tier to run while changing what.
 
-The schedule under `pytest -n 4 --dist loadgroup` (the README's self-test command) is this module's
+The schedule under `pytest -n 5 --dist loadgroup` (the README's self-test command) is this module's
 two tables and `order`, nothing else: SHARED names the modules that run on one worker together
 (their session fixtures made once), every other module is a group of its own; LONG lists the long
 groups' measured seconds, handed out first, longest first; the rest follow by tier. xdist's own
