@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rackgate.pytest_plugin import value_options
 from rackgate.report import junit
+from rackgate.transport.runners import environ_copy
 
 REPO = Path(__file__).resolve().parent.parent
 # The plugins a suite run needs (its own and its declared pytest dependencies), loaded explicitly.
@@ -67,7 +68,7 @@ def user_env() -> dict[str, str]:
     Where the user writes no bytecode, the runs keep theirs in PYCACHE instead: otherwise every
     one of the self-tests' ~200 suite runs (and the sim's Python tools in each) compiled every
     module it imports from source again, ~0.5 CPU s a run (docs/performance.md, wave 8)."""
-    env = {k: v for k, v in os.environ.items()
+    env = {k: v for k, v in environ_copy().items()
            if not k.startswith(("PYTEST_XDIST_", "PYTEST_CURRENT_TEST"))}
     if env.get("PYTHONDONTWRITEBYTECODE") and not env.get("PYTHONPYCACHEPREFIX"):
         del env["PYTHONDONTWRITEBYTECODE"]

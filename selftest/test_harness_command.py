@@ -2,11 +2,16 @@
 results only when the self-test asks for them -- the checkout's ini names reports/allure-results, so a
 run that asks none must say so, or every self-test's run would write its results (and the run-level
 plots, ~0.75 CPU s a platform run) into the checkout's reports/."""
+import os
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
+from rackgate.transport.runners import LocalRunner, environ_copy
+
+from . import harness
 from .harness import REPO, suite_command, suite_env
 
 pytestmark = pytest.mark.unit
@@ -41,3 +46,43 @@ def test_a_suite_run_writes_and_reuses_bytecode_and_loads_only_its_plugins(monke
     assert env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1"
     assert env["PYTHONPYCACHEPREFIX"] and not env["PYTHONPYCACHEPREFIX"].startswith(str(Path(__file__).parents[1]))
     assert suite_env({"PYTHONDONTWRITEBYTECODE": "1"})["PYTHONDONTWRITEBYTECODE"] == "1"
+
+
+class _RacedEnviron(Mapping):
+    """os.environ as another thread leaves it mid-copy: PYTEST_CURRENT_TEST is listed, then gone
+    by the time it is read (the first `misses` copies), as pytest's thread unsets it between tests."""
+
+    def __init__(self, data: dict[str, str], misses: int):
+        self.data, self.misses = data, misses
+
+    def __iter__(self):
+        return iter([*self.data, "PYTEST_CURRENT_TEST"])
+
+    def __len__(self):
+        return len(self.data) + 1
+
+    def __getitem__(self, key):
+        if key == "PYTEST_CURRENT_TEST":
+            self.misses -= 1
+            if self.misses >= 0:
+                raise KeyError(key)
+            return "selftest/x.py::t (call)"
+        return self.data[key]
+
+
+def test_the_environment_is_copied_while_another_thread_unsets_a_variable(monkeypatch):
+    """A matrix pool thread copies the environment for a suite run (or a sim node's liveness poll
+    for its command) while pytest's own thread unsets PYTEST_CURRENT_TEST: the copy is taken again,
+    never a KeyError out of the self-test or the check (rackgate.transport.runners.environ_copy)."""
+    with monkeypatch.context() as m:  # os.environ back before pytest's own thread writes to it again
+        m.setattr(os, "environ", _RacedEnviron({"PATH": "/usr/bin", "HOME": "/root"}, misses=3))
+        env = harness.user_env()
+        assert env["PATH"] == "/usr/bin" and "PYTEST_CURRENT_TEST" not in env
+        assert os.environ.misses < 0  # type: ignore[attr-defined]  # met three times, copied past
+        # the same for a sim node's commands (a boot watch's liveness polls run beside the tests)
+        m.setattr(os, "environ", _RacedEnviron({"PATH": "/usr/bin"}, misses=2))
+        assert LocalRunner("node1", {"RACKGATE_SIM_NODE": "/x"}).literal_env() == {
+            "PATH": "/usr/bin", "PYTEST_CURRENT_TEST": "selftest/x.py::t (call)", "RACKGATE_SIM_NODE": "/x"}
+        m.setattr(os, "environ", _RacedEnviron({"PATH": "/usr/bin"}, misses=10**6))
+        with pytest.raises(KeyError):  # bounded: an environment that never copies is an error, not a hang
+            environ_copy(tries=5)

@@ -28,6 +28,21 @@ from .result import CommandTimeout, Result, TransportError
 KILL_AFTER_S = 5
 
 
+def environ_copy(tries: int = 100) -> dict[str, str]:
+    """A copy of os.environ that a thread may take while pytest's own thread sets and unsets
+    PYTEST_CURRENT_TEST between tests (a boot watch's liveness polls, the self-tests' fault-matrix
+    pool): copying os.environ while another thread deletes a key raises KeyError (its keys are listed,
+    then read one by one) or RuntimeError (the dict changed size). Seen once in a whole self-test run
+    under load (2026-12-05, wave 10: a matrix case ERRORed on KeyError 'PYTEST_CURRENT_TEST'). Such a
+    change is over in microseconds: copy again, a bounded number of times."""
+    for _ in range(tries - 1):
+        try:
+            return dict(os.environ)
+        except (KeyError, RuntimeError):
+            continue
+    return dict(os.environ)  # the last try: an error now is not that race, and is raised
+
+
 class Runner(Protocol):
     node: str
     kind: str
@@ -113,7 +128,7 @@ class LocalRunner:
         command, and a sim node's commands (its PATH, PYTHONPATH) are hundreds a suite run."""
         if any(c in v for v in self.env.values() for c in "$`\\"):
             return None
-        return {**os.environ, **self.env}
+        return {**environ_copy(), **self.env}
 
     def run(self, cmd: Sequence[str], timeout: float, stdin: str | None = None) -> Result:
         env = self.literal_env() if self.env else None
