@@ -40,6 +40,7 @@ into a test path that pytest resolves from any directory.
 """
 from __future__ import annotations
 
+import gc
 import itertools
 import sys
 from collections.abc import Sequence
@@ -112,6 +113,44 @@ class Command:
 def value_options() -> tuple[str, ...]:
     """rackgate's options that take a value (the rest are flags)."""
     return (*(name for name, (metavar, _) in OPTIONS.items() if metavar is not None), VERDICT_FILE)
+
+
+_GC_PAUSED: list[bool] = []  # [True] while this plugin holds the garbage collector paused
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """This plugin is registered (pytest's start-up, before the fixture modules above import): the
+    garbage collector pauses until the run's tests start (`pytest_runtestloop`). Every run (each
+    suite run, each `rackgate` command) imports ~150 modules and builds ~300 items, the sim and the
+    checks' declarations, all of them kept for the whole run: collecting while they are made frees
+    next to nothing, and collecting later walks them again (the interpreter's last collection at exit
+    too) -- ~0.1 CPU s of a run's ~0.8 start-up (docs/performance.md, wave 11)."""
+    if gc.isenabled() and not _GC_PAUSED:
+        gc.disable()
+        _GC_PAUSED.append(True)
+
+
+def _resume_gc(freeze: bool) -> None:
+    """The collector back on; with `freeze`, what start-up made moved to the permanent generation
+    first (gc.freeze: never walked again; it lives as long as the run anyway)."""
+    if _GC_PAUSED:
+        _GC_PAUSED.clear()
+        if freeze:
+            gc.freeze()
+        gc.enable()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """The tests start (after the collection; on an xdist controller, which collects nothing, before
+    its workers' reports): the collector resumes."""
+    _resume_gc(freeze=True)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A run that ended before its tests (--help, a usage error, a collection error): the collector
+    resumes all the same (the `rackgate` command runs pytest inside its own process)."""
+    _resume_gc(freeze=False)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -247,8 +286,13 @@ _COLLECTED = pytest.StashKey[int]()
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Before -m and -k deselect: how many of rackgate's checks this run collected."""
-    config.stash[_COLLECTED] = sum(CHECKS in Path(it.path).resolve().parents for it in items)
+    """Before -m and -k deselect: how many of rackgate's checks this run collected (each module's
+    path resolved once, not once per item: a run's ~300 items live in a handful of files)."""
+    ours: dict[Path, bool] = {}
+    for it in items:
+        if it.path not in ours:
+            ours[it.path] = CHECKS in Path(it.path).resolve().parents
+    config.stash[_COLLECTED] = sum(ours[it.path] for it in items)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -25,13 +25,10 @@ def pad(text: str, size: int) -> bytes:
     body = text.encode()
     if len(body) > size:
         raise ValueError(f"stand-in content is {len(body)} B, larger than {size} B")
-    rest = size - len(body)
-    filler = b""
-    while rest > 0:
-        line = b"#" * min(79, rest - 1) + b"\n" if rest > 1 else b"\n"
-        filler += line
-        rest -= len(line)
-    return body + filler
+    # 80-byte comment lines, then one shorter line for the rest (built whole: a 146 kB file line by
+    # line was ~1,800 copies of a growing string, ~1.5 ms each of a build's 12 padded files)
+    lines, rest = divmod(size - len(body), 80)
+    return body + (b"#" * 79 + b"\n") * lines + (b"#" * (rest - 1) + b"\n" if rest else b"")
 
 
 _ENVS_HEAD = '''# SPDX-License-Identifier: MIT

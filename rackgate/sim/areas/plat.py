@@ -7,6 +7,7 @@ with the real paths.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -124,12 +125,17 @@ def _sync(root: Path, files: dict[str, tuple], managed: list[str], keep: tuple[P
         top = f"{base}/{m}"
         if not os.path.exists(top):
             continue
-        for p in sorted(Path(top).rglob("*"), key=lambda x: len(x.parts), reverse=True):
-            if str(p) not in want:
-                if p.is_dir() and not p.is_symlink():
-                    shutil.rmtree(p, ignore_errors=True)
-                else:
-                    p.unlink(missing_ok=True)
+        # deepest first (a directory's entries before it), on strings: the tree's ~1,700 paths as
+        # Path objects, sorted by depth, were a third of a build's CPU
+        for d, dirs, names in os.walk(top, topdown=False):
+            for n in (*names, *dirs):
+                p = f"{d}/{n}"
+                if p not in want:
+                    if os.path.isdir(p) and not os.path.islink(p):
+                        shutil.rmtree(p, ignore_errors=True)
+                    else:
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(p)
 
 
 def _stat_line(p: dict, start: int) -> str:
