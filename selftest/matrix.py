@@ -43,6 +43,7 @@ comparison, or to debug one case). Up to JOBS runs go at once (RACKGATE_MATRIX_J
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -237,7 +238,9 @@ def _needed(row_id: str, rows: dict) -> set[str]:
 # Cases that never share a run with others, by fault, and why (cases that cannot interact share one
 # run, each judged on its own paths): the runner's own knowledge, not the catalogue's.
 ALONE = {"a0-empty-store": "every token '!': a case sharing its run sees the load checks fail on the '!' "
-                           "answers (SRV-SANITY)"}
+                           "answers (SRV-SANITY)",
+         "gpu-missing": "a card gone from the bus: every per-card read of its node sees 3 of 4 cards (PLAT-RAS's "
+                        "error counters could not observe umc-ue-boot's node2 in every module run: wave 11)"}
 
 
 def alone_because(case: dict) -> str:
@@ -254,6 +257,15 @@ def alone_because(case: dict) -> str:
     return ""
 
 
+# Tests that judge every row of an area on every node, whatever row their case is of: the survey's
+# tray cells (rackgate/checks/survey: gpus, free, tuned, params, ras, ...) read each node's platform
+# state whole. They are not declared checks (the inventory carries no row for them), so needs_problem()
+# cannot see them: a case whose paths hold them shares with no case of that area. (params-default,
+# PLAT-PARAMS on node2, failed port-held's test_tray[node2-params] and [node2-tuned] in every module
+# run, costing the shared run and three more: wave 11; gpu-missing its node2 items: wave 10.)
+JUDGES_AREA = {"rackgate/checks/survey": "platform"}
+
+
 def compatible(a: dict, b: dict, touches: dict, rows: dict) -> str:
     """Why two cases may not share a run ('' if they may). Their selections are compared by
     plan() (selection_problem), which sees the whole group."""
@@ -265,6 +277,10 @@ def compatible(a: dict, b: dict, touches: dict, rows: dict) -> str:
         return "different areas"
     if any(_overlap(p, q) for p in a.get("paths", []) for q in b.get("paths", [])):
         return "shared test files"
+    for x, y in ((a, b), (b, a)):
+        for judge, area in JUDGES_AREA.items():
+            if rows[y["row"]].area == area and any(_overlap(p, judge) for p in x.get("paths", [])):
+                return f"{judge} judges every {area} row ({case_id(y)}'s {y['row']} too)"
     ta, tb = touches[a["fault"]], touches[b["fault"]]
     if any(p[:len(q)] == q or q[:len(p)] == p for p in ta for q in tb):
         return "the faults touch the same sim state"
@@ -727,6 +743,13 @@ def moved_problems(moved: list[dict], stdout: str) -> list[str]:
 
 
 def _in_paths(tid: str, paths: list[str]) -> bool:
+    return _in_tuple(tid, tuple(paths))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _in_tuple(tid: str, paths: tuple[str, ...]) -> bool:
+    """_in_paths, remembered: the plan asks it for every collected test, every pair of cases
+    (~1.5 CPU s of the module's process uncached: wave 11)."""
     file, function = tid.split("::", 1)[0], tid.split("[", 1)[0]
     return any(_overlap(function if "::" in p else file, p) for p in paths)
 

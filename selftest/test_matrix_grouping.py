@@ -71,6 +71,16 @@ def test_cases_that_could_interact_never_share(other, why):
     assert mx.plan([A, other], touch, ROWS) == [[A], [other]]
 
 
+def test_a_case_holding_the_survey_never_shares_with_a_platform_case():
+    """The survey's tray cells judge every platform row of every node (JUDGES_AREA), though they
+    carry no row: params-default failed port-held's test_tray[node2-params] in a shared run (wave 11)."""
+    survey = _case("fsv", "PLAT-C", ["rackgate/checks/survey", "rackgate/checks/platform/test_c.py"], select="survey or platform")
+    assert mx.compatible(A, survey, TOUCH, ROWS) == "rackgate/checks/survey judges every platform row (fa's PLAT-A too)"
+    assert mx.compatible(survey, A, TOUCH, ROWS).startswith("rackgate/checks/survey judges")
+    assert mx.plan([A, survey, B], TOUCH, ROWS) == [[A, B], [survey]]
+    assert mx.compatible({**survey, "paths": ["rackgate/checks/platform/test_c.py"]}, A, {**TOUCH, "fsv": frozenset()}, ROWS) == ""
+
+
 ITEMS = [{"nodeid": "rackgate/checks/platform/test_a.py::test_a[node1]", "row": "PLAT-A", "markers": ["platform"]},
          {"nodeid": "rackgate/checks/platform/test_b.py::test_b[node2]", "row": "PLAT-B", "markers": ["platform"]},
          {"nodeid": "rackgate/checks/serving/test_s.py::test_s", "row": "SRV-X", "markers": ["gate", "serving"]},
