@@ -74,8 +74,9 @@ def _launches(tmp_path: Path) -> int:
 
 
 # the request checks the launched engine is asked, the rack's four DP ranks each asked without the
-# refused hint: SRV-SANITY (the API's evidence of health) and SRV-LONGCTX (the one request check
-# that needs the rack's nodes, so no attached run proves it: a launched server's). SRV-CONSISTENCY,
+# refused hint: SRV-SANITY (the API's evidence of health) and SRV-LONGCTX (PASSED only here: after
+# its long prompts it reads the server's log for the PHINode assertion, and only a launched
+# server's log is read: in the three-healthy gate it could not observe, no docker). SRV-CONSISTENCY,
 # SRV-STREAM-CONSISTENCY and ACC-BUDGET (at max_tokens 256) were asked here too until wave 11: their
 # verdicts on a healthy real engine are test_suite_on_engine.py's healthy test (STREAM, BUDGET) and
 # test_partly_broken.py's three-healthy gate (CONSISTENCY and every other request check), and the
