@@ -77,6 +77,19 @@ def test_recording_holds_the_ranks_to_the_majority_and_keeps_only_the_ranks_that
     assert kept == golden.golden_kept(Ranked(3, "node2", ranks), "node2/dp3"), "every item keeps the same set"
 
 
+def test_a_rack_of_one_rank_is_judged_on_its_unattributed_answers():
+    """One DP rank is asked without the hint (every request lands on it), so its answers carry no
+    rank: they are its, recording and comparing (before: "dp0: none of its golden prompts came
+    back", could not observe on a healthy one-GPU rack; found by the real engines, wave 11)."""
+    one = {0: "node1"}
+    answers = tuple(Completion(p, "".join(GOOD), GOOD) for p in ("count", "list"))  # no rank, as asked
+    assert _judge(_ranks(_run(answers, recording=True, table=one), one), 0) == []
+    assert _judge(_ranks(_run(answers, gold=_gold(answers), table=one), one), 0) == []
+    odd = tuple(Completion(a.prompt, "".join(ODD), ODD) for a in answers)
+    (line,) = _judge(_ranks(_run(odd, gold=_gold(answers), table=one), one), 0)
+    assert "drift from the golden set" in line, line
+
+
 def test_errors_while_others_answered_fail_that_rank_and_every_one_refused_is_could_not_observe():
     good = [a for a in _answers() if a.rank != 2]
     ranks = _ranks(_run(good, gold=_gold(_answers()), errors=((2, "count", "HTTP 500: boom"), (2, "list", "HTTP 500"))))
