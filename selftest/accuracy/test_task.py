@@ -52,6 +52,20 @@ def test_completions_prompt_is_lm_eval_text_form():
     assert req.body["stop"] == t.generation_kwargs["until"] and req.body["max_tokens"] == 12288
 
 
+def test_templates_compiled_once_render_what_lm_evals_own_function_renders(monkeypatch):
+    """The task compiles each Jinja source once (task._templates_compiled_once): every prompt and
+    target is the text lm-eval's own apply_template (a compile per call) renders."""
+    from lm_eval import utils
+
+    t = Gsm8kTask(str(data_dir()), api="completions", gen_kwargs=GEN)
+    assert getattr(utils.apply_template, "rackgate_compiled_once", False)
+    ids = (0, 7, 41, 7)
+    once = [(t.request(i).body["prompt"], t.target(i)) for i in ids]
+    monkeypatch.setattr(utils, "apply_template", lambda template, doc: utils.env.from_string(template).render(**doc))
+    assert once == [(t.request(i).body["prompt"], t.target(i)) for i in ids]
+    assert once[0][0].count("Question: ") == 6
+
+
 def test_response_text_reads_what_lm_eval_reads():
     assert response_text("chat", {"choices": [{"message": {"content": None, "reasoning_content": "x"},
                                                "finish_reason": "length"}]}) == ("", "length")
