@@ -16,7 +16,7 @@ run from the project directory, plugins autoloaded. Asserted:
   completions (SmolLM2's 5-shot answers stop at "Question:" after 20-60 tokens; in chat mode it
   answers at ~4 tok/s and one of the gate's first questions ran past 700 tokens of the profile's
   12288, see docs/real-engine.md), max_tokens 16 (every answer cut: GATE_MAX_TOKENS),
-  one question in flight per engine, and SRV-LONGCTX's prompts of 300 words. The sequential test,
+  one question in flight per engine, and SRV-LONGCTX's prompts of 40 words, one a rank. The sequential test,
   its thresholds and error rates are Kimi-K3's defaults: it settles FAIL after its first 5 answers
   that do not score.
 Order, not seconds: the seconds are in benchmarks/time_to_verdict.py.
@@ -59,8 +59,11 @@ SERVER_BROKEN_ROWS = ("SRV-SANITY", "SRV-MODELS", "SRV-CONSISTENCY", "ACC-BUDGET
 GATE_MAX_TOKENS = 16
 # SRV-LONGCTX's prompts, in words: the default (3 x ATOM's --max-num-batched-tokens, 49152 tokens) is
 # beyond SmolLM2's 8192 positions, and its four prefills ran into pytest's 300 s timeout (an ERROR, the
-# engine busy all the while: wave 8, docs/performance.md); 300 words fit, as test_launch.py's rack
-LONGCTX_WORDS = 300
+# engine busy all the while: wave 8, docs/performance.md). Attached, the gate cannot read the server's
+# log after the long prompts (no container): SRV-LONGCTX ends could-not-observe whatever their length,
+# so they are short (40 words) and one a rank (longctx_concurrency 1: the default 4 asked one engine
+# of three twice); its PASS on a launched engine's log is test_launch.py's, at 300 words (wave 11)
+LONGCTX_WORDS = 40
 UNDER_LOAD_FILLER_WORDS = 100
 
 
@@ -83,7 +86,7 @@ def engine_rack(tmp_path: Path, srv, gsm8k_dir: Path, ranks: int = 1, serving: d
     engine serves one request at a time (transformers serve without continuous batching), so more
     only queue, and the questions still queued when ACC-QUICK settles are prefilled for nothing."""
     return runners.rack_file(tmp_path / "rack.toml", srv.model, max_tokens=GATE_MAX_TOKENS, gpus_per_node=ranks,
-                             serving={"longctx_words": LONGCTX_WORDS, **(serving or {})},
+                             serving={"longctx_words": LONGCTX_WORDS, "longctx_concurrency": 1, **(serving or {})},
                              accuracy={"api": "completions", "gsm8k_dir": str(gsm8k_dir),
                                        "num_concurrent": ranks,
                                        # ACC-UNDER-LOAD runs whatever ACC-QUICK scored (it reads its
