@@ -61,30 +61,31 @@ SHARED: dict[str, tuple[str, ...]] = {
     "wheel": ("selftest.test_typed_forms", "selftest.test_wheel"),
 }
 
-# The long groups' summed test seconds in the last whole run (the junit of `.ci/run` on wave 10's merged
-# main, 2026-12-05: 4 workers on 2 cores, nothing else on the machine, 822 s of pytest; `python3 -m
+# The long groups' summed test seconds in the last whole run (the junit of `.ci/run` on wave 11's merged
+# main, 2026-12-05: 5 workers on 2 cores, nothing else on the machine, 734 s of pytest; `python3 -m
 # selftest.tiers JUNIT`): handed out first, longest first, so that the last groups to start are short
 # ones and the workers end together (longest-processing-time first). A group not listed follows, in
 # its tier's order. Refresh: `python3 -m selftest.tiers reports/selftest-junit.xml` after a whole run.
 LONG: dict[str, int] = {
-    "realengine-suite": 441,
-    "realengine-gate": 422,
-    "selftest.test_fault_matrix": 328,
+    "realengine-suite": 501,
+    "realengine-gate": 481,
+    "selftest.test_fault_matrix": 341,
+    "realengine-golden": 254,
+    "selftest.realengine.test_launch": 214,
     "tool_failures_fabric": 194,
-    "realengine-golden": 191,
-    "selftest.realengine.test_launch": 167,
-    "selftest.test_cleanup": 117,
-    "wheel": 103,
-    "selftest.serving.test_golden_suite": 94,
-    "selftest.regression.test_regression": 74,
-    "selftest.survey.test_sim18": 65,
-    "selftest.test_attach": 56,
-    "selftest.accuracy.test_accuracy_hang": 50,
-    "selftest.survey.test_survey_equals_items": 48,
-    "selftest.serving.test_boot_watch": 47,
-    "selftest.test_recipe_dry_run": 42,
-    "selftest.accuracy.test_under_load_reads": 42,
-    "tool_failures_platform": 36,
+    "selftest.test_cleanup": 126,
+    "selftest.serving.test_golden_suite": 92,
+    "selftest.regression.test_regression": 86,
+    "wheel": 72,
+    "selftest.test_attach": 68,
+    "selftest.test_recipe_dry_run": 66,
+    "selftest.survey.test_sim18": 62,
+    "selftest.survey.test_survey_equals_items": 59,
+    "selftest.accuracy.test_accuracy_hang": 54,
+    "selftest.serving.test_boot_watch": 53,
+    "selftest.accuracy.test_under_load_reads": 52,
+    "selftest.foreign.test_foreign_rack": 41,
+    "tool_failures_platform": 37,
 }
 
 
