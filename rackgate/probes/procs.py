@@ -110,13 +110,26 @@ def environ(host: NodeAccess, pid: int) -> dict[str, str]:
     return parse_environ(res.stdout)
 
 
+SHELLS = frozenset({"sh", "bash", "dash", "ash", "ksh", "zsh"})
+
+
+def shell_wrapper(args: str) -> bool:
+    """`sh -c '...'` (any shell): a launch's wrapper, whose command line holds the server's flags but
+    whose environment is not the server's (its `export`s reach only what it starts), or the server's
+    own process before its `exec`."""
+    words = args.split(None, 2)
+    return len(words) >= 2 and words[0].rsplit("/", 1)[-1] in SHELLS and words[1] == "-c"
+
+
 def parse_serving(ps_lines: str, port: int) -> tuple[str, str] | None:
     """From `ps -eo pid=,args=` output: (pid, command line) of the process serving `port` (its
-    --server-port/--port argument, either form, with --model), or None."""
+    --server-port/--port argument, either form, with --model), or None. A shell wrapper holding the
+    same flags (`bash -c "cd X && python -m atom... --server-port 8000"`, the launch's own `sh -c`)
+    is never the server: its environment would be read as the server's."""
     want = re.compile(rf"(?:^|\s)--(?:server-)?port(?:=|\s+){port}(?:\s|$)")
     for line in ps_lines.splitlines():
         pid, _, args = line.strip().partition(" ")
-        if pid.isdigit() and want.search(args) and "--model" in args:
+        if pid.isdigit() and want.search(args) and "--model" in args and not shell_wrapper(args.strip()):
             return pid, args.strip()
     return None
 
