@@ -7,10 +7,12 @@ From the tiers follows the rest:
   rack, one recorded baseline, one fault-matrix pool -- are made once), unless selftest/tiers.py
   SHARED puts it in a group with others (the real-engine modules that borrow the session's model
   servers: two groups) or its tests name a group of their own (the tool-failure selections);
-- the hand-out order: the long groups of selftest/tiers.py LONG first, longest first, then the
-  rest by tier (TIERS: matrix, realengine, system, suite, unit), so the longest chains start
-  first, the unit tier fills the gaps at the end; xdist's own reordering by number of tests is
-  off (it handed the one-test modules, the longest of all, out last);
+- the hand-out order (selftest/tiers.py `order`): the longest groups of LONG first, longest first,
+  then the groups that mostly wait on a clock (WAITS: their waits overlap the CPU-bound groups instead
+  of idling the run's end), then the other long groups, then the rest by tier (TIERS: matrix,
+  realengine, system, suite, unit), so the longest chains start first, the unit tier fills the gaps at
+  the end; xdist's own reordering by number of tests is off (it handed the one-test modules, the
+  longest of all, out last);
 - the guard: a `unit` test that starts a process, builds the sim or listens on a socket fails,
   naming itself (tiers.unit_guard), so the quick tier stays quick.
 Five workers on two cores: the workers often wait on the suite runs and servers they start (the real

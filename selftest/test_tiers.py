@@ -38,7 +38,7 @@ def test_every_group_the_schedule_names_exists():
         assert modules and all(module_exists(m) for m in modules), (group, modules)
     named = {m.group(1) for f in SELFTEST.rglob("test_*.py")
              for m in re.finditer(r'xdist_group\(f?"([a-z_]+)', f.read_text())}
-    for group in tiers.LONG:
+    for group in (*tiers.LONG, *tiers.WAITS):
         assert group in tiers.SHARED or module_exists(group) or any(group.startswith(n) for n in named), group
     assert len({g for mods in tiers.SHARED.values() for g in mods}) == sum(map(len, tiers.SHARED.values()))
 
@@ -59,6 +59,20 @@ def test_the_long_groups_go_first_longest_first_then_the_rest_by_tier():
     assert got == [longest, second, "selftest.test_x_matrix", "selftest.test_x_suite", "selftest.test_x_unit"]
     assert tiers.group_of("selftest.realengine.test_partly_broken") == "realengine-gate"
     assert tiers.group_of("selftest.test_x_suite") == "selftest.test_x_suite"
+
+
+def test_the_waiting_groups_go_out_while_the_longest_still_run():
+    """A WAITS group, however short, goes out right after the groups of WAITS_AFTER s or more and
+    before the shorter long groups and the rest, its waits overlapping CPU-bound work (not the tail)."""
+    by_length = sorted(tiers.LONG, key=tiers.LONG.__getitem__, reverse=True)
+    longest = [g for g in by_length if tiers.LONG[g] >= tiers.WAITS_AFTER and g not in tiers.WAITS]
+    shorter = next(g for g in by_length if tiers.LONG[g] < tiers.WAITS_AFTER and g not in tiers.WAITS)
+    waiting = min(tiers.WAITS, key=lambda g: tiers.LONG.get(g, 0))  # the shortest of them
+    assert longest and tiers.LONG.get(waiting, 0) < tiers.LONG[shorter]
+    items = [_Item("selftest.test_x_unit", "unit"), _Item(shorter, "suite"), _Item(waiting, "suite"),
+             _Item(longest[0], "realengine"), _Item("selftest.test_x_matrix", "matrix")]
+    got = [it.marks["xdist_group"].args[0] for it in sorted(items, key=tiers.order)]
+    assert got == [longest[0], waiting, shorter, "selftest.test_x_matrix", "selftest.test_x_unit"]
 
 
 def test_group_seconds_read_from_a_whole_runs_junit(tmp_path):

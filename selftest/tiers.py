@@ -15,9 +15,10 @@ Mark a module with `pytestmark = pytest.mark.<tier>` (in a list with its other m
 docs/DEVELOPING.md says which tier to run while changing what.
 
 The schedule under `pytest -n 5 --dist loadgroup` (the README's self-test command) is this module's
-two tables and `order`, nothing else: SHARED names the modules that run on one worker together
+three tables and `order`, nothing else: SHARED names the modules that run on one worker together
 (their session fixtures made once), every other module is a group of its own; LONG lists the long
-groups' measured seconds, handed out first, longest first; the rest follow by tier. xdist's own
+groups' measured seconds, handed out first, longest first; WAITS names the groups that mostly wait on
+a clock, handed out while the longest groups still run; the rest follow by tier. xdist's own
 reordering (groups by number of tests) is switched off (selftest/conftest.py): it handed the
 one-test modules, the longest of all, out last. `python3 -m selftest.tiers JUNIT` prints the
 groups' seconds from a whole run's junit to refresh LONG with.
@@ -61,31 +62,77 @@ SHARED: dict[str, tuple[str, ...]] = {
     "wheel": ("selftest.test_typed_forms", "selftest.test_wheel"),
 }
 
-# The long groups' summed test seconds in the last whole run (the junit of `.ci/run` on wave 11's merged
-# main, 2026-12-05: 5 workers on 2 cores, nothing else on the machine, 734 s of pytest; `python3 -m
-# selftest.tiers JUNIT`): handed out first, longest first, so that the last groups to start are short
-# ones and the workers end together (longest-processing-time first). A group not listed follows, in
-# its tier's order. Refresh: `python3 -m selftest.tiers reports/selftest-junit.xml` after a whole run.
+# The long groups' summed test seconds in the last whole run (the junit of `.ci/run` on wave 11's final
+# main fda687b, 2026-12-05: 5 workers on 2 cores, nothing else on the machine, 733 s of pytest; `python3
+# -m selftest.tiers JUNIT`, the groups of 12 s or more): handed out first, longest first, so that the
+# last groups to start are short ones and the workers end together (longest-processing-time first; WAITS
+# and `order` say where the waiting groups go). A group not listed follows, in its tier's order.
+# Refresh: `python3 -m selftest.tiers reports/selftest-junit.xml` after a whole run.
 LONG: dict[str, int] = {
-    "realengine-suite": 501,
-    "realengine-gate": 481,
-    "selftest.test_fault_matrix": 341,
-    "realengine-golden": 254,
-    "selftest.realengine.test_launch": 214,
-    "tool_failures_fabric": 194,
-    "selftest.test_cleanup": 126,
-    "selftest.serving.test_golden_suite": 92,
-    "selftest.regression.test_regression": 86,
-    "wheel": 72,
-    "selftest.test_attach": 68,
-    "selftest.test_recipe_dry_run": 66,
-    "selftest.survey.test_sim18": 62,
-    "selftest.survey.test_survey_equals_items": 59,
-    "selftest.accuracy.test_accuracy_hang": 54,
-    "selftest.serving.test_boot_watch": 53,
-    "selftest.accuracy.test_under_load_reads": 52,
-    "selftest.foreign.test_foreign_rack": 41,
-    "tool_failures_platform": 37,
+    "realengine-suite": 480,
+    "realengine-gate": 470,
+    "selftest.test_fault_matrix": 330,
+    "selftest.realengine.test_launch": 261,
+    "realengine-golden": 248,
+    "tool_failures_fabric": 167,
+    "selftest.test_cleanup": 123,
+    "wheel": 117,
+    "selftest.test_recipe_dry_run": 112,
+    "selftest.serving.test_golden_suite": 105,
+    "selftest.regression.test_regression": 77,
+    "selftest.test_attach": 60,
+    "selftest.survey.test_survey_equals_items": 54,
+    "selftest.serving.test_boot_watch": 52,
+    "selftest.survey.test_sim18": 52,
+    "selftest.accuracy.test_accuracy_hang": 49,
+    "selftest.accuracy.test_under_load_reads": 44,
+    "selftest.fabric.test_sim_fabric": 38,
+    "selftest.serving.test_hang_attached": 37,
+    "selftest.foreign.test_foreign_rack": 35,
+    "selftest.serving.test_hang_record_run": 34,
+    "selftest.test_xdist": 32,
+    "tool_failures_platform": 31,
+    "selftest.fabric.test_bmc_card0": 29,
+    "selftest.reports.test_fleet_overview": 28,
+    "selftest.fabric.test_collective_probe": 27,
+    "selftest.accuracy.test_sim_e2e": 25,
+    "selftest.properties.test_parsers_hold": 25,
+    "selftest.realengine.test_launch_ctrl_c": 21,
+    "selftest.test_ids_rootdir": 21,
+    "selftest.serving.test_deadlock_rule": 21,
+    "selftest.fleet.test_slurm_fleet": 19,
+    "selftest.reports.test_fleet": 16,
+    "selftest.test_bad_input": 14,
+    "selftest.serving.test_hang_rule": 13,
+    "selftest.test_transport": 13,
+    "selftest.test_transport_runners": 12,
+    "selftest.test_options": 12,
+    "selftest.test_dependencies": 12,
+}
+
+
+# The groups that mostly wait on a clock, not on the CPU: a hang's floor, a request's deadline, a boot
+# watch's budget, a transport's timeout, Slurm's and a collective's joins. Their wall seconds are 5-120
+# times their CPU seconds on five workers (a CPU-bound group's ~2.5 times: the a0a5c27 profile,
+# 2026-12-05, benchmarks/cpu_per_test.py, in brackets CPU/wall). A wait costs nothing while CPU-bound
+# groups run beside it, and the run's end when it is left to the tail: wave 11's quiet runs ended with
+# test_hang_attached, test_hang_record_run and the deadlock rule beside the unit tier, fewer busy workers
+# than cores, ~30 s above the CPU floor. So they are handed out while the longest groups (WAITS_AFTER
+# seconds or more) still run, right after them, before the other long groups.
+WAITS_AFTER = 150
+WAITS: dict[str, str] = {
+    "selftest.serving.test_boot_watch": "a boot's budget, the log's silence (2.7/50)",
+    "selftest.accuracy.test_accuracy_hang": "a hung rank's floor under lm-eval and the quick gate (4.7/54)",
+    "selftest.serving.test_hang_attached": "a hung rank's floor, attached (3.0/39)",
+    "selftest.serving.test_hang_record_run": "a hung rank's floor while recording (2.7/39)",
+    "selftest.fabric.test_sim_fabric": "link training and the collective's join (4.4/36)",
+    "selftest.fabric.test_collective_probe": "the collective probe's join (6.0/31)",
+    "selftest.fleet.test_slurm_fleet": "Slurm's scheduling of an array job (1.7/26)",
+    "selftest.realengine.test_launch_ctrl_c": "an engine's boot, then Ctrl-C's grace (3.4/21)",
+    "selftest.serving.test_deadlock_rule": "requests in flight past the floor (3.1/20)",
+    "selftest.test_transport": "a transport's timeouts (0.1/13)",
+    "selftest.serving.test_hang_rule": "a slow rank's stream and a hung one's floor (0.0/11)",
+    "selftest.accuracy.test_quick_hang": "the quick gate's hung question (0.2/10)",
 }
 
 
@@ -108,13 +155,16 @@ def problem(module_name: str, tiers: list[str]) -> str:
             f"{', '.join(TIERS)} (`pytestmark = pytest.mark.<tier>`; selftest/tiers.py)")
 
 
-def order(item) -> tuple[int, int]:
-    """An item's place in the hand-out order: its group's LONG seconds (longest first), then its
+def order(item) -> tuple[int, int, int]:
+    """An item's place in the hand-out order: the groups of WAITS_AFTER s or more first, then the
+    WAITS groups, then the rest; within each, its group's LONG seconds (longest first), then its
     tier's place (a stable sort keeps the order within a tier and a module)."""
     mark = item.get_closest_marker("xdist_group")
     group = (mark.args[0] if mark.args else mark.kwargs.get("name", "")) if mark is not None else ""
     found = tiers_of(item)
-    return -LONG.get(group, 0), TIERS[found[0]][1] if len(found) == 1 else len(TIERS)
+    seconds = LONG.get(group, 0)
+    phase = 1 if group in WAITS else 0 if seconds >= WAITS_AFTER else 2
+    return phase, -seconds, TIERS[found[0]][1] if len(found) == 1 else len(TIERS)
 
 
 def group_seconds(junit_xml: str) -> dict[str, float]:
@@ -169,5 +219,5 @@ if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit("usage: python3 -m selftest.tiers JUNIT_XML (a whole self-test run's junit)")
     for g, sec in group_seconds(sys.argv[1]).items():
-        if sec >= 30:
+        if sec >= 12:
             print(f"    {g!r}: {sec:.0f},")
