@@ -22,9 +22,13 @@ from pathlib import Path
 
 import pytest
 
-from rackgate.fixtures.rack import JUDGES_NO_RACK
+from .bytecode import keep_bytecode
 
-from . import gsm8k_data, tiers
+keep_bytecode()  # first: the modules imported below and the self-test modules collected after
+
+from rackgate.fixtures.rack import JUDGES_NO_RACK  # noqa: E402
+
+from . import gsm8k_data, tiers  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 

@@ -5,13 +5,14 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from rackgate.pytest_plugin import value_options
 from rackgate.report import junit
 from rackgate.transport.runners import environ_copy
+
+from .bytecode import PYCACHE  # where the suite runs' bytecode goes (user_env)
 
 REPO = Path(__file__).resolve().parent.parent
 # The plugins a suite run needs (its own and its declared pytest dependencies), loaded explicitly.
@@ -54,12 +55,6 @@ def _joined(args) -> list[str]:
     for a in it:
         out.append(f"{a}={next(it)}" if a in value_options() else a)
     return out
-
-
-# Where the suite runs' compiled modules go when the user's environment writes none
-# (PYTHONDONTWRITEBYTECODE): outside the checkout, shared by every run of every self-test session on
-# this machine (Python checks each cached module against its source's mtime and size).
-PYCACHE = Path(tempfile.gettempdir()) / f"rackgate-selftest-pycache-{os.getuid()}"
 
 
 def user_env() -> dict[str, str]:

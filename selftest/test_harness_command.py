@@ -11,7 +11,7 @@ import pytest
 
 from rackgate.transport.runners import LocalRunner, environ_copy
 
-from . import harness
+from . import bytecode, harness
 from .harness import REPO, suite_command, suite_env
 
 pytestmark = pytest.mark.unit
@@ -46,6 +46,23 @@ def test_a_suite_run_writes_and_reuses_bytecode_and_loads_only_its_plugins(monke
     assert env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1"
     assert env["PYTHONPYCACHEPREFIX"] and not env["PYTHONPYCACHEPREFIX"].startswith(str(Path(__file__).parents[1]))
     assert suite_env({"PYTHONDONTWRITEBYTECODE": "1"})["PYTHONDONTWRITEBYTECODE"] == "1"
+
+
+def test_the_self_test_process_keeps_its_own_bytecode_outside_the_checkout(monkeypatch):
+    """The xdist workers and the quick tier's run (bytecode.keep_bytecode, from selftest/conftest.py):
+    where the user writes no bytecode, their modules are compiled once into PYCACHE (outside the
+    checkout) and read back by the next process; the environment the tests' processes get is the user's."""
+    import sys
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.setattr(sys, "pycache_prefix", None)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    bytecode.keep_bytecode()
+    assert sys.pycache_prefix == str(bytecode.PYCACHE) and not sys.dont_write_bytecode
+    assert not str(bytecode.PYCACHE).startswith(str(REPO)) and os.environ["PYTHONDONTWRITEBYTECODE"] == "1"
+    monkeypatch.setattr(sys, "pycache_prefix", "/elsewhere")  # the user's own prefix is kept
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    bytecode.keep_bytecode()
+    assert sys.pycache_prefix == "/elsewhere"
 
 
 class _RacedEnviron(Mapping):

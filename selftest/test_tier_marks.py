@@ -26,7 +26,7 @@ def test_starts_true():
 def _pytest(tmp_path, modules: dict[str, str], *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     pkg = tmp_path / "selftest"
     pkg.mkdir()
-    for name in ("__init__.py", "conftest.py", "tiers.py", "gsm8k_data.py"):
+    for name in ("__init__.py", "conftest.py", "tiers.py", "gsm8k_data.py", "bytecode.py"):
         shutil.copy(REPO / "selftest" / name, pkg / name)
     for name, text in modules.items():
         (pkg / name).write_text(text)
