@@ -16,7 +16,8 @@ run from the project directory, plugins autoloaded. Asserted:
   completions (SmolLM2's 5-shot answers stop at "Question:" after 20-60 tokens; in chat mode it
   answers at ~4 tok/s and one of the gate's first questions ran past 700 tokens of the profile's
   12288, see docs/real-engine.md), max_tokens 16 (every answer cut: GATE_MAX_TOKENS),
-  one question in flight per engine, and SRV-LONGCTX's prompts of 40 words, one a rank. The sequential test,
+  one question in flight per engine, ACC-UNDER-LOAD's fillers of one token, and SRV-LONGCTX's prompts of
+  40 words, one a rank. The sequential test,
   its thresholds and error rates are Kimi-K3's defaults: it settles FAIL after its first 5 answers
   that do not score.
 Order, not seconds: the seconds are in benchmarks/time_to_verdict.py.
