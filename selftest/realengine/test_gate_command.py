@@ -16,7 +16,8 @@ run from the project directory, plugins autoloaded. Asserted:
   completions (SmolLM2's 5-shot answers stop at "Question:" after 20-60 tokens; in chat mode it
   answers at ~4 tok/s and one of the gate's first questions ran past 700 tokens of the profile's
   12288, see docs/real-engine.md), max_tokens 16 (every answer cut: GATE_MAX_TOKENS),
-  one question in flight per engine, and SRV-LONGCTX's prompts of 40 words, one a rank. The sequential test,
+  one question in flight per engine, ACC-UNDER-LOAD's fillers of one token, and SRV-LONGCTX's prompts of
+  40 words, one a rank. The sequential test,
   its thresholds and error rates are Kimi-K3's defaults: it settles FAIL after its first 5 answers
   that do not score.
 Order, not seconds: the seconds are in benchmarks/time_to_verdict.py.
@@ -64,7 +65,8 @@ GATE_MAX_TOKENS = 16
 # so they are short (40 words) and one a rank (longctx_concurrency 1: the default 4 asked one engine
 # of three twice); its PASS on a launched engine's log is test_launch.py's, at 300 words (wave 11)
 LONGCTX_WORDS = 40
-UNDER_LOAD_FILLER_WORDS = 100
+UNDER_LOAD_FILLER_WORDS = 20
+UNDER_LOAD_FILLER_TOKENS = 1
 
 
 def gate_command(srv, tmp_path: Path, gsm8k_dir: Path, rack: Path | None = None, extra: tuple[str, ...] = ()) -> list[str]:
@@ -92,10 +94,14 @@ def engine_rack(tmp_path: Path, srv, gsm8k_dir: Path, ranks: int = 1, serving: d
                                        # ACC-UNDER-LOAD runs whatever ACC-QUICK scored (it reads its
                                        # accuracy): the fewest questions and fillers on 2 CPU cores
                                        "under_load_questions": 4, "under_load_per_rank": 1,
-                                       "under_load_max_tokens": 16,
-                                       # a filler is a request queued between the questions here:
-                                       # 600 words (the default) were ~800 prefill tokens a filler,
-                                       # more than a short-row question's ~490
+                                       # a filler is a request queued between the questions here
+                                       # (one request at a time an engine): every engine is busy
+                                       # back to back while the questions run, whatever a filler's
+                                       # size, and a question waits out the filler ahead of it. The
+                                       # shortest filler keeps the load and shortens the wait: 1
+                                       # token (each filler's max_tokens) of a 20-word prompt (600
+                                       # words, the default, were ~800 prefill tokens; wave 12)
+                                       "under_load_max_tokens": UNDER_LOAD_FILLER_TOKENS,
                                        "under_load_filler_words": UNDER_LOAD_FILLER_WORDS})
 
 
