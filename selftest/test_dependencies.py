@@ -45,10 +45,14 @@ def test_sanity_failure_stops_the_costly_checks(tmp_path):
 
 
 def test_unserved_name_stops_every_request_check(tmp_path):
+    """The model's folder given where the served name belongs (the server serves moonshotai/Kimi-K3):
+    SRV-MODELS says so plainly (it was test_attach.py's own run of the same command), and every check
+    that sends a request is not run."""
     with sim_server() as (_proc, url):
-        run = run_suite(tmp_path, "-m", "gate", "--atom-url", url, "--served-model", "nobody/serves-this")
+        run = run_suite(tmp_path, "-m", "gate", "--atom-url", url, "--served-model", "/models/Kimi-K3")
     assert run.rc != 0
     assert run.outcomes[MODELS].status == "failed"
+    assert "not the configured served name '/models/Kimi-K3'" in run.outcomes[MODELS].message, run.outcomes[MODELS]
     for tid in (SANITY, BUDGET, CONSISTENCY, QUICK):
         o = run.outcomes[tid]
         assert o.status == "error" and "not run: SRV-MODELS" in o.message, (tid, o)
