@@ -133,6 +133,17 @@ def run_suite(tmp_path: Path, *args: str, timeout: float = 300, env: dict | None
     return SuiteRun(proc.returncode, out, err, outcomes, verdict, problem)
 
 
+def selected(tmp_path: Path, *args: str, timeout: float = 120) -> set[str]:
+    """The items a suite run of `args` would run (`--collect-only`, the plugin's selection included:
+    markers, the baseline's producers), without running them: no sim is built, nothing launched.
+    For a self-test that proves which items a selection picks after another run proved them passing."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    p = subprocess.run(suite_command(tmp_path, ("--collect-only", *args), False), cwd=REPO, env=suite_env(),
+                       capture_output=True, text=True, timeout=timeout)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+    return {line for line in p.stdout.splitlines() if "::" in line and not line.startswith(" ")}
+
+
 def read_verdict(path: Path) -> tuple[dict | None, str]:
     """A run's verdict.json and what is wrong with it against the shipped schema ("" if nothing)."""
     import json
