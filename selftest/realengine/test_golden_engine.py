@@ -18,9 +18,10 @@ taken, with the real-engine rack file (`pytest --rack FILE -m gate --atom-url UR
   answers, wave 11. A rack of one rank is asked without the hint: its answers carry no rank and are
   its own, which this recording also proves on a real engine.)
 The ranks are asked by the hint, so the noisy rank answers every prompt: what it changes is seen
-on every run (spread by least requests, a prompt could miss it). The rack file asks 16 tokens
-(the default 32 is for racks: docs/serving.md): the noisy copy changes two of the eight answers
-within them.
+on every run (spread by least requests, a prompt could miss it). The rack file asks 8 tokens
+(the default 32 is for racks: docs/serving.md): the noisy copy changes one of the eight answers
+within them, the story's at position 5 (at 16 tokens also the arithmetic's at 9: one drifting
+answer proves the verdict as well as two; 8 tokens, not 16, wave 12).
 Order and content, not seconds (the seconds: docs/performance.md).
 """
 from __future__ import annotations
@@ -48,8 +49,8 @@ ITEMS = [f"{GOLDEN}[cpu-dp{r}]" for r in range(3)]
 SHARE = re.compile(r"(\d+) of (\d+) answers \((\d+)%\) drift from the golden set")
 
 
-# SRV-GOLDEN's cost on CPU engines (docs/performance.md): 8 prompts x 1 or 3 ranks x 16 tokens
-GOLDEN_SERVING = {"golden_max_tokens": 16}
+# SRV-GOLDEN's cost on CPU engines (docs/performance.md): 8 prompts x 1 or 3 ranks x 8 tokens
+GOLDEN_SERVING = {"golden_max_tokens": 8}
 
 
 def _golden(bal, tmp_path: Path, baseline: Path, *extra: str):
@@ -65,16 +66,45 @@ def _golden(bal, tmp_path: Path, baseline: Path, *extra: str):
 
 
 @pytest.fixture
-def engines(serve, engine_bin, models, tmp_path):
-    """Two healthy engines (the session's and one more) and the noisy-layer one."""
-    name = models.name("healthy")
+def engines(serve):
+    """The session's healthy engine and the noisy-layer one (the second healthy engine is the test's
+    own: its start and stop by PID are asserted there)."""
     with serve("healthy") as h1, serve("noisy-layer") as noisy:
-        with TransformersServer(engine_bin, models.cache, name, tmp_path / "healthy-2.log") as h2:
-            yield name, (h1, h2), noisy
+        yield h1, noisy
 
 
-def test_a_noisy_rank_behind_the_balancer_fails_naming_the_share_and_the_rank(engines, tmp_path):
-    name, (h1, h2), noisy = engines
+def _owned_by_pid(srv: TransformersServer, name: str) -> None:
+    """A server we started: alive, leading its own process group, pinned to the name it was given
+    (the folder's bare name, and only that: another model is HTTP 400)."""
+    assert srv.alive()
+    assert srv.pid is not None and os.getpgid(srv.pid) == srv.pid, "the server leads its own process group"
+    r = srv.models()
+    assert r.status == 200 and [m["id"] for m in r.body["data"]] == [name], r.body
+    wrong = srv.chat("hi", max_tokens=1, model="not-this-model")
+    assert wrong.status == 400 and "pinned" in wrong.body.get("detail", ""), wrong.body
+
+
+def _stopped_by_pid(srv: TransformersServer) -> None:
+    """After stop(): the process has exited, nothing is left in its group, its PID is gone."""
+    assert srv.proc is not None and srv.proc.returncode is not None, "the server process is still running after stop()"
+    assert srv.group_members() == [], f"processes left in the server's group: {srv.group_members()}"
+    with pytest.raises(ProcessLookupError):
+        os.kill(srv.proc.pid, 0)
+
+
+def test_a_noisy_rank_behind_the_balancer_fails_naming_the_share_and_the_rank(engines, engine_bin, models, tmp_path):
+    """(Also the self-tests' server owned by PID, on the second healthy engine this test starts and
+    stops: test_engine.py's start-and-stop test was an engine start of its own for it; wave 12.)"""
+    h1, noisy = engines
+    name = models.name("healthy")
+    with TransformersServer(engine_bin, models.cache, name, tmp_path / "healthy-2.log") as h2:
+        _owned_by_pid(h2, name)
+        _noisy_rank_fails(name, h1, h2, noisy, tmp_path)
+    _stopped_by_pid(h2)
+
+
+def _noisy_rank_fails(name: str, h1: TransformersServer, h2: TransformersServer, noisy: TransformersServer,
+                      tmp_path: Path) -> None:
     base = tmp_path / "baseline.json"
     with Balancer(name, [(h1.url, h1.model)]) as bal:
         p, out = _golden(bal, tmp_path / "record", base, "--record-baseline")

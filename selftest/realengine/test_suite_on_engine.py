@@ -121,7 +121,11 @@ def test_bench_result_rejects_a_run_where_every_request_names_an_unserved_model(
 
 
 # --- ACC-QUICK agrees with lm-eval, question by question --------------------------------------
-GSM8K_N = int(os.environ.get("RACKGATE_REALENGINE_GSM8K_N", "4"))
+# Questions 0..N-1 of the shortest rows. SmolLM2's strict-match verdict is "fails" on each of the
+# first eight (an extracted number that is wrong; question 7 runs to max_tokens, [invalid]), so every
+# question proves the same: the gate extracts what lm-eval extracts and judges as it judges. Two, not
+# four: the third and fourth proved nothing the first two did not, at two asks each (wave 12).
+GSM8K_N = int(os.environ.get("RACKGATE_REALENGINE_GSM8K_N", "2"))
 GSM8K_MAX_TOKENS = 128  # SmolLM2 answers in 20-60 tokens and stops at "Question:"
 
 
