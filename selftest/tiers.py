@@ -64,26 +64,28 @@ SHARED: dict[str, tuple[str, ...]] = {
 
 # The long groups' summed test seconds in the last whole run (the junit of `.ci/run` on wave 11's final
 # main fda687b, 2026-12-05: 5 workers on 2 cores, nothing else on the machine, 733 s of pytest; `python3
-# -m selftest.tiers JUNIT`, the groups of 12 s or more): handed out first, longest first, so that the
+# -m selftest.tiers JUNIT`, the groups of 12 s or more; the six groups wave 12 cut scaled by their CPU
+# before/after: realengine-suite, -gate, -golden, test_attach, test_golden_suite, test_ids_rootdir):
+# handed out first, longest first, so that the
 # last groups to start are short ones and the workers end together (longest-processing-time first; WAITS
 # and `order` say where the waiting groups go). A group not listed follows, in its tier's order.
 # Refresh: `python3 -m selftest.tiers reports/selftest-junit.xml` after a whole run.
 LONG: dict[str, int] = {
-    "realengine-suite": 480,
-    "realengine-gate": 470,
+    "realengine-suite": 390,
+    "realengine-gate": 370,
     "selftest.test_fault_matrix": 330,
     "selftest.realengine.test_launch": 261,
-    "realengine-golden": 248,
+    "realengine-golden": 195,
     "tool_failures_fabric": 167,
     "selftest.test_cleanup": 123,
     "wheel": 117,
     "selftest.test_recipe_dry_run": 112,
-    "selftest.serving.test_golden_suite": 105,
+    "selftest.serving.test_golden_suite": 90,
     "selftest.regression.test_regression": 77,
-    "selftest.test_attach": 60,
     "selftest.survey.test_survey_equals_items": 54,
     "selftest.serving.test_boot_watch": 52,
     "selftest.survey.test_sim18": 52,
+    "selftest.test_attach": 50,
     "selftest.accuracy.test_accuracy_hang": 49,
     "selftest.accuracy.test_under_load_reads": 44,
     "selftest.fabric.test_sim_fabric": 38,
@@ -97,13 +99,13 @@ LONG: dict[str, int] = {
     "selftest.fabric.test_collective_probe": 27,
     "selftest.accuracy.test_sim_e2e": 25,
     "selftest.properties.test_parsers_hold": 25,
-    "selftest.test_ids_rootdir": 21,
     "selftest.serving.test_deadlock_rule": 21,
     "selftest.fleet.test_slurm_fleet": 19,
     "selftest.reports.test_fleet": 16,
     "selftest.test_bad_input": 14,
     "selftest.serving.test_hang_rule": 13,
     "selftest.test_transport": 13,
+    "selftest.test_ids_rootdir": 12,
     "selftest.test_transport_runners": 12,
     "selftest.test_options": 12,
     "selftest.test_dependencies": 12,
