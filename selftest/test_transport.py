@@ -80,6 +80,42 @@ def test_stop_escalates_to_kill(host, tmp_path):
     assert wait_until(lambda: not alive(proc.pid)), "stop() did not end a process that ignores TERM"
 
 
+def _group(pgid: int) -> list[int]:
+    """The live (not zombie) processes of a process group."""
+    found = []
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                rest = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if d.isdigit() and int(rest[2]) == pgid and rest[0] != "Z":
+            found.append(int(d))
+    return found
+
+
+def test_stop_ends_the_group_not_only_its_wrapper(host, tmp_path):
+    """A launch runs under shells (rackgate.atom.server WRAPPER, and the rack file's own command line,
+    e.g. `start-server & wait`): a shell in `wait` ends at TERM at once, the server it started may shut
+    down for seconds or ignore TERM. stop() returns only when the whole group is gone: the spawned
+    PID alone said "gone" while a launched transformers serve still ran (wave 12's quiet run), and a
+    server that ignores TERM was never KILLed."""
+    log = tmp_path / "logs" / "wrapped.log"
+    # the wrapper ends at TERM (as a shell does whose TERM is not ignored), the server ignores it
+    proc = host.spawn(["sh", "-c", "trap 'exit 0' TERM; sh -c \"trap '' TERM; echo armed; while :; do sleep 0.1; done\" & wait"],
+                      "/logs/wrapped.log")
+    assert wait_until(lambda: log.exists() and "armed" in log.read_text())
+    assert len(_group(proc.pid)) >= 2, "the wrapper and the server it started"
+    try:
+        # a grace longer than this machine's init takes to reap the ended wrapper (~2 s): the wrapper's
+        # PID alone then reads "gone" well before the KILL is due
+        proc.stop(grace_s=8)
+        assert _group(proc.pid) == [], "stop() returned while a process of the group it started still ran"
+    finally:
+        if _group(proc.pid):
+            os.killpg(proc.pid, 9)  # ours: started by this test
+
+
 def test_registry_stop_all_ends_everything(host):
     procs = [host.spawn(["sleep", "300"], f"/logs/s{i}.log") for i in range(3)]
     REGISTRY.stop_all()

@@ -29,20 +29,29 @@ class Spawned:
     def alive(self) -> bool:
         if self.stopped:
             return False
-        res = self.host.run(["kill", "-0", str(self.pid)], timeout=15)
+        return self._exists(str(self.pid), f"PID {self.pid}")
+
+    def _exists(self, target: str, what: str) -> bool:
+        """`kill -0 -- TARGET` (a PID, or -PGID: any process of the group), read only where kill's
+        answer says: exit 0 (there) or "No such process" (not)."""
+        res = self.host.run(["kill", "-0", "--", target], timeout=15)
         if res.rc == 0 and not res.stdout.strip():
             return True
         if res.rc == 1 and "No such process" in res.stderr:
             return False
         # anything else says nothing about the process: never read as "it ended"
         said = (res.stderr.strip() or res.stdout.strip() or "no output").splitlines()[-1][:160]
-        raise TransportError(self.host.name, f"could not tell whether PID {self.pid} is running: "
-                                             f"`kill -0 {self.pid}` exited {res.rc}: {said}")
+        raise TransportError(self.host.name, f"could not tell whether {what} is running: "
+                                             f"`kill -0 -- {target}` exited {res.rc}: {said}")
 
     def _gone(self) -> bool:
-        """For stop(): a process we cannot tell about is not gone (KILL follows at the grace)."""
+        """For stop(): gone when neither its PID nor any process of its group (it leads the session
+        `setsid` gave it) is left. Its own PID alone is not enough: a launch runs under a shell wrapper
+        (rackgate.atom.server WRAPPER), which ends at TERM at once while the server it started shuts
+        down for seconds, or ignores TERM and needs the KILL. A process we cannot tell about is not
+        gone (KILL follows at the grace)."""
         try:
-            return not self.alive()
+            return not self.alive() and not self._exists(f"-{self.pid}", f"process group {self.pid}")
         except TransportError:
             return False
 
