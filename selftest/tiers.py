@@ -66,9 +66,9 @@ SHARED: dict[str, tuple[str, ...]] = {
 # main fda687b, 2026-12-05: 5 workers on 2 cores, nothing else on the machine, 733 s of pytest; `python3
 # -m selftest.tiers JUNIT`, the groups of 12 s or more; the six groups wave 12 cut scaled by their CPU
 # before/after: realengine-suite, -gate, -golden, test_attach, test_golden_suite, test_ids_rootdir):
-# handed out first, longest first, so that the
-# last groups to start are short ones and the workers end together (longest-processing-time first; WAITS
-# and `order` say where the waiting groups go). A group not listed follows, in its tier's order.
+# handed out first, longest first, so that the last groups to start are short ones and the workers end
+# together (longest-processing-time first; WAITS and `order` say where the waiting groups go). A group
+# not listed follows, in its tier's order.
 # Refresh: `python3 -m selftest.tiers reports/selftest-junit.xml` after a whole run.
 LONG: dict[str, int] = {
     "realengine-suite": 390,

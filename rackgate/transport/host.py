@@ -45,13 +45,15 @@ class Spawned:
                                              f"`kill -0 -- {target}` exited {res.rc}: {said}")
 
     def _gone(self) -> bool:
-        """For stop(): gone when neither its PID nor any process of its group (it leads the session
-        `setsid` gave it) is left. Its own PID alone is not enough: a launch runs under a shell wrapper
-        (rackgate.atom.server WRAPPER), which ends at TERM at once while the server it started shuts
-        down for seconds, or ignores TERM and needs the KILL. A process we cannot tell about is not
-        gone (KILL follows at the grace)."""
+        """For stop(): gone when no process of its group is left (it leads the session `setsid` gave
+        it, so the group holds it too), nor its PID where it leads no group. Its own PID alone is not
+        enough: a launch runs under a shell wrapper (rackgate.atom.server WRAPPER), which ends at TERM
+        at once while the server it started shuts down for seconds, or ignores TERM and needs the
+        KILL. A process we cannot tell about is not gone (KILL follows at the grace)."""
+        if self.stopped:
+            return True
         try:
-            return not self.alive() and not self._exists(f"-{self.pid}", f"process group {self.pid}")
+            return not self._exists(f"-{self.pid}", f"process group {self.pid}") and not self.alive()
         except TransportError:
             return False
 
