@@ -18,12 +18,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .verdicts import Verdict
+
 # pytest marks the plugin's package for assertion rewriting after this command imported it: its
 # warning says so about the package it runs in (the modules imported later are rewritten).
 QUIET = ("-W", "ignore:Module already imported so cannot be rewritten; rackgate:pytest.PytestAssertRewriteWarning")
 
-# rackgate's exit codes (README, docs/fleet.md): distinct, so a scheduler can tell them apart.
-ALL_PASSED, FINDING, USAGE, UNOBSERVED = 0, 1, 2, 3
+# rackgate's exit codes (README, docs/fleet.md): distinct, so a scheduler can tell them apart; a
+# run's verdict says its own (`Verdict.exit_code`), a usage or rack-file error is 2.
+ALL_PASSED, FINDING, UNOBSERVED = Verdict.PASSED.exit_code, Verdict.FAILED.exit_code, Verdict.UNOBSERVED.exit_code
+USAGE = 2
 
 
 def exit_code(pytest_rc: int, verdict: Mapping[str, Any] | None) -> int:
@@ -32,9 +36,13 @@ def exit_code(pytest_rc: int, verdict: Mapping[str, Any] | None) -> int:
     a usage or rack-file error (pytest's 4) or a selection that ran nothing (5) is 2."""
     if pytest_rc in (4, 5):
         return USAGE
-    if verdict is not None and verdict.get("verdict") == "FAIL":
-        return FINDING
-    if pytest_rc == 0 and (verdict is None or verdict.get("verdict") == "PASS"):
+    try:
+        said = Verdict.read(str(verdict["verdict"])) if verdict is not None else None
+    except (KeyError, ValueError):
+        said = Verdict.UNOBSERVED   # a verdict file that says no verdict: nothing judged for sure
+    if said is Verdict.FAILED:
+        return said.exit_code
+    if pytest_rc == 0 and said in (None, Verdict.PASSED):
         return ALL_PASSED
     return UNOBSERVED
 

@@ -96,7 +96,9 @@ def test_pytest_words_a_finding_or_a_could_not_observe_without_its_traceback(whe
     report = done.value.value
     assert call.excinfo is real                                # the outer wrappers' view
     assert report.longrepr.startswith(said) and str(exc) in report.longrepr
-    assert report.user_properties == [(outcome.KEY, outcome.classify(when, True, False, exc, True))]
+    verdict = outcome.classify(when, True, False, exc, True)
+    assert verdict is not None and report.user_properties == [(outcome.KEY, verdict.value)]   # a plain string
+    assert outcome.of(report) is verdict
 
 
 def test_an_internal_error_keeps_pytest_building_its_traceback():

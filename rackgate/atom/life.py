@@ -3,7 +3,7 @@ claimed once per run across xdist workers, the boot verdict, the dead ranks, the
 stacks), stop. One session fixture holds it (rackgate/fixtures/server.py `server_life`):
 
     with ServerLife(rack, hosts, claim=claim, dead=lambda: failed_at(config, "SRV-ALIVE")) as life:
-        ...  # life.boot, life.ready(), life.serving(), life.dead_ranks(), life.served(), life.logs()
+        ...  # life.boot, life.ready(), life.serving(), life.served(), life.logs()
 
 - Enter: attached (`rack.server.attach_url`): the server someone else launched, never launched and
   never stopped here. Otherwise the launch is claimed first (`Claim`: under xdist exactly one
@@ -13,10 +13,10 @@ stacks), stop. One session fixture holds it (rackgate/fixtures/server.py `server
 - Exit: the launched processes stopped by PID (TERM, a bounded wait, KILL), also when the block
   ends with an exception or Ctrl-C; the claim released. Attached: nothing stopped.
 - What the checks read of it: `ready()` (the booted server, or NotRun pointing at SRV-BOOT),
-  `serving()` (the configured name served, or NotRun pointing at SRV-MODELS), `dead_ranks()` (NotRun
-  pointing at SRV-ALIVE once it FAILED on a rank: the ordering's record, handed in as `dead`, read
-  when asked -- no check writes into this object to tell another something), `served()` (the view
-  the declared "server" and "rank" checks receive, rackgate.atom.served.Served), `logs()`.
+  `serving()` (the configured name served, or NotRun pointing at SRV-MODELS), `served()` (the view
+  the declared "server" and "rank" checks receive, rackgate.atom.served.Served: its `dead_ranks()`
+  is NotRun pointing at SRV-ALIVE once it FAILED on a rank, the ordering's record handed in as
+  `dead`, read when asked -- no check writes into this object to tell another something), `logs()`.
 """
 from __future__ import annotations
 
@@ -32,10 +32,10 @@ from ..transport import Host
 from . import server as atom_srv
 from .client import ServerError
 from .logs import NodeLog
-from .served import Served, dead_rank
+from .served import Served
 from .watch import BootVerdict
 
-__all__ = ["Claim", "ClaimRefused", "ServerLife", "dead_rank", "not_booted"]
+__all__ = ["Claim", "ClaimRefused", "ServerLife", "not_booted"]
 
 LOCK = "atom-server.lock"
 OWNER = "atom-server.owner"
@@ -189,11 +189,6 @@ class ServerLife:
             raise NotRun("SRV-MODELS", f"failed: /v1/models lists {ids}, not {srv.client.model!r} "
                                        f"(given by {self.name_source})")
         return srv
-
-    def dead_ranks(self) -> NotRun | None:
-        """NotRun pointing at SRV-ALIVE once it FAILED on a rank in this session."""
-        where = self._dead()
-        return dead_rank(where) if where else None
 
     def served(self, shared: Mapping[str, Callable[[], Any]] | None = None) -> Served:
         """The view a declared "server"/"rank" check receives (built once, when first asked), with what

@@ -16,6 +16,7 @@ from typing import Sequence
 from ..config import RackFileError
 from ..ids import CHECKS, path_arg
 from ..report import verdict_file
+from ..verdicts import Verdict
 from . import drain, gather, local, plan, slurm
 
 
@@ -35,8 +36,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _retry_args(v: verdict_file.Verdict) -> list[str] | None:
     """The test ids to re-run from a rack's verdict; None: the whole rack (its run left nothing)."""
-    bad = [i["test"] for i in v.get("items", []) if i["outcome"] != "PASS"]
-    if v["verdict"] == "UNKNOWN" and not v.get("items"):
+    bad = [i["test"] for i in v.get("items", []) if i["outcome"] != Verdict.PASSED.file]
+    if v["verdict"] == Verdict.UNOBSERVED.file and not v.get("items"):
         return None
     return sorted({path_arg(t) for t in bad})
 

@@ -7,6 +7,7 @@ import subprocess
 from typing import TYPE_CHECKING
 
 from ..registry import drain_hint
+from ..verdicts import Verdict
 
 if TYPE_CHECKING:
     from .gather import Fleet
@@ -21,7 +22,7 @@ def commands(fleet: Fleet) -> list[list[str]]:
     for rack in fleet["racks"]:
         for node in rack["nodes"]:
             f = next((f for f in rack["findings"] if f["node"] == node["node"]), None)
-            if node["verdict"] != "FAIL" or f is None or not node["host"] or node["host"] in done:
+            if node["verdict"] != Verdict.FAILED.file or f is None or not node["host"] or node["host"] in done:
                 continue
             done.add(node["host"])
             seen = " ".join(f["seen"].split()).replace('"', "'")[:200]

@@ -10,6 +10,7 @@ from typing import TypedDict
 
 from ..report import fleet as allure_fleet
 from ..report import verdict_file
+from ..verdicts import of_runs
 from .local import OUTPUT, exit_code_of
 from .plan import RackRun
 
@@ -62,8 +63,7 @@ def rack_verdict(r: RackRun, rc: int | None) -> verdict_file.Verdict:
 
 
 def exit_of(verdicts: list[RackEntry]) -> int:
-    states = {v["verdict"] for v in verdicts}
-    return 1 if "FAIL" in states else 3 if "UNKNOWN" in states or not verdicts else 0
+    return of_runs(v["verdict"] for v in verdicts).exit_code
 
 
 def gather(results: Path, runs: list[RackRun], codes: dict[str, int | None]) -> Fleet:
@@ -83,8 +83,8 @@ def gather(results: Path, runs: list[RackRun], codes: dict[str, int | None]) -> 
                                  "action_class": n["action_class"]} for n in v["nodes"]]})
         if not (Path(r.results) / "verdict.json").exists():
             verdict_file.write(Path(r.results) / "verdict.json", v)   # the UNKNOWN, for --failed-only
-    code = exit_of(racks)
-    out: Fleet = {"format": FORMAT, "verdict": {0: "PASS", 1: "FAIL", 3: "UNKNOWN"}[code], "exit_code": code, "racks": racks}
+    said = of_runs(r["verdict"] for r in racks)
+    out: Fleet = {"format": FORMAT, "verdict": said.file, "exit_code": said.exit_code, "racks": racks}
     (results / FLEET).write_text(json.dumps(out, indent=1) + "\n")
     return out
 

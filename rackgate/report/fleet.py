@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any, TypedDict
 
+from ..verdicts import Verdict, of_runs
 from . import allure_files
 
 ENV = "environment.properties"
@@ -107,8 +108,7 @@ def merge(out: Path, sources: list[Path]) -> dict[str, int]:
 
 def title(racks: list[RackSummary]) -> str:
     """The merged report's name: the fleet's verdict, then each rack's."""
-    worst = "FAIL" if any(r["verdict"] == "FAIL" for r in racks) else (
-        "UNKNOWN" if any(r["verdict"] != "PASS" for r in racks) or not racks else "PASS")
+    worst = of_runs(r["verdict"] for r in racks).file
     return f"fleet {worst}: " + ", ".join(f"{r['rack']} {r['verdict']}" for r in racks)
 
 
@@ -120,7 +120,7 @@ def overview(out: Path, racks: list[RackSummary]) -> None:
         lines += [f"  finding: {f}" for f in r["findings"]] + [f"  could not observe: {u}" for u in r["unknown"]]
         lines.append(f"  its report: {r['report'] or '(none rendered)'}")
     errors = [{"message": f"{r['rack']}: {r['verdict']}" + "".join(f"; {x}" for x in (r["findings"] or r["unknown"])[:5]),
-               "trace": "\n".join(r["findings"] + r["unknown"])} for r in racks if r["verdict"] != "PASS"]
+               "trace": "\n".join(r["findings"] + r["unknown"])} for r in racks if r["verdict"] != Verdict.PASSED.file]
     allure_files.write_globals(out, [("fleet: the verdict of each rack", "\n".join(lines).encode() + b"\n", "text/plain")],
                                errors=errors)
     env = out / ENV

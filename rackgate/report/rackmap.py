@@ -1,5 +1,6 @@
 """The rack map: trays x GPUs, each GPU coloured by its verdict (pass / fail / could not observe /
-excluded), in the terminal and as a PNG for the Allure report.
+excluded), in the terminal and as a PNG for the Allure report. A GPU's verdict is the worst
+`rackgate.verdicts.Verdict` seen there, said by its `word`; "excluded" and "not run" are the map's own.
 
     grid = {("node3", 3): ["pass", "fail", "pass", "pass"], ...}   # (node, tray) -> per-GPU verdicts
     print(terminal(grid, notes))
@@ -14,10 +15,14 @@ import io
 import re
 from typing import TYPE_CHECKING, Mapping, Protocol, Sequence
 
+from ..verdicts import Verdict
+from ..verdicts import worst as worst_of
+
 if TYPE_CHECKING:
     from ..config import Rack
 
-PASS, FAIL, UNOBSERVED, EXCLUDED, NOT_RUN = "pass", "fail", "could not observe", "excluded", "not run"
+PASS, FAIL, UNOBSERVED = Verdict.PASSED.word, Verdict.FAILED.word, Verdict.UNOBSERVED.word
+EXCLUDED, NOT_RUN = "excluded", "not run"   # a tray left out of the chosen set; nothing ran there
 ORDER = (PASS, FAIL, UNOBSERVED, EXCLUDED, NOT_RUN)
 SYMBOL = {PASS: "#", FAIL: "X", UNOBSERVED: "?", EXCLUDED: ".", NOT_RUN: " "}
 ANSI = {PASS: "\x1b[42;30m", FAIL: "\x1b[41;97m", UNOBSERVED: "\x1b[43;30m", EXCLUDED: "\x1b[100;97m",
@@ -32,7 +37,7 @@ Grid = dict[tuple[str, int], list[str]]
 # report and are not imported here).
 class _Cell(Protocol):
     @property
-    def status(self) -> str: ...
+    def status(self) -> Verdict: ...
 
 
 class SurveyedTray(Protocol):
@@ -43,7 +48,7 @@ class SurveyedTray(Protocol):
     @property
     def cells(self) -> Mapping[str, _Cell]: ...
     @property
-    def gpus(self) -> Mapping[int, str]: ...
+    def gpus(self) -> Mapping[int, Verdict]: ...
 
 
 class _Chosen(Protocol):
@@ -58,12 +63,10 @@ class SurveyProposal(Protocol):
     def excluded(self) -> Mapping[str, str]: ...
 
 
-def worst(verdicts: list[str]) -> str:
+def worst(verdicts: list[Verdict]) -> str:
     """One GPU seen by several checks: fail > could not observe > pass (not run if none)."""
-    for v in (FAIL, UNOBSERVED, PASS):
-        if v in verdicts:
-            return v
-    return NOT_RUN
+    v = worst_of(verdicts)
+    return v.word if v is not None else NOT_RUN
 
 
 def terminal(grid: Grid, notes: dict[str, str] | None = None, colour: bool = False) -> str:
@@ -120,10 +123,10 @@ def survey_grid(reports: Sequence[SurveyedTray], proposal: SurveyProposal, gpus_
     grid: Grid = {}
     notes: dict[str, str] = {}
     for r in reports:
-        vs = [r.gpus.get(g, NOT_RUN) for g in range(gpus_per_node)]
+        vs = [r.gpus[g].word if g in r.gpus else NOT_RUN for g in range(gpus_per_node)]
         if r.node not in chosen:
             vs = [EXCLUDED if v == PASS else v for v in vs]
-        if r.cells.get("reach") is not None and r.cells["reach"].status == UNOBSERVED:
+        if r.cells.get("reach") is not None and r.cells["reach"].status is Verdict.UNOBSERVED:
             vs = [UNOBSERVED] * gpus_per_node
         grid[(r.node, r.tray)] = vs
         notes[r.node] = "chosen" if r.node in chosen else proposal.excluded.get(r.node, "")
@@ -164,10 +167,10 @@ def targets(names: set[str], gpus_per_node: int, nodeid: str) -> list[tuple[str,
     return [(n, g) for n in hit for g in range(gpus_per_node)]
 
 
-def run_grid(rack: Rack, outcomes: dict[str, str]) -> Grid:
-    """outcomes: item node id -> pass / fail / could not observe, per GPU (targets)."""
+def run_grid(rack: Rack, outcomes: dict[str, Verdict]) -> Grid:
+    """outcomes: item node id -> its verdict, per GPU (targets)."""
     names = {n.name for n in rack.nodes}
-    seen: dict[tuple[str, int], list[str]] = {(n.name, g): [] for n in rack.nodes for g in range(rack.gpus_per_node)}
+    seen: dict[tuple[str, int], list[Verdict]] = {(n.name, g): [] for n in rack.nodes for g in range(rack.gpus_per_node)}
     for nodeid, verdict in outcomes.items():
         for key in targets(names, rack.gpus_per_node, nodeid):
             seen[key].append(verdict)

@@ -1,5 +1,8 @@
 """verdict.json: one run's machine-readable verdict, per node/tray and per GPU (schema:
-verdict.schema.json next to this module, shipped with the package).
+verdict.schema.json next to this module, shipped with the package). Every outcome here is a
+`rackgate.verdicts.Verdict`, written as its file word (`Verdict.file`) and read back with
+`Verdict.read`; a place's and the run's verdict are the one worst-wins rule (`verdicts.worst`). The
+TypedDict `Verdict` below is the file's shape.
 
     PASS     the suite read positive evidence of health for everything it ran there
     FAIL     a finding (a FAILED check) names it; the findings carry seen / means / do and the
@@ -9,7 +12,7 @@ verdict.schema.json next to this module, shipped with the package).
 
 A finding that names no node (a server-wide check) is a rack finding. The run's verdict is FAIL with
 any finding, else UNKNOWN with anything unobserved (or nothing run), else PASS; `exit_code` is
-rackgate's documented exit code for it (0 / 1 / 3).
+rackgate's documented exit code for it (0 / 1 / 3, `Verdict.exit_code`).
 """
 from __future__ import annotations
 
@@ -18,13 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypedDict
 
+from .. import verdicts
 from ..catalogue import ACTION_CLASSES, UnknownRow, row
 from . import rackmap
 
 SCHEMA = Path(__file__).with_name("verdict.schema.json")
 FORMAT = "rackgate-verdict/1"
-PASS, FAIL, UNKNOWN = "PASS", "FAIL", "UNKNOWN"
-EXIT = {PASS: 0, FAIL: 1, UNKNOWN: 3}
+# the file's three words (`Verdict.file`): UNKNOWN is could not observe, an internal error, or nothing run
+PASS, FAIL, UNKNOWN = verdicts.Verdict.PASSED, verdicts.Verdict.FAILED, verdicts.Verdict.UNOBSERVED
 RUN = "(the run)"   # the test named by a run that left no verdict
 NOTHING = "(no check)"   # a node no item of the run named: UNKNOWN, never PASS
 # the most a tray is asked to do wins: do-not-use above servicing above a reboot ...
@@ -81,7 +85,7 @@ Verdict = TypedDict("Verdict", {
 class Item:
     """One test item's outcome: pass / fail (a finding: row, where, seen) / unknown (why)."""
     nodeid: str
-    outcome: str                    # PASS, FAIL or UNKNOWN
+    outcome: verdicts.Verdict       # PASS, FAIL or UNKNOWN (could not observe, or an internal error)
     row: str = ""
     where: str = ""
     seen: str = ""
@@ -89,17 +93,14 @@ class Item:
 
 @dataclass
 class _Place:
-    verdicts: list[str] = field(default_factory=list)
+    verdicts: list[verdicts.Verdict] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     unknown: list[Unknown] = field(default_factory=list)
 
 
-def worst(verdicts: list[str]) -> str:
-    if FAIL in verdicts:
-        return FAIL
-    if UNKNOWN in verdicts or not verdicts:
-        return UNKNOWN
-    return PASS
+def worst(seen: list[verdicts.Verdict]) -> str:
+    """The file's word for a place with these verdicts: nothing seen there is UNKNOWN, never PASS."""
+    return (verdicts.worst(seen) or UNKNOWN).file
 
 
 def finding(it: Item) -> Finding:
@@ -128,9 +129,9 @@ def build(rack_name: str, nodes: list[tuple[str, int, str]], gpus_per_node: int,
         for p in [cells[c] for c in where] + owners:
             p.verdicts.append(it.outcome)
         for p in owners:
-            if it.outcome == FAIL:
+            if it.outcome is FAIL:
                 p.findings.append(finding(it))
-            elif it.outcome == UNKNOWN:
+            elif it.outcome.is_error:
                 p.unknown.append({"test": it.nodeid, "why": it.seen})
     out_nodes: list[NodeVerdict] = []
     for n, tray, host in nodes:
@@ -143,11 +144,11 @@ def build(rack_name: str, nodes: list[tuple[str, int, str]], gpus_per_node: int,
     all_findings = [f for p in (*per_node.values(), rack) for f in p.findings]
     all_unknown = [u for p in (*per_node.values(), rack) for u in p.unknown]
     verdict = FAIL if all_findings else UNKNOWN if all_unknown or not items else PASS
-    return {"format": FORMAT, "rack": rack_name, "verdict": verdict, "exit_code": EXIT[verdict],
+    return {"format": FORMAT, "rack": rack_name, "verdict": verdict.file, "exit_code": verdict.exit_code,
             "action_class": action_class(all_findings),
-            "counts": {v.lower(): sum(it.outcome == v for it in items) for v in (PASS, FAIL, UNKNOWN)},
+            "counts": {v.file.lower(): sum(it.outcome.file == v.file for it in items) for v in (PASS, FAIL, UNKNOWN)},
             "rack_findings": rack.findings, "rack_unknown": rack.unknown, "nodes": out_nodes,
-            "items": [{"test": it.nodeid, "outcome": it.outcome, "row": it.row, "where": it.where, "seen": it.seen}
+            "items": [{"test": it.nodeid, "outcome": it.outcome.file, "row": it.row, "where": it.where, "seen": it.seen}
                       for it in items]}
 
 
@@ -158,7 +159,7 @@ def rebuild(old: Verdict, new: Verdict) -> Verdict:
     base = new if new.get("nodes") else old
     nodes = [(n["node"], n["tray"], n["host"]) for n in base["nodes"]]
     gpus = max((len(n["gpus"]) for n in base["nodes"]), default=0)
-    return build(base["rack"], nodes, gpus, [Item(i["test"], i["outcome"], i["row"], i["where"], i["seen"])
+    return build(base["rack"], nodes, gpus, [Item(i["test"], verdicts.Verdict.read(i["outcome"]), i["row"], i["where"], i["seen"])
                                              for i in items.values()])
 
 
@@ -171,8 +172,9 @@ def write(path: Path, verdict: Verdict) -> None:
 
 def unknown(rack_name: str, why: str) -> Verdict:
     """The verdict of a run that left none (it died, timed out, never started)."""
-    return {"format": FORMAT, "rack": rack_name, "verdict": UNKNOWN, "exit_code": EXIT[UNKNOWN], "action_class": "none",
-            "counts": {"pass": 0, "fail": 0, "unknown": 1}, "rack_findings": [],
+    return {"format": FORMAT, "rack": rack_name, "verdict": UNKNOWN.file, "exit_code": UNKNOWN.exit_code,
+            "action_class": "none",
+            "counts": {v.file.lower(): int(v is UNKNOWN) for v in (PASS, FAIL, UNKNOWN)}, "rack_findings": [],
             "rack_unknown": [{"test": RUN, "why": why}], "nodes": [], "items": []}
 
 

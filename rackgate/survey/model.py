@@ -1,10 +1,13 @@
-"""What the survey saw on a tray: one cell per check, each pass, fail or could not observe."""
+"""What the survey saw on a tray: one cell per check, each a `rackgate.verdicts.Verdict`: pass,
+fail or could not observe (`Verdict.word`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-PASS, FAIL, UNOBSERVED = "pass", "fail", "could not observe"
+from ..verdicts import Verdict
+
+PASS, FAIL, UNOBSERVED = Verdict.PASSED, Verdict.FAILED, Verdict.UNOBSERVED
 
 # (cell key, catalogue row, column title); the order of the table's columns.
 CHECKS: tuple[tuple[str, str, str], ...] = (
@@ -24,7 +27,7 @@ TITLE = {k: t for k, _, t in CHECKS}
 
 @dataclass(frozen=True)
 class Cell:
-    status: str   # PASS / FAIL / UNOBSERVED
+    status: Verdict   # PASS / FAIL / UNOBSERVED
     seen: str     # what was read (or why it could not be), one line
 
     @property
@@ -40,7 +43,7 @@ class TrayReport:
     # the tray's fabric domain (ppod_id, vpod_id) when its links agree and are trained
     domain: tuple[str, str] | None = None
     # per GPU: card -> PASS / FAIL / UNOBSERVED (for the rack map)
-    gpus: dict[int, str] = field(default_factory=dict)
+    gpus: dict[int, Verdict] = field(default_factory=dict)
     seconds: float = 0.0
     # row -> its places on this tray (registry.Place), for a "rack-gpu" row judged across trays
     places: dict[str, list[Any]] = field(default_factory=dict)
@@ -56,6 +59,5 @@ class TrayReport:
             c = self.cells.get(key)
             if c is None or c.ok:
                 continue
-            tag = "could not observe" if c.status == UNOBSERVED else title
-            out.append(f"{tag} ({TITLE[key]}): {c.seen}" if c.status == UNOBSERVED else f"{tag}: {c.seen}")
+            out.append(f"{c.status.word} ({TITLE[key]}): {c.seen}" if c.status is UNOBSERVED else f"{title}: {c.seen}")
         return out

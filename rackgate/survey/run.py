@@ -7,7 +7,7 @@ import time
 from .. import registry
 from ..config import Rack
 from ..transport import Host, fanout, host_for
-from .model import CHECKS, Cell, TrayReport
+from .model import CHECKS, UNOBSERVED, Cell, TrayReport
 from .tray import declared_cell, survey_tray
 
 DEFAULT_JOBS = 64  # the largest rack the sim builds; each in-flight tray is one ssh client at a time
@@ -24,7 +24,7 @@ def survey(rack: Rack, jobs: int = DEFAULT_JOBS, hosts: dict[str, Host] | None =
     reports = []
     for n, r in zip(rack.nodes, got):
         if isinstance(r, Exception):  # a bug, not the tray: shown, never silently dropped
-            r = TrayReport(n.name, n.tray, {"reach": Cell("could not observe", f"survey crashed: {r!r}")})
+            r = TrayReport(n.name, n.tray, {"reach": Cell(UNOBSERVED, f"survey crashed: {r!r}")})
         reports.append(r)
     across_trays(reports, rack)
     return reports

@@ -1,8 +1,9 @@
-"""A hang is recorded by the ordering, never written into the server object (issue 35): settle()
-raises SRV-DEADLOCK's FAILED from the asking row's item (or the asking row's, with SRV-DEADLOCK as
-`also`) and leaves the server as it found it; the ordering (rackgate/fixtures/order.py) records
-the finding's row where it was seen, and the `server` fixture's rule (`blocked`) reads it there:
-every later check is not run, pointing at SRV-DEADLOCK -- the row itself excepted."""
+"""A hang is recorded by the ordering, never written into the server object (issue 35): the hang
+rule's finding (`gates/srv.py` `hang_finding`, raised by a declared item as its judge's
+`Finding`) is SRV-DEADLOCK's FAILED from the asking row's item (or the asking row's, with
+SRV-DEADLOCK as `also`); the ordering (rackgate/fixtures/order.py) records the finding's row where
+it was seen, and the `server` fixture's rule (`blocked`) reads it there: every later check is not
+run, pointing at SRV-DEADLOCK -- the row itself excepted."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -13,20 +14,14 @@ from rackgate.atom.fanout import Ask, Got
 from rackgate.atom.perrank import Routing, Spread
 from rackgate.errors import NotRun
 from rackgate.fixtures import order, outcome
-from rackgate.fixtures.server import blocked, settle
-from rackgate.report.verdict import CheckFailed
+from rackgate.fixtures.server import blocked
+from rackgate.gates.declare import Finding
+from rackgate.gates.srv import hang_finding
+from rackgate.report.verdict import CheckFailed, fail
 
 pytestmark = pytest.mark.unit
 
 TABLE = {0: "node1", 1: "node1", 2: "node2", 3: "node2"}
-
-
-class _Evidence:
-    def __init__(self):
-        self.attached: list[str] = []
-
-    def attach(self, name, text, kind="text"):
-        self.attached.append(name)
 
 
 def _hung_spread() -> Spread:
@@ -36,28 +31,29 @@ def _hung_spread() -> Spread:
                   routing=Routing(dict(TABLE), True))
 
 
-def _server():
-    # attached: no stacks to take; a plain object, so any attribute written into it shows
-    return SimpleNamespace(url="http://server:8000", attached=True, launched={})
+URL = "http://server:8000"
 
 
-def test_a_hang_is_srv_deadlocks_finding_and_writes_nothing_into_the_server():
-    server = _server()
-    before = dict(vars(server))
+def _hang(row_id: str, own: str | None = None) -> None:
+    """The hang rule's finding on `row_id`'s requests, raised as a declared item raises its judge's
+    placed Finding (rackgate/checks/test_declared.py)."""
+    spread = _hung_spread()
+    f = hang_finding(row_id, spread.hang() or "", spread.hang_where(URL), own)[0]
+    assert isinstance(f, Finding)
+    fail(f.row or row_id, f.where, str(f), f.means, also=f.also)
+
+
+def test_a_hang_is_srv_deadlocks_finding():
     with pytest.raises(CheckFailed) as e:
-        settle(_hung_spread(), "SRV-SANITY", server, _Evidence())
+        _hang("SRV-SANITY")
     assert e.value.row_id == "SRV-DEADLOCK" and e.value.where == "node2/dp2", (e.value.row_id, e.value.where)
     assert "SRV-SANITY's requests: 1 of 4 requests still in flight" in str(e.value)
-    assert vars(server) == before, vars(server)
 
 
 def test_a_hang_with_the_rows_own_finding_is_that_rows_and_srv_deadlocks_too():
-    server = _server()
-    before = dict(vars(server))
     with pytest.raises(CheckFailed) as e:
-        settle(_hung_spread(), "ACC-UNDER-LOAD", server, _Evidence(), own="3 questions scored")
+        _hang("ACC-UNDER-LOAD", own="3 questions scored")
     assert e.value.row_id == "ACC-UNDER-LOAD" and e.value.also == ("SRV-DEADLOCK",), (e.value.row_id, e.value.also)
-    assert vars(server) == before, vars(server)
 
 
 class _Item:
@@ -91,7 +87,7 @@ def _raised(fn) -> CheckFailed:
 def test_the_ordering_records_the_hang_and_the_later_checks_are_not_run_pointing_at_srv_deadlock():
     item = _Item("SRV-SANITY")
     assert blocked(item.config) is None
-    _report(item, _raised(lambda: settle(_hung_spread(), "SRV-SANITY", _server(), _Evidence())), outcome.FAILED)
+    _report(item, _raised(lambda: _hang("SRV-SANITY")), outcome.FAILED)
     assert order.failed_at(item.config, "SRV-DEADLOCK") == ["node2/dp2"]
     assert order.failed_at(item.config, "SRV-SANITY") == []   # SANITY's item raised SRV-DEADLOCK's finding
     cause = blocked(item.config)
@@ -105,8 +101,7 @@ def test_the_ordering_records_the_hang_and_the_later_checks_are_not_run_pointing
 
 def test_the_asking_rows_own_hang_finding_is_recorded_for_srv_deadlock_too():
     item = _Item("SRV-LONGCTX")
-    _report(item, _raised(lambda: settle(_hung_spread(), "SRV-LONGCTX", _server(), _Evidence(), own="")),
-            outcome.FAILED)
+    _report(item, _raised(lambda: _hang("SRV-LONGCTX", own="")), outcome.FAILED)
     assert order.failed_at(item.config, "SRV-LONGCTX") == ["node2/dp2"]
     assert order.failed_at(item.config, "SRV-DEADLOCK") == ["node2/dp2"]
     cause = blocked(item.config)

@@ -6,6 +6,7 @@ import pytest
 from rackgate.report import rackmap
 from rackgate.survey import pick
 from rackgate.survey.model import FAIL, PASS, UNOBSERVED, Cell, TrayReport
+from rackgate.verdicts import Verdict
 
 pytestmark = pytest.mark.suite
 
@@ -14,12 +15,12 @@ RACK = NS(gpus_per_node=2, nodes=[NS(name="node1", tray=1), NS(name="node2", tra
 
 def test_run_grid_maps_gpu_node_and_pair_items():
     outcomes = {
-        "rackgate/checks/test_declared.py::test_fab_state[node1-card1]": rackmap.FAIL,
-        "rackgate/checks/test_declared.py::test_fab_state[node1-card0]": rackmap.PASS,
-        "rackgate/checks/test_declared.py::test_plat_driver[node2]": rackmap.UNOBSERVED,
-        "rackgate/checks/test_declared.py::test_fab_p2p[node1-node3]": rackmap.PASS,
-        "rackgate/checks/test_declared.py::test_fab_pod[node2]": rackmap.PASS,   # judged across the rack, per node
-        "rackgate/checks/survey/test_survey.py::test_node_set": rackmap.FAIL,   # names no node
+        "rackgate/checks/test_declared.py::test_fab_state[node1-card1]": Verdict.FAILED,
+        "rackgate/checks/test_declared.py::test_fab_state[node1-card0]": Verdict.PASSED,
+        "rackgate/checks/test_declared.py::test_plat_driver[node2]": Verdict.UNOBSERVED,
+        "rackgate/checks/test_declared.py::test_fab_p2p[node1-node3]": Verdict.PASSED,
+        "rackgate/checks/test_declared.py::test_fab_pod[node2]": Verdict.PASSED,   # judged across the rack, per node
+        "rackgate/checks/survey/test_survey.py::test_node_set": Verdict.FAILED,   # names no node
     }
     grid = rackmap.run_grid(RACK, outcomes)
     assert grid == {("node1", 1): [rackmap.PASS, rackmap.FAIL], ("node2", 2): [rackmap.UNOBSERVED] * 2,
