@@ -26,60 +26,15 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..server_access import Ask, Fanned, Got, HangRule
 from .client import Client, ServerError, StreamHandle, refusal
+
+__all__ = ["Ask", "Fanned", "Got", "HangRule", "fan_out", "takes_rank_hint"]   # the values: rackgate.server_access
 
 COMPLETIONS, CHAT = "/v1/completions", "/v1/chat/completions"
 
-
-@dataclass(frozen=True)
-class Ask:
-    prompt: str
-    rank: int | None = None  # ATOM's data_parallel_rank hint (None: the server picks)
-    chat: bool = False       # asked as one user message on /v1/chat/completions
-
-
-@dataclass
-class Got:
-    ask: Ask
-    text: str = ""               # the completion's text, or the chat answer's content
-    finish: str | None = None
-    stopped: str | None = None   # stop_when's reason: the stream was cut there
-    error: str | None = None     # the request failed or was refused (what came back)
-    status: int = 200
-    seconds: float = 0.0
-    replied: bool = False        # an HTTP answer came back (any status): the server answered it
-    reasoning: str = ""          # a chat answer's reasoning_content
-    tokens: int | None = None    # usage.completion_tokens (streamed: the chunks read)
-    body: dict[str, Any] = field(default_factory=dict)  # the reply as read (non-streamed: the server's)
-
-
-@dataclass(frozen=True)
-class HangRule:
-    """Requests still in flight after max(floor_s, factor x the slowest answer back) are hung
-    (serving.hang_floor_s, serving.hang_factor in the rack file)."""
-    floor_s: float = 30.0
-    factor: float = 10.0
-
-    def bound(self, slowest_s: float) -> float:
-        return max(self.floor_s, self.factor * slowest_s)
-
-
-@dataclass
-class Fanned:
-    got: list[Got]       # the answers back, in the order asked
-    asked: int
-    cancelled: int       # requests still out when the read ended (cancelled), hung ones included
-    seconds: float
-    hung: list[Ask] = field(default_factory=list)  # still in flight past the hang bound while others came back
-    bound_s: float | None = None                   # the hang bound the read ended on (None: no hang)
-    slowest_s: float = 0.0                         # the slowest answer that came back
-
-    @property
-    def replied(self) -> list[Got]:
-        return [g for g in self.got if g.replied]
 
 
 def takes_rank_hint(client: Client, ranks: int, timeout: float) -> tuple[bool, str]:

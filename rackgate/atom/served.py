@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping
 from ..access import NodeAccess
 from ..config.model import Rack
 from ..errors import CouldNotObserve, NotRun
+from ..server_access import Posted
 from .client import Client, ServerError, refusal
 from .perrank import PerRank, Routing
 from .server import AtomServer
@@ -24,15 +25,6 @@ def dead_rank(where: list[str]) -> NotRun:
     """The NotRun of a check that would ask a server one of whose DP ranks does not answer (SRV-ALIVE
     FAILED there): the router keeps sending that rank requests, which then hang."""
     return NotRun("SRV-ALIVE", f"failed: {', '.join(where)} does not answer")
-
-
-@dataclass(frozen=True)
-class Posted:
-    """A POST's answer as a probe reads it."""
-    status: int
-    body: dict[str, Any]
-    evidence: str
-    refusal: str          # HTTP <status>: what it said (client.refusal)
 
 
 @dataclass

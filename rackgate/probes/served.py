@@ -15,11 +15,10 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol
+from typing import Any, Protocol
 
-from ..access import NodeAccess
-from ..config.model import Rack
-from ..errors import CouldNotObserve, NotRun
+from ..errors import CouldNotObserve
+from ..server_access import Got, PerRankAccess, Posted, ServerAccess, Spread, Tokens
 from . import load, traces
 from .degenerate import degenerate, degenerate_so_far
 from .prefill import Decoded, cuts
@@ -29,31 +28,10 @@ from .prefill import Decoded, cuts
 UNRANKED = -1
 
 
-class Server(Protocol):
-    """The server object a "server"/"rank" item receives (rackgate.atom.served.Served)."""
-    rack: Rack
-    name_source: str
-
-    @property
-    def url(self) -> str: ...
-    @property
-    def client(self) -> Any: ...
-    @property
-    def per_rank(self) -> Any: ...
-    @property
-    def table(self) -> dict[int, str]: ...
-    def health(self) -> str: ...
-    def tokens(self) -> Any: ...
-    def post(self, path: str, timeout: float | None = None) -> Any: ...
-    def host(self, node: str) -> NodeAccess | None: ...
-    def batched_tokens(self) -> tuple[int, str]: ...
-    def grep(self, *patterns: str) -> list[str]: ...
-    def log_tail(self, node: str, lines: int = 15) -> str: ...
-    def stacks(self, ranks: list[int]) -> tuple[list[tuple[str, str]], str]: ...
-    def dead_ranks(self) -> NotRun | None: ...  # pointing at SRV-ALIVE once it FAILED on a rank
-    def head(self) -> NodeAccess: ...           # the head node's container (the benchmark runs there)
-    def logs(self) -> Mapping[str, Any]: ...    # {node: its server log} (rackgate.atom.logs.NodeLog)
-    def log_note(self) -> str: ...              # why the log format was not recognised at boot ('' when it was)
+class Server(ServerAccess, Protocol):
+    """The server object a "server"/"rank" item receives (rackgate.atom.served.Served): the typed
+    server access (rackgate/server_access.py) and, until the items hand them in beside it, the
+    session's runs by name."""
     def baseline(self) -> Any: ...              # the recorded baseline (probes/target.py Recorded)
     def session(self, name: str) -> Any: ...    # what the session shares under `name` ("golden_prompts", the GSM8K runs)
 
@@ -67,7 +45,7 @@ class Models:
     reply: str             # the reply, as evidence
 
 
-def models(s: Server) -> Models:
+def models(s: ServerAccess) -> Models:
     reply = s.client.models()
     return Models(tuple(s.client.model_ids()), s.client.model, s.name_source, reply.evidence())
 
@@ -86,7 +64,7 @@ class Answer:
     asked: str = ""              # every rank's request, as evidence (the same for every rank)
 
 
-def hinted(s: Server) -> Any:
+def hinted(s: ServerAccess) -> PerRankAccess:
     """The per-rank mechanism, when requests can name their rank; CouldNotObserve otherwise (a
     server that refuses ATOM's rank hint: no rank's answer can be told apart)."""
     pr = s.per_rank
@@ -96,7 +74,7 @@ def hinted(s: Server) -> Any:
     return pr
 
 
-def each_rank(s: Server, prompt: str, max_tokens: int, *, chat: bool = False, stream: bool = False) -> dict[int, Answer]:
+def each_rank(s: ServerAccess, prompt: str, max_tokens: int, *, chat: bool = False, stream: bool = False) -> dict[int, Answer]:
     """{rank: its answer} for one request routed to every DP rank at once; a rank whose request
     stayed in flight past the hang bound while others answered is `hung`; a rank of which nothing
     came back is left out (its item could not observe). Nothing back at all: CouldNotObserve."""
@@ -131,7 +109,7 @@ class Alive:
     asked: str = ""              # every rank's request, as evidence (the same for every rank)
 
 
-def alive(s: Server) -> dict[int, Alive]:
+def alive(s: ServerAccess) -> dict[int, Alive]:
     """rank -> its answer. Not observable at all (CouldNotObserve) when the server refuses the rank
     hint: per-rank liveness cannot be seen through it."""
     spread = hinted(s).ask([ALIVE_PROMPT], 4, stream=False, timeout=s.rack.serving.alive_timeout_s)
@@ -170,7 +148,7 @@ class Hang:
     ranks: tuple[int, ...] = ()               # the hung ranks, where the hint names them
 
 
-def hang_of(s: Server, spread: Any, asker: str) -> Hang | None:
+def hang_of(s: ServerAccess, spread: Spread, asker: str) -> Hang | None:
     """The Spread's hang (None: none), with the hung ranks' stacks (rackgate.atom.perrank.Spread)."""
     h = spread.hang()
     if not h:
@@ -217,11 +195,11 @@ class Sanity:
     shown: tuple[tuple[str, str, str], ...] = ()  # (title, text, kind): what was asked and answered
 
 
-def _decisive(g: Any) -> bool:
+def _decisive(g: Got) -> bool:
     return bool(g.stopped or (not g.error and degenerate(g.text)))
 
 
-def sanity(s: Server) -> Sanity:
+def sanity(s: ServerAccess) -> Sanity:
     """SRV-SANITY's reads: every rank asked for one token first (the hang bound is then the floor:
     a rank that does not answer is seen one floor after the others answered); then the short
     prompts to every rank at once (two per rank by the hint; attached without a rack file,
@@ -262,7 +240,7 @@ def sanity(s: Server) -> Sanity:
 @dataclass(frozen=True)
 class Consistency:
     url: str
-    decodes: Any = None                       # the decodes as read (rackgate.atom.perrank.Spread: words its shares)
+    decodes: Spread                           # the decodes as read (words its shares)
     decoded: tuple[tuple[int, Decoded], ...] = ()  # (index in decodes.got, the decode) for each one cut
     prefilled: tuple[tuple[str, int | None, str], ...] = ()  # (prompt + decoded prefix, rank, prefill's next token)
     hang: Hang | None = None                  # the decodes' hang, or the prefills'
@@ -270,12 +248,12 @@ class Consistency:
     shown: tuple[tuple[str, str], ...] = ()   # (title, text)
 
 
-def _decoded(g: Any) -> Decoded:
+def _decoded(g: Got) -> Decoded:
     lp = ((g.body.get("choices") or [{}])[0]).get("logprobs") or {}
     return Decoded(g.text, tuple(lp.get("tokens") or ()), tuple(lp.get("top_logprobs") or ()))
 
 
-def consistency(s: Server) -> Consistency:
+def consistency(s: ServerAccess) -> Consistency:
     """SRV-CONSISTENCY's reads: every prompt decoded greedily on every DP rank at once, then each
     decode's cuts (`prefill.cuts`) prefilled for one token on the rank that decoded it (one
     fan-out). The prefills are asked only when every decode came back with text to cut."""
@@ -322,20 +300,20 @@ class Said:
 @dataclass(frozen=True)
 class Streams:
     url: str
-    plain: Any = None                         # the non-streamed answers as read (perrank.Spread: words the share)
+    plain: Spread                             # the non-streamed answers as read (words the share)
     pairs: tuple[tuple[int, Said, Said], ...] = ()  # (index in plain.got, not streamed, streamed)
     hang: Hang | None = None
     blind: str = ""                           # why the answers cannot be compared
     shown: tuple[tuple[str, str], ...] = ()
 
 
-def _said(g: Any, usage: Any, tok: Any) -> Said:
+def _said(g: Got, usage: Any, tok: Tokens) -> Said:
     u = (usage or {}).get("completion_tokens")
     return Said(g.text, g.finish, u, tok.count(g.text), tuple(tok.specials_in(g.text)), g.error or "",
                 tuple(g.body.get("pieces") or ()))
 
 
-def streams(s: Server) -> Streams:
+def streams(s: ServerAccess) -> Streams:
     """SRV-STREAM-CONSISTENCY's reads: each prompt asked of every rank not streamed, then the same
     asks streamed, all at once each time (the served model's tokenizer loaded first: without it
     the counts cannot be checked)."""
@@ -369,15 +347,15 @@ class Profiled:
     node: str
     trace_dir: str                            # <profile_dir>/dp<r>_tp0
     traced: bool | None                       # a non-empty trace there (None: not looked for)
-    started: Any = None                       # /start_profile's answer (atom.served.Posted)
-    stopped: Any = None                       # /stop_profile's answer (None: not asked)
+    started: Posted                           # /start_profile's answer
+    stopped: Posted | None = None             # /stop_profile's answer (None: not asked)
     hang: Hang | None = None                  # the load's hang
     blind: str = ""                           # why the load's answers cannot be read
     refused: tuple[str, str, int, int, str] | None = None  # (line, where, k refused, n back, first error)
     shown: tuple[tuple[str, str, str], ...] = ()
 
 
-def profiles(s: Server) -> dict[int, Profiled]:
+def profiles(s: ServerAccess) -> dict[int, Profiled]:
     """SRV-PROFILE's one run: /start_profile, a little load (every rank asked, at least
     serving.profile_requests requests), /stop_profile, then each rank's trace directory polled for
     a non-empty trace until all have one or serving.profile_wait_s is over."""
@@ -420,18 +398,18 @@ PHI = "PHINode::setIncomingValue"
 @dataclass(frozen=True)
 class LongCtx:
     url: str
-    load: Any = None                          # the long prompts as read (perrank.Spread: words its shares)
+    load: Spread                              # the long prompts as read (words its shares)
     phi: tuple[str, ...] = ()                 # the logs' PHINode::setIncomingValue lines
     hang: Hang | None = None                  # the long prompts' hang
-    after: Any = None                         # one short request to every rank afterwards (perrank.Spread)
+    after: Spread | None = None               # one short request to every rank afterwards
     shown: tuple[tuple[str, str], ...] = ()
 
 
-def _long_degenerate(g: Any) -> bool:
+def _long_degenerate(g: Got) -> bool:
     return bool(g.stopped or (not g.error and g.replied and degenerate(g.text)))
 
 
-def longctx(s: Server) -> LongCtx:
+def longctx(s: ServerAccess) -> LongCtx:
     """SRV-LONGCTX's reads: one long prompt for every DP rank (each runs a chunked prefill: a
     multiple of --max-num-batched-tokens, or serving.longctx_words), at least longctx_concurrency at
     once; the logs' PHINode::setIncomingValue lines; then one short request to every rank: still

@@ -178,7 +178,7 @@ def test_stream_consistency_passes_agreeing_answers_and_names_the_rank_whose_str
     assert e.value.seen.startswith("1 of 4 answers disagree streamed and not"), e.value.seen
     with pytest.raises(CouldNotObserve, match="reported no usage.completion_tokens"):
         srv.streams_agree(_pairs(set(), usage=None), sane, URL)
-    e = raised(srv.streams_agree(Streams(URL, hang=Hang("2 of 4 requests still in flight", "node2")), sane, URL))
+    e = raised(srv.streams_agree(Streams(URL, Spread([], 4, 0, 1.0), hang=Hang("2 of 4 requests still in flight", "node2")), sane, URL))
     assert (e.value.row, e.value.where) == ("SRV-DEADLOCK", "node2")
 
 
