@@ -24,10 +24,11 @@ import fcntl
 import os
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Callable, Mapping
+from typing import Callable
 
 from ..config.model import Rack
 from ..errors import NotRun
+from ..probes.runs import Runs
 from ..transport import Host
 from . import server as atom_srv
 from .client import ServerError
@@ -190,9 +191,9 @@ class ServerLife:
                                        f"(given by {self.name_source})")
         return srv
 
-    def served(self, shared: Mapping[str, Callable[[], Any]] | None = None) -> Served:
-        """The view a declared "server"/"rank" check receives (built once, when first asked), with what
-        the session shares with its checks (`Served.shared`, given by the first asker: the fixture)."""
+    def served(self, runs: Runs | None = None) -> Served:
+        """The view a declared "server"/"rank" check receives (built once, when first asked), with the
+        session's runs handed in beside it (`Served.runs`, given by the first asker: the fixture)."""
         if self._served is None:
             from .fanout import HangRule
             from .logs import rank_table
@@ -202,7 +203,7 @@ class ServerLife:
             def make() -> PerRank:
                 return PerRank(srv.client, routing(srv, rank_table(self.rack), cfg.request_timeout_s),
                                HangRule(cfg.hang_floor_s, cfg.hang_factor), cfg.request_timeout_s)
-            self._served = Served(srv, self.rack, self.name_source, make, dead=self._dead, shared=dict(shared or {}))
+            self._served = Served(srv, self.rack, self.name_source, make, dead=self._dead, given_runs=runs)
         return self._served
 
     def logs(self, hosts: dict[str, Host] | None = None) -> dict[str, NodeLog]:

@@ -9,16 +9,19 @@ read here through `dead`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Callable, Mapping
 
 from ..access import NodeAccess
 from ..config.model import Rack
 from ..errors import CouldNotObserve, NotRun
+from ..probes.runs import Runs, WithRuns
 from ..server_access import Posted
 from .client import Client, ServerError, refusal
+from .logs import NodeLog
 from .perrank import PerRank, Routing
 from .server import AtomServer
 from .stacks import hang_evidence
+from .tokens import Tokens
 
 
 def dead_rank(where: list[str]) -> NotRun:
@@ -34,11 +37,17 @@ class Served:
     name_source: str                          # where the served name came from, as the user wrote it
     _make_per_rank: Callable[[], PerRank] = field(repr=False)
     dead: Callable[[], list[str]] = field(default=list, repr=False)  # where SRV-ALIVE FAILED so far (the ordering's)
-    # what the session shares with the server's checks, each looked up the first time a probe asks
-    # (the `served` fixture, rackgate/fixtures/server.py): "recorded" -> the recorded baseline
-    # (probes/target.py Recorded); the accuracy rows' session runs beside it
-    shared: Mapping[str, Callable[[], Any]] = field(default_factory=dict, repr=False)
+    # the session's runs handed to the probes beside the server (rackgate/probes/runs.py Runs: the
+    # recorded baseline, SRV-GOLDEN's prompt set, the GSM8K runs), made by the `served` fixture
+    given_runs: Runs | None = field(default=None, repr=False)
     _per_rank: PerRank | None = field(default=None, repr=False)
+
+    @property
+    def runs(self) -> Runs:
+        """The session's runs (a view made without them is a bug of the suite's: RuntimeError)."""
+        if self.given_runs is None:
+            raise RuntimeError("this server view was made without the session's runs")
+        return self.given_runs
 
     @property
     def url(self) -> str:
@@ -64,7 +73,7 @@ class Served:
         """DP rank -> node (empty: attached without a rack file)."""
         return self.routing.table
 
-    def tokens(self) -> Any:
+    def tokens(self) -> Tokens:
         """The served model's tokenizer on this machine (serving.tokenizer; rackgate.atom.tokens
         `Tokens`: `count`, `specials_in`): an answer's tokens counted the way the server counts them;
         CouldNotObserve when it cannot be loaded."""
@@ -121,12 +130,7 @@ class Served:
         where = self.dead()
         return dead_rank(where) if where else None
 
-    def baseline(self) -> Any:
-        """The session's recorded baseline (probes/target.py `Recorded`: the baseline, None when none
-        was recorded, or that this run records one)."""
-        return self.session("recorded")
-
-    def logs(self) -> Mapping[str, Any]:
+    def logs(self) -> Mapping[str, NodeLog]:
         """{node: its server log} (rackgate.atom.logs.NodeLog: grep, rank_of, who, tail), read on the
         node; could not observe where the rack file names nodes and no log of theirs is known."""
         logs = self.server.node_logs()
@@ -140,12 +144,6 @@ class Served:
         boot = self.server.boot
         return boot.format_note if boot is not None and boot.format_note else ""
 
-    def session(self, name: str) -> Any:
-        """What the session shares under `name` (`shared`), looked up now."""
-        if name not in self.shared:
-            raise RuntimeError(f"this server view was made without the session's {name!r}")
-        return self.shared[name]()
-
     def head(self) -> NodeAccess:
         """The head node's container (where the rack file's benchmark runs); could not observe
         when the rack file names no nodes (attached without one)."""
@@ -155,3 +153,7 @@ class Served:
             raise CouldNotObserve(f"the head node ({name or 'none: the rack file names no nodes'}) cannot be reached "
                                   "to run the benchmark on")
         return logs[name].host
+
+
+# Served is the ServerAccess the probes are handed, with the session's runs beside it (checked by mypy).
+_ACCESS: Callable[[Served], WithRuns] = lambda s: s

@@ -20,7 +20,7 @@ docs/catalogue.md names each row's probe and judge.
   item's key (node2, node2/card3).
 - keeps: `(facts, key) -> {set name: value}` (optional): what the item writes into the baseline
   beside its facts when this run records one (`facts.keep`: SRV-GOLDEN's golden set); {} when it
-  keeps nothing (not recording: the probe read that through `baseline()`).
+  keeps nothing (not recording: the probe read that through `runs.recorded()` or `on.baseline()`).
 - timeout_s (optional): the item's pytest timeout, where the check's run is bounded by longer than
   the run's default (the ACC rows' GSM8K runs: 7200 s, lm-eval's 14400 s; their own bounds end them first).
 - applies: `(rack) -> reason` (optional): non-empty when the rack file says the check does not
@@ -50,11 +50,12 @@ Scopes (`per`):
   pair's run from them. A fault on one node fails every pair it is in (a bad tray) unless the judge
   reads one direction only (FAB-DMESG: the importer's log).
 - "server": one item per endpoint (the session's server: launched from the rack file or attached
-  with --atom-url); the probe reads through the server object (rackgate/probes/served.py `Server`),
-  the judge sees what it read; `where` is the server's URL. What the session shares with the
-  server's probes is asked for by name (`s.session(name)`, `Served.shared`, set up by the `served`
-  fixture): the recorded baseline, the GSM8K runs of the subject layer above (rackgate/gsm8k/session.py:
-  "quick_gate", once per session, "under_load", "lm_eval"), as a node's probe asks `on.ubench(tool)`.
+  with --atom-url); the probe reads through the server it is handed (rackgate/server_access.py
+  `ServerAccess`), the judge sees what it read; `where` is the server's URL. The session's runs are
+  handed to the server's probes beside it (rackgate/probes/runs.py `Runs`, `WithRuns.runs`, made by
+  the `served` fixture): the recorded baseline, the GSM8K runs of the subject layer above
+  (rackgate/gsm8k/session.py: `quick_gate()`, once per session, `under_load()`, `lm_eval()`), as a
+  node's probe asks `on.ubench(tool)`.
   `sees` says which stage of the server's life the probe reads: "" (booted and serving the configured name: `served`, SRV-MODELS),
   "launched" (launched or attached, whatever its boot: `atom_server`; SRV-BOOT, SRV-RENDEZVOUS
   read the boot verdict) or "planned" (nothing launched: the launch the rack file plans, or the

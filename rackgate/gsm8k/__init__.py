@@ -9,7 +9,7 @@ is lm_eval itself.
     quick.py       the quick gate: questions asked concurrently against any OpenAI-compatible URL
     lmeval.py      the full run: lm_eval as a tracked subprocess, its results and samples parsed
     under_load.py  ACC-UNDER-LOAD's fillers and fixed pace
-    session.py     the session's runs as the ACC probes read them (Served.shared): the quick gate
+    session.py     the session's runs as the ACC probes read them (probes/runs.py Runs): the quick gate
                    once, the questions under load, lm_eval under its Stall watch
 
 ACC-FAKE-EPLB's judgment (is the run void: --fake-eplb) is rackgate/gates/void.py.

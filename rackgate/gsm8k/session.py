@@ -1,6 +1,7 @@
 """The session's GSM8K runs, as the ACC rows' probes read them (rackgate/probes/acc.py): each an
-entry of what the session shares with the server's probes (`Served.shared`, set up by the
-`served` fixture, rackgate/fixtures/server.py), as the session's fabric runs reach a node's probe.
+of the session's runs handed to the server's probes beside the server (rackgate/probes/runs.py
+`Runs`, made by the `served` fixture, rackgate/fixtures/server.py), as the session's fabric runs
+reach a node's probe.
 
 - `QuickGate`: the quick gate's paced questions (ACC-QUICK), run once per session the first time a
   probe asks -- ACC-QUICK, which judges them, or ACC-UNDER-LOAD, which compares its accuracy under

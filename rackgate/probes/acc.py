@@ -1,5 +1,5 @@
 """What an ACC check reads of the session's server (rackgate/gates/declare.py's "server" scope),
-through the server object the item receives (rackgate/probes/served.py `Server`). A probe asks,
+through the server the item hands it (rackgate/server_access.py `ServerAccess`). A probe asks,
 reads and raises CouldNotObserve when it cannot look; it never judges.
 
 - `budget`: ACC-BUDGET's chat request to every DP rank at once (ATOM's data_parallel_rank hint;
@@ -7,10 +7,10 @@ reads and raises CouldNotObserve when it cannot look; it never judges.
   cut the moment its text is already degenerate (a '!' rank is named at once, never waited out to
   the request's timeout), under the hang rule; for a hang, the hung ranks' stacks (launch mode).
 - `quick`, `under_load`, `full`: the GSM8K runs of the subject layer above (rackgate/gsm8k/session.py),
-  which reach the probe as entries the session shares with it (`s.session("quick_gate")`,
-  `"under_load"`, `"lm_eval"`: set up by the `served` fixture, as a node's probe gets the session's
-  fabric runs): each read as plain data (`Quick`, `UnderLoad`, `Full`), every hang in it as the hang
-  rule read it (`served.hang_of`: the requests, the hung ranks' stacks), for the judges of
+  which reach the probe as the session's runs handed in beside the server (`s.runs.quick_gate()`,
+  `.under_load()`, `.lm_eval()`: rackgate/probes/runs.py `Runs`, made by the `served` fixture, as a
+  node's probe gets the session's fabric runs): each read as plain data (`Quick`, `UnderLoad`,
+  `Full`), every hang in it as the hang rule read it (`served.hang_of`: the requests, the hung ranks' stacks), for the judges of
   rackgate/gates/accuracy.py.
 - `launch`: how the server was launched (ACC-FAKE-EPLB): every node's last `Engine kwargs:` line
   from its server log, and the rack file's launch command where it speaks for the server (the suite
@@ -18,27 +18,31 @@ reads and raises CouldNotObserve when it cannot look; it never judges.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..config.model import Rack
 from ..errors import CouldNotObserve
+from ..server_access import ServerAccess, ServerLog, Spread
 from .atom_log_facts import ENGINE_KWARGS, KwargsError, engine_kwargs
 from .degenerate import degenerate_so_far
 from .gsm8k_results import Results
-from .served import Hang, Server, hang_of
+from .runs import Decided, QuickRun, WithRuns
+from .served import Hang, hang_of
+
+__all__ = ["Decided", "QuickRun"]   # what a judge reads of the quick gate's run (rackgate/probes/runs.py)
 
 
 @dataclass(frozen=True)
 class Budget:
-    spread: Any                               # rackgate.atom.perrank.Spread: every answer, the hang, the shares
+    spread: Spread                            # every answer, the hang, the shares
     max_tokens: int                           # the budget asked with (accuracy.max_tokens)
     stacks: tuple[tuple[str, str], ...] = ()  # (title, text): the hung ranks' stacks and log lines
     stacks_said: str = ""                     # one line naming what was taken
 
 
-def budget(s: Server) -> Budget:
+def budget(s: ServerAccess) -> Budget:
     cfg = s.rack.accuracy
     spread = s.per_rank.ask([cfg.budget_prompt], cfg.max_tokens, chat=True, attached=cfg.budget_requests_attached,
                             stop_when=degenerate_so_far, timeout=cfg.request_timeout_s,
@@ -52,11 +56,20 @@ def budget(s: Server) -> Budget:
     return Budget(spread, cfg.max_tokens)
 
 
+class LaunchedServer(Protocol):
+    """The session's server as launched or attached (rackgate.atom.server.AtomServer)."""
+    @property
+    def attached(self) -> bool: ...
+    def node_logs(self) -> Mapping[str, ServerLog]: ...
+
+
 class Launched(Protocol):
     """What `launch` reads of the server object (rackgate.atom.served.Served): the rack file and the
-    session's server (rackgate.atom.server.AtomServer: attached or not, its nodes' logs)."""
-    rack: Rack
-    server: Any
+    session's server (attached or not, its nodes' logs)."""
+    @property
+    def rack(self) -> Rack: ...
+    @property
+    def server(self) -> LaunchedServer: ...
 
 
 @dataclass(frozen=True)
@@ -95,27 +108,6 @@ def launch(s: Launched) -> Launch:
 
 
 # --- the GSM8K runs (ACC-QUICK, ACC-UNDER-LOAD, ACC-GSM8K) ---------------------------------------
-class Decided(Protocol):
-    @property
-    def verdict(self) -> str | None: ...        # "pass", "fail" (gates/sequential.py Decision)
-
-
-class QuickRun(Protocol):
-    """The quick gate's scored questions as a judge reads them (rackgate.gsm8k.quick.QuickResult)."""
-    @property
-    def decision(self) -> Decided: ...
-    @property
-    def items(self) -> Sequence[Any]: ...
-    def accuracy(self) -> float: ...
-    def summary(self) -> str: ...
-    def diagnosis(self) -> str: ...
-    def examples(self, limit: int = 3) -> list[str]: ...
-    def degenerate_line(self) -> str: ...       # the degenerate share ('' when every answer is language)
-    def broken(self) -> str: ...                # the ranks whose every answer is degenerate, node/dpR
-    def per_question(self) -> str: ...
-    def length_facts(self) -> Mapping[str, object]: ...
-
-
 @dataclass(frozen=True)
 class Quick:
     """The quick gate's run (the session's one, made by whichever ACC probe asks first): every rank
@@ -130,8 +122,8 @@ class Quick:
     blind: str = ""
 
 
-def _quick(s: Server, asker: str) -> Quick:
-    read = s.session("quick_gate")
+def _quick(s: WithRuns, asker: str) -> Quick:
+    read = s.runs.quick_gate()
     pre = read.pre
     if pre is None:
         return Quick(s.url, result=read.result, blind=read.blind)
@@ -140,8 +132,8 @@ def _quick(s: Server, asker: str) -> Quick:
                  read.blind or pre.nothing_back() or "")
 
 
-def quick(s: Server) -> Quick:
-    """ACC-QUICK's read: the session's quick gate run (`s.session("quick_gate")`)."""
+def quick(s: WithRuns) -> Quick:
+    """ACC-QUICK's read: the session's quick gate run (`s.runs.quick_gate()`)."""
     return _quick(s, "ACC-QUICK")
 
 
@@ -165,13 +157,13 @@ class UnderLoad:
     blind: str = ""
 
 
-def under_load(s: Server) -> UnderLoad:
-    """The quick gate's run first; the questions under load (`s.session("under_load")`) only when
+def under_load(s: WithRuns) -> UnderLoad:
+    """The quick gate's run first; the questions under load (`s.runs.under_load()`) only when
     that run read the model's answers (no hang, something scored, no degenerate answers)."""
     q = _quick(s, "ACC-UNDER-LOAD")
     if q.pre_hang or q.hang or q.result is None or q.result.degenerate_line():
         return UnderLoad(q)
-    run = s.session("under_load")
+    run = s.runs.under_load()
     pre = run.pre
     return UnderLoad(q, True, pre.evidence() if pre is not None else "",
                      hang_of(s, pre, "ACC-UNDER-LOAD") if pre is not None else None, run.correct, run.asked,
@@ -182,7 +174,7 @@ def under_load(s: Server) -> UnderLoad:
 
 @dataclass(frozen=True)
 class Full:
-    """ACC-GSM8K's read: lm-eval's run (`s.session("lm_eval")`) as its watch saw it -- the command,
+    """ACC-GSM8K's read: lm-eval's run (`s.runs.lm_eval()`) as its watch saw it -- the command,
     every rank asked once first (`pre`, `pre_hang`), a mid-run look (`look`: its evidence,
     `look_hang`, `stalled`: lm-eval's progress then) or lm-eval's own request timed out while every
     rank answered (`late`, `unanswered`, `slowest_s`, `routing`), its log's last lines, its results,
@@ -204,8 +196,8 @@ class Full:
     blind: str = ""
 
 
-def full(s: Server) -> Full:
-    run = s.session("lm_eval")
+def full(s: WithRuns) -> Full:
+    run = s.runs.lm_eval()
     pre, look = run.pre, run.look
     return Full(s.url, run.command, run.limit, pre.evidence() if pre is not None else "",
                 hang_of(s, pre, "ACC-GSM8K") if pre is not None else None, run.stalled,

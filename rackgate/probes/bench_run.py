@@ -1,5 +1,5 @@
 """The BENCH rows' probes ("server" scope: rackgate/gates/declare.py), reading through the server
-object (rackgate/probes/served.py `Server`): the rack file's benchmark command aimed at the server
+object (rackgate/server_access.py `ServerAccess`): the rack file's benchmark command aimed at the server
 under test (its URL, its served name), read before it runs (`preflight`), and run once per session
 on the head node, inside the container (`session_run`: BENCH-RESULT and BENCH-AGGREGATE name this one
 probe, so the items read its one run), with what it wrote: the command's output, the result file's
@@ -13,8 +13,8 @@ from urllib.parse import urlparse
 
 from ..access import NodeAccess, Result
 from ..errors import CouldNotObserve
+from ..server_access import ServerAccess
 from . import bench as probe
-from .served import Server
 
 PLACEHOLDERS = ("head_ip", "port", "served_model", "result_path")
 
@@ -57,7 +57,7 @@ def run(head: NodeAccess, cmd: str, result_path: str, timeout: float) -> tuple[R
 
 
 # --- the BENCH rows' probes, through the server object --------------------------------------------
-def aimed(s: Server) -> str:
+def aimed(s: ServerAccess) -> str:
     """The rack file's benchmark command aimed at the server under test (the attached one too)."""
     url = urlparse(s.url)
     rack = s.rack
@@ -81,7 +81,7 @@ class Preflight:
     tokenizer_is_dir: bool | None    # a --tokenizer path is a readable directory on the head (None: not a path)
 
 
-def preflight(s: Server) -> Preflight:
+def preflight(s: ServerAccess) -> Preflight:
     line = aimed(s)
     cmd = parsed(line)
     tok: bool | None = None
@@ -107,7 +107,7 @@ class BenchRun:
     unread: str = ""                 # why not, one line
 
 
-def session_run(s: Server) -> BenchRun:
+def session_run(s: ServerAccess) -> BenchRun:
     """Run the benchmark once on the head node. Not run while a DP rank is known not to answer
     (SRV-ALIVE FAILED there: its requests would hang until the bench timeout)."""
     dead = s.dead_ranks()

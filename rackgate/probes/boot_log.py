@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..errors import CouldNotObserve, NotRun
+from ..server_access import ServerLog
 from .atom_log_facts import HotswapCounts, KvError, MemoryBudget, experts, kv_error, memory_budget
 from .boot import Boot
-from .target import On, ServerLog, ServerLogs
+from .target import On, ServerLogs
 
 KV_PATTERNS = ("Memory budget:", "experts=", "exceeds available KV budget")
 HOTSWAP_PATTERNS = ("installed eager", "outcome=translated", "reused tier", "translation_status=")

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from ..errors import CouldNotObserve
+from ..server_access import ServerAccess
 from . import load
 from .atom_log_facts import kv_usage, sync_dp_failed
 from .degenerate import degenerate, degenerate_so_far
-from .served import Hang, Server, hang_of
+from .served import Hang, hang_of
 
 SYNC_FAILED = "_sync_dp_state failed"
 KV_LINE = "KV usage:"
@@ -70,7 +71,7 @@ def _until_settled(logs: Mapping[str, Any]) -> Callable[[], bool]:
     return stop
 
 
-def under_load(s: Server) -> dict[int, Synced]:
+def under_load(s: ServerAccess) -> dict[int, Synced]:
     """SRV-DEADLOCK's one read: the load (serving.deadlock_requests prompts of ~600 tokens, 64 tokens
     each, every rank asked, at most serving.deadlock_window_s), stopped once the logs settle or on a
     degenerate answer; then every node's `_sync_dp_state failed` and `KV usage:` records by rank."""

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..errors import CouldNotObserve, UnrecognisedOutput
-from .served import UNRANKED, Hang, Server, hang_of
+from ..server_access import Got
+from .runs import WithRuns
+from .served import UNRANKED, Hang, hang_of
 
 PIECE = re.compile(r"\s*\w+|\s*[^\w\s]|\s+")
 
@@ -212,13 +214,13 @@ def _golden_set(rec: Any) -> GoldenSet:
     return gold
 
 
-def _choice(g: Any) -> dict[str, Any]:
+def _choice(g: Got) -> dict[str, Any]:
     """The first choice of a 200 answer as the server sent it ({} when none)."""
     choices = g.body.get("choices") if not g.error else None
     return choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
 
 
-def asked(s: Server) -> dict[int, Golden]:
+def asked(s: WithRuns) -> dict[int, Golden]:
     """SRV-GOLDEN's one read: every prompt of the golden prompt set (the session's `golden_prompts`)
     asked of every rank (the hint, or spread by the server: the run's routing), prompt by prompt,
     greedy and non-streamed (the whole choice with its logprobs), `concurrency` at a time -- the
@@ -227,9 +229,9 @@ def asked(s: Server) -> dict[int, Golden]:
     or, recording (--record-baseline), against the majority. {rank: its item} ({UNRANKED: the one
     item} when the ranks are not known)."""
     cfg = s.rack.serving
-    rec = s.baseline()
+    rec = s.runs.recorded()
     gold = None if rec.recording else _golden_set(rec)
-    ps = s.session("golden_prompts")
+    ps = s.runs.golden_prompts()
     if gold is not None and gold.version != ps.version:
         raise CouldNotObserve(f"the golden set was recorded with prompt set v{gold.version}, this rackgate asks "
                               f"v{ps.version}: record it again (--record-baseline)")

@@ -1,12 +1,13 @@
 """What a "server" or "rank" check reads of the session's server (rackgate/gates/declare.py's
-scopes): typed facts, read through the server object the item receives (rackgate.atom.served.Served,
-seen here as the `Server` protocol: this layer sits below the server's own). A probe asks, reads and
-raises CouldNotObserve when it cannot look; it never judges.
+scopes): typed facts, read through the server the item hands it (rackgate/server_access.py
+`ServerAccess`, as a node's probe reads through `NodeAccess`; rackgate.atom.served.Served implements
+it). A probe asks, reads and raises CouldNotObserve when it cannot look; it never judges. A probe
+that reads one of the session's runs too takes `rackgate/probes/runs.py` `WithRuns`.
 
 - `models`: GET /v1/models (SRV-MODELS).
 - `each_rank`: one request to every DP rank at once (the per-rank mechanism: ATOM's
   data_parallel_rank hint, the hang rule): {rank: Answer}. A "rank" check's probe is usually one
-  call of it (`def thing(s: Server) -> dict[int, Answer]: return each_rank(s, PROMPT, 8)`).
+  call of it (`def thing(s: ServerAccess) -> dict[int, Answer]: return each_rank(s, PROMPT, 8)`).
 - `alive`: each_rank's request for liveness (SRV-ALIVE); for a rank that did not answer, /health,
   its node's last log line and (launch mode) its stacks.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import CouldNotObserve
 from ..server_access import Got, PerRankAccess, Posted, ServerAccess, Spread, Tokens
@@ -28,12 +29,7 @@ from .prefill import Decoded, cuts
 UNRANKED = -1
 
 
-class Server(ServerAccess, Protocol):
-    """The server object a "server"/"rank" item receives (rackgate.atom.served.Served): the typed
-    server access (rackgate/server_access.py) and, until the items hand them in beside it, the
-    session's runs by name."""
-    def baseline(self) -> Any: ...              # the recorded baseline (probes/target.py Recorded)
-    def session(self, name: str) -> Any: ...    # what the session shares under `name` ("golden_prompts", the GSM8K runs)
+Server = ServerAccess   # the name "server" probes took the server by (rackgate/server_access.py)
 
 
 # --- SRV-MODELS ---------------------------------------------------------------------------------
@@ -287,7 +283,7 @@ def consistency(s: ServerAccess) -> Consistency:
 @dataclass(frozen=True)
 class Said:
     """One answer as the server gave it, streamed or not, with its tokens counted by the served
-    model's tokenizer (`Server.tokens()`)."""
+    model's tokenizer (`ServerAccess.tokens()`)."""
     text: str
     finish: str | None
     usage: int | None                         # usage.completion_tokens as the server reported it

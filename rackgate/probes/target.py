@@ -13,10 +13,11 @@ every node's server log and the boot, whatever the boot's verdict.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
 from ..access import NodeAccess
 from ..config.model import Rack
+from ..server_access import ServerLog
 from .drm import Card, where
 
 if TYPE_CHECKING:  # pair_runs -> dmesg -> target
@@ -38,26 +39,6 @@ class StageCounters(Protocol):
     def charged(self, stages: tuple[str, ...], node: str) -> dict[str, list[Rise]]: ...
 
     def latest(self, node: str) -> Snapshot | None: ...
-
-
-class LogRecord(Protocol):
-    """One line of a node's server log (rackgate.atom.logformat.Record)."""
-    lineno: int
-    text: str  # the message
-    raw: str   # the line as written
-
-
-class ServerLog(Protocol):
-    """A node's server log, read on the node (rackgate.atom.logs.NodeLog)."""
-    node: str
-    path: str
-    ranks: range  # the DP ranks the node runs
-
-    def grep(self, *patterns: str) -> Sequence[Any]: ...  # LogRecords matching any pattern, in log order
-
-    def rank_of(self, rec: Any) -> int | None: ...  # the DP rank that wrote a record (None: not labelled)
-
-    def tail(self, lines: int = 20) -> str: ...
 
 
 @dataclass(frozen=True)

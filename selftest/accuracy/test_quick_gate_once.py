@@ -1,5 +1,5 @@
 """The quick gate's run is one read per session (rackgate/gsm8k/session.py `QuickGate`, the
-`served` fixture's "quick_gate" entry): the second probe that asks (ACC-UNDER-LOAD's after
+the session's runs the `served` fixture hands the probes, `runs.quick_gate`): the second probe that asks (ACC-UNDER-LOAD's after
 ACC-QUICK's) gets the same read, never a second run, its could-not-observe and its hang too; each
 asker's judge words the hang as its own (rackgate/gates/accuracy.py)."""
 from __future__ import annotations
@@ -41,10 +41,13 @@ class Served:
     def __init__(self, read: QuickRead):
         self.read, self.url, self.asked = read, "http://head:8000", 0
 
-    def session(self, name):
-        assert name == "quick_gate"
-        self.asked += 1
-        return self.read
+    @property
+    def runs(self):
+        """The session's runs handed in beside the server: only the quick gate's is asked here."""
+        def quick_gate():
+            self.asked += 1
+            return self.read
+        return SimpleNamespace(quick_gate=quick_gate)
 
     def stacks(self, ranks):
         return [(f"dp{r}: stacks", "Thread 1 ...") for r in ranks], f"stacks of dp{ranks[0]}"
