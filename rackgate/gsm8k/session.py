@@ -22,7 +22,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..atom.logs import rank_table
 from ..config.model import Rack
@@ -30,15 +30,20 @@ from ..errors import CouldNotObserve
 from ..probes import load
 from ..probes.gsm8k_results import Results
 from ..probes.served import PREFLIGHT_PROMPT
+from ..server_access import Spread
 from . import lmeval, quick, setup, under_load
 from .data import DataError
 from .scoring import Outcome
 from .task import TaskError
 
+if TYPE_CHECKING:
+    from ..atom.perrank import PerRank
+    from ..atom.served import Served
+
 Say = Callable[[str], None]
 
 
-def _preflight(per_rank: Any) -> Any:
+def _preflight(per_rank: PerRank) -> Spread:
     """Every rank asked once, short, all at once: a rank that does not answer is seen at once."""
     return per_rank.ask([PREFLIGHT_PROMPT], 4, stream=False)
 
@@ -48,9 +53,9 @@ class QuickRead:
     """What the quick gate's run read: every rank asked once first (`pre`, a perrank.Spread: the pace
     starts at one question), then the questions -- their result, or their hang (`hang`, the
     questions read as a Spread; `scored` before it), or why it could not look (`blind`)."""
-    pre: Any = None
+    pre: Spread | None = None
     result: quick.QuickResult | None = None
-    hang: Any = None
+    hang: Spread | None = None
     scored: int = 0
     blind: str = ""
 
@@ -63,12 +68,12 @@ class QuickGate:
         self.rack, self.progress = rack, progress
         self._read: QuickRead | None = None
 
-    def read(self, server: Any, per_rank: Any) -> QuickRead:
+    def read(self, server: Served, per_rank: PerRank) -> QuickRead:
         if self._read is None:
             self._read = self._run(server, per_rank)
         return self._read
 
-    def _run(self, server: Any, per_rank: Any) -> QuickRead:
+    def _run(self, server: Served, per_rank: PerRank) -> QuickRead:
         cfg = self.rack.accuracy
         try:
             task = setup.task_for(cfg)
@@ -98,18 +103,18 @@ class UnderLoadRead:
     """The questions asked under load: every rank asked once first (`pre`), then the questions'
     per-question lines and accuracy, or their hang (`hang`, a Spread; `scored` before it); what the
     fillers did; why it could not look (`blind`)."""
-    pre: Any = None
+    pre: Spread | None = None
     correct: int = 0
     asked: int = 0
     per_question: str = ""     # doc, strict-match outcome, extracted, finish_reason: one line each
-    hang: Any = None
+    hang: Spread | None = None
     scored: int = 0
     fillers: str = ""          # the fillers, described
     fillers_answered: int = 0
     blind: str = ""
 
 
-def run_under_load(rack: Rack, server: Any) -> UnderLoadRead:
+def run_under_load(rack: Rack, server: Served) -> UnderLoadRead:
     """The quick gate's questions (its order, accuracy.under_load_questions of them) asked at a fixed
     concurrency while fillers keep every rank full (under_load_per_rank each; attached without a rack
     file, under_load_fillers_attached spread by the server)."""
@@ -155,9 +160,9 @@ class FullRead:
     why it could not look (`blind`)."""
     command: str = ""
     limit: int = 0
-    pre: Any = None
+    pre: Spread | None = None
     stalled: str = ""
-    look: Any = None           # the mid-run look: every rank asked once (a Spread: its hang, its slowest answer)
+    look: Spread | None = None # the mid-run look: every rank asked once (a Spread: its hang, its slowest answer)
     late: str = ""             # lm-eval's own request timed out while every rank answered the look
     unanswered: str = ""       # "k of n" questions lm-eval had not answered then
     tail: str = ""
@@ -173,7 +178,7 @@ class _Ended(Exception):
         self.read = read
 
 
-def run_lm_eval(rack: Rack, server: Any, say: Say) -> FullRead:
+def run_lm_eval(rack: Rack, server: Served, say: Say) -> FullRead:
     """lm-eval on the server (the runbook's command, lmeval.plan), every rank asked once first, under
     the `Stall` watch; its results read from its output directory."""
     cfg, per_rank = rack.accuracy, server.per_rank
@@ -207,7 +212,7 @@ def _with(read: FullRead, **kw: Any) -> FullRead:
     return dataclasses.replace(read, **kw)
 
 
-def _watch(per_rank: Any, read: FullRead, say: Say, clock: Callable[[], float] = time.monotonic) -> lmeval.Watch:
+def _watch(per_rank: PerRank, read: FullRead, say: Say, clock: Callable[[], float] = time.monotonic) -> lmeval.Watch:
     """lm-eval's progress under the hang rule: on a stall past the bound, or a request of its that
     timed out after others came back, every rank is asked: a rank that does not answer, or nothing
     back, or lm-eval's own timeout while every rank answered, ends lm-eval (`_Ended`, recorded);

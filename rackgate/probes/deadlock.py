@@ -12,10 +12,10 @@ recognise is could-not-observe: the verdict rests on what the ranks log.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Callable, Mapping
 
 from ..errors import CouldNotObserve
-from ..server_access import ServerAccess
+from ..server_access import Got, ServerAccess, ServerLog, Spread
 from . import load
 from .atom_log_facts import kv_usage, sync_dp_failed
 from .degenerate import degenerate, degenerate_so_far
@@ -29,7 +29,7 @@ KV_LINE = "KV usage:"
 class Load:
     """The session's one load and what the logs said of it (the same for every rank's item)."""
     url: str
-    spread: Any                               # the load as read (rackgate.atom.perrank.Spread)
+    spread: Spread                            # the load as read
     window_s: float                           # serving.deadlock_window_s
     hang: Hang | None = None                  # requests in flight past the hang bound while others came back
     unlabelled: Mapping[str, int] = field(default_factory=dict)  # node -> timeouts logged without a rank label
@@ -54,11 +54,11 @@ class Synced:
     run: Load
 
 
-def _degenerate(g: Any) -> bool:
+def _degenerate(g: Got) -> bool:
     return bool(g.stopped or (not g.error and g.replied and degenerate(g.text)))
 
 
-def _until_settled(logs: Mapping[str, Any]) -> Callable[[], bool]:
+def _until_settled(logs: Mapping[str, ServerLog]) -> Callable[[], bool]:
     """stop() for the load: True once some rank has logged the DP-sync timeout and no further rank
     has logged it for one more poll."""
     last = {"n": 0}

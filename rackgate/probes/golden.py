@@ -21,6 +21,7 @@ from ..errors import CouldNotObserve, UnrecognisedOutput
 from ..server_access import Got
 from .runs import WithRuns
 from .served import UNRANKED, Hang, hang_of
+from .target import Recorded
 
 PIECE = re.compile(r"\s*\w+|\s*[^\w\s]|\s+")
 
@@ -197,7 +198,7 @@ class Golden:
     run: Asked
 
 
-def _golden_set(rec: Any) -> GoldenSet:
+def _golden_set(rec: Recorded) -> GoldenSet:
     """The baseline's golden set; none recorded is could-not-observe: the comparison cannot be made
     (the item is in -m gate only when one is recorded: rackgate/fixtures/regression.py)."""
     baseline = rec.baseline
@@ -243,7 +244,7 @@ def asked(s: WithRuns) -> dict[int, Golden]:
     asks = [(text, r) for text in ps.prompts.values() for r in pr.routing.targets(1, cfg.golden_repeats_attached)]
     ids = {text: pid for pid, text in ps.prompts.items()}
     extra = {"logprobs": top_k} if top_k else None
-    got: list[Any] = []
+    got: list[Got] = []
     hang: Hang | None = None
     blind = ""
     step = max(1, concurrency)

@@ -13,7 +13,7 @@ every node's server log and the boot, whatever the boot's verdict.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
 from ..access import NodeAccess
 from ..config.model import Rack
@@ -58,6 +58,12 @@ class _Value(Protocol):
 
 class BaselineView(Protocol):
     """What a judge reads of a recorded baseline (rackgate.baseline.Baseline, a layer above)."""
+
+    @property
+    def path(self) -> str: ...                       # the baseline file, as the user named it
+
+    @property
+    def sets(self) -> Mapping[str, dict[str, Any]]: ...   # the sets recorded beside the facts (SRV-GOLDEN's)
 
     def get(self, name: str, where: str = "") -> _Value | None: ...
 
