@@ -62,10 +62,6 @@ def rack_verdict(r: RackRun, rc: int | None) -> verdict_file.Verdict:
         return verdict_file.unknown(r.name, why + (f"; last output: {tail[0][:300]}" if tail else ""))
 
 
-def exit_of(verdicts: list[RackEntry]) -> int:
-    return of_runs(v["verdict"] for v in verdicts).exit_code
-
-
 def gather(results: Path, runs: list[RackRun], codes: dict[str, int | None]) -> Fleet:
     """codes: the exit codes of the racks run now; the others (kept by --failed-only) from their results."""
     racks: list[RackEntry] = []

@@ -6,6 +6,7 @@ import pytest
 
 from rackgate.fleet import gather, slurm
 from rackgate.fleet.plan import RackRun
+from rackgate.verdicts import of_runs
 
 pytestmark = pytest.mark.unit
 
@@ -28,7 +29,8 @@ def test_a_rack_without_a_verdict_file_is_unknown_with_its_exit_code(tmp_path):
     v = gather.rack_verdict(RackRun("r", "r.toml", str(d)), 139)
     assert v["verdict"] == "UNKNOWN" and "exited 139" in v["rack_unknown"][0]["why"]
     assert "Segmentation fault" in v["rack_unknown"][0]["why"]
-    assert gather.exit_of([v, {"verdict": "PASS"}]) == 3 and gather.exit_of([v, {"verdict": "FAIL"}]) == 1
+    # the fleet's verdict is its worst rack's (rackgate.verdicts.of_runs), and so its exit code
+    assert of_runs([v["verdict"], "PASS"]).exit_code == 3 and of_runs([v["verdict"], "FAIL"]).exit_code == 1
     assert Path(d).exists()
 
 
