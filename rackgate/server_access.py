@@ -2,13 +2,14 @@
 rackgate.access's `NodeAccess` is for a node; rackgate.atom.served `Served` implements it) and the
 values a request to every DP rank gives back (`Spread` of `Got`s, with the hang rule and the
 run's `Routing`; `Posted`), typed end to end: a probe names these only, never rackgate.atom (the
-layers contract), and nothing in the interface is `Any`. The fan-out itself (threads, HTTP, the
+layers contract), and nothing in the interface is `Any` (a reply's JSON body and a request's
+extra JSON fields are `dict[str, Any]`: JSON). The fan-out itself (threads, HTTP, the
 client) is rackgate.atom.fanout's and perrank's; the values are plain data that read themselves
 (`Spread.hang()`, `share()`, `evidence()`), so a judge may read them too.
 
 The session's runs (the recorded baseline, SRV-GOLDEN's prompt set, the GSM8K runs) are not the
-server's: a probe that reads one gets them as its own input (rackgate/probes/served.py
-`SessionRuns`), never through this interface.
+server's: a probe that reads one gets them as an input of their own beside the server
+(rackgate/probes/runs.py `Runs`, `WithRuns.runs`), never looked up through this interface by name.
 """
 from __future__ import annotations
 
@@ -246,6 +247,10 @@ class LogLine(Protocol):
     def text(self) -> str: ...   # the message
     @property
     def raw(self) -> str: ...    # the line as written
+    @property
+    def process(self) -> str: ...   # processName from an ATOM_LOG_MORE header ('' when none)
+    @property
+    def pid(self) -> int | None: ...
 
 
 class ServerLog(Protocol):
@@ -260,8 +265,8 @@ class ServerLog(Protocol):
     def grep(self, *patterns: str) -> Sequence[LogLine]: ...   # the lines matching any pattern, in log order
     def count(self, pattern: str) -> int: ...
     def tail(self, lines: int = 20) -> str: ...
-    def rank_of(self, rec: Any) -> int | None: ...   # the DP rank that wrote a line (None: not labelled)
-    def who(self, rec: Any) -> str: ...              # "node2/dp5" (or the node), for a line
+    def rank_of(self, rec: LogLine) -> int | None: ...   # the DP rank that wrote a line (None: not labelled)
+    def who(self, rec: LogLine) -> str: ...              # "node2/dp5" (or the node), for a line
 
 
 class ServerAccess(Protocol):

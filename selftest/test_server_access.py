@@ -27,11 +27,18 @@ def _members(proto: type) -> dict[str, object]:
     return out
 
 
-def test_the_server_interface_names_no_any():
-    members = _members(ServerAccess)
-    assert {"url", "client", "per_rank", "table", "health", "tokens", "post", "logs", "stacks"} <= set(members)
+@pytest.mark.parametrize("proto", [ServerAccess, server_access.ModelsClient, server_access.Tokens,
+                                   server_access.ServerLog, server_access.LogLine])
+def test_the_server_interface_names_no_any(proto):
+    members = _members(proto)
+    assert members
     loose = {name: hints for name, hints in members.items() if typing.Any in hints.values()}
-    assert not loose, f"ServerAccess members typed Any: {loose}"
+    assert not loose, f"{proto.__name__} members typed Any: {loose}"
+
+
+def test_the_server_interface_has_what_the_probes_read():
+    assert {"url", "client", "per_rank", "table", "health", "tokens", "post", "logs", "stacks", "dead_ranks",
+            "head", "log_note", "grep", "log_tail", "batched_tokens", "host"} <= set(_members(ServerAccess))
 
 
 def test_the_fan_outs_values_are_one_set_of_classes():

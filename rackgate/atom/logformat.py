@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from ..lines import clean, clean_text
+from ..server_access import LogLine
 
 # "[atom 13:38:47] message", and the runbook's "[13:38:47] message"
 PLAIN = re.compile(r"^\[(?:(?P<name>[\w.]+) )?(?P<time>\d{2}:\d{2}:\d{2})(?:[.,]\d+)?\] ?(?P<msg>.*)$")
@@ -151,7 +152,7 @@ def pid_ranks(ps_output: str) -> dict[int, int]:
     return out
 
 
-def rank_of(rec: Record, pids: dict[int, int] | None = None) -> int | None:
+def rank_of(rec: LogLine, pids: dict[int, int] | None = None) -> int | None:
     """The DP rank that wrote a record, when the record says so; None when it does not."""
     m = ENGINE_PROC.search(rec.process)
     if m:
@@ -165,7 +166,7 @@ def rank_of(rec: Record, pids: dict[int, int] | None = None) -> int | None:
     return None
 
 
-def who(rec: Record, node: str, pids: dict[int, int] | None = None) -> str:
+def who(rec: LogLine, node: str, pids: dict[int, int] | None = None) -> str:
     """'node2/dp5', or 'node2 (pid 4242)' / 'node2' when the rank is not known."""
     r = rank_of(rec, pids)
     if r is not None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ..config.model import Rack
 from ..errors import CouldNotObserve
+from ..server_access import LogLine
 from ..transport import Host
 from . import logformat
 from .logformat import Record
@@ -88,7 +89,7 @@ class NodeLog:
             self._pids = {**(self._pids or {}), **logformat.pid_ranks(res.stdout)}
         return self._pids
 
-    def rank_of(self, rec: Record) -> int | None:
+    def rank_of(self, rec: LogLine) -> int | None:
         r = logformat.rank_of(rec)
         if r is None and self.rank is not None:
             return self.rank
@@ -98,7 +99,7 @@ class NodeLog:
                 r = self.pids(refresh=True).get(rec.pid)
         return r
 
-    def who(self, rec: Record) -> str:
+    def who(self, rec: LogLine) -> str:
         r = self.rank_of(rec)
         if r is not None:
             return f"{self.node}/dp{r}"
