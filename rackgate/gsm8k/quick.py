@@ -12,8 +12,8 @@ A hang is read here as the per-rank mechanism reads it (rackgate.atom.fanout.Han
 questions have come back, questions still in flight with nothing of them moving (no headers, no
 streamed chunk) past max(floor_s, factor x the slowest answer back) -- or that ran out their own
 deadline meanwhile -- end the gate with `QuickHang`, carrying what came back and what hung as a
-`Fanned`: the check reads it as every request-sending check does (`per_rank.read`, `settle`), a
-FAILED cross-referenced to SRV-DEADLOCK. Nothing back at all stays could-not-observe.
+`Fanned`: the check reads it as every request-sending check does (`per_rank.read`, `served.hang_of`,
+`gates/srv.py` `hang_finding`), a FAILED cross-referenced to SRV-DEADLOCK. Nothing back at all stays could-not-observe.
 """
 from __future__ import annotations
 
