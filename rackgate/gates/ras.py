@@ -113,10 +113,13 @@ LINK_BLOCKS = ("xgmi_wafl", "pcie_bif")
 
 
 def kind(counter: str) -> str:
-    """What a counter's rise is: 'uncorrectable', 'link', 'correctable' or 'throttle' (amd-smi's
-    violation accumulators: they tick all the time, SRV-THROTTLE reads them)."""
+    """What a counter's rise is: 'uncorrectable', 'link', 'aer-correctable' (judged by the storm
+    rate), 'correctable' or 'throttle' (amd-smi's violation accumulators: they tick all the time,
+    SRV-THROTTLE reads them)."""
     if counter.startswith("throttle."):
         return "throttle"
+    if counter.startswith("aer.correctable."):
+        return "aer-correctable"
     block = counter.split(".")[1] if counter.startswith("ras.") else ""
     if counter.startswith(("aer.correctable.", "pcie.")) or block in LINK_BLOCKS:
         return "link" if not counter.endswith(".ue") else "uncorrectable"
@@ -136,18 +139,40 @@ def stage_rises(rises: dict[str, list[Rise]], rack: Rack) -> list[str]:
         for gpu, rs in per_gpu.items():
             bad = [r for r in rs if kind(r.counter) == "uncorrectable"]
             link = [r for r in rs if kind(r.counter) == "link"]
-            # AER's named counts add up to its TOTAL_ERR_COR: count the total, not both
-            link_total = sum(r.by for r in link if not (r.counter.startswith("aer.correctable.")
-                                                        and not r.counter.endswith(".TOTAL_ERR_COR")))
+            link_total = sum(r.by for r in link)
             ce = sum(r.by for r in rs if kind(r.counter) == "correctable")
             shown = list(bad)
             if link_total > p.ras_link_errors_max_rise:
                 shown += link
+            aer_cor = [r for r in rs if kind(r.counter) == "aer-correctable"]
+            rate = aer_rate(aer_cor)
+            if rate > p.aer_storm_per_min:
+                shown += aer_cor
             if p.ras_ce_max_rise is not None and ce > p.ras_ce_max_rise:
                 shown += [r for r in rs if kind(r.counter) == "correctable"]
             if shown:
+                storm = (f" (correctable PCIe AER errors at {rate:.1f} a minute, allowed {p.aer_storm_per_min:g}: "
+                         "platform.aer_storm_per_min)" if rate > p.aer_storm_per_min else "")
                 out.append(f"{gpu} during {stage}: " + ", ".join(
-                    f"{r.counter} {r.before} -> {r.after}" for r in shown))
+                    f"{r.counter} {r.before} -> {r.after}" for r in shown) + storm)
+    return out
+
+
+def aer_rate(rises: list[Rise]) -> float:
+    """Correctable AER errors a minute over a stage: TOTAL_ERR_COR's rise (its named parts add up
+    to it: counted once) over the stage's time, a stage shorter than a minute counted as one."""
+    total = [r for r in rises if r.counter.endswith(".TOTAL_ERR_COR")] or rises
+    n = sum(r.by for r in total)
+    return n / max(max((r.seconds for r in total), default=0.0) / 60.0, 1.0) if n else 0.0
+
+
+def aer_correctable_by_gpu(rises: dict[str, list[Rise]]) -> dict[str, int]:
+    """GPU label -> correctable PCIe AER errors (TOTAL_ERR_COR) added over these stages."""
+    out: dict[str, int] = {}
+    for found in rises.values():
+        for r in found:
+            if r.counter == "aer.correctable.TOTAL_ERR_COR":
+                out[r.gpu] = out.get(r.gpu, 0) + r.by
     return out
 
 
@@ -176,7 +201,9 @@ def rises_facts(got: ras_probe.Charged, where: str) -> list[Fact]:
     the row's first stage: hw.ecc_ce.fabric at node2/gpu1."""
     slug = got.stages[0].replace(" ", "_")
     return [Fact(f"hw.ecc_ce.{slug}", n, "errors", f"{got.node}/{label.split(' ')[0]}")
-            for label, n in correctable_by_gpu(got.rises).items()]
+            for label, n in correctable_by_gpu(got.rises).items()] + [
+            Fact(f"hw.aer_cor.{slug}", n, "errors", f"{got.node}/{label.split(' ')[0]}")
+            for label, n in aer_correctable_by_gpu(got.rises).items()]
 
 
 declare(Check("FAB-ERRORS", "node", probe=ras_probe.fabric_stages, judge=rises_item, shows=rises_shown,

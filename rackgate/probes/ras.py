@@ -365,6 +365,7 @@ class Rise:
     counter: str  # GpuCounters.counters() name
     before: int
     after: int
+    seconds: float = 0.0  # wall time between the two snapshots (the stage's share of the rise)
 
     @property
     def by(self) -> int:
@@ -385,7 +386,7 @@ def rises(before: Snapshot, after: Snapshot) -> list[Rise]:
         old = b.counters()
         for name, v in a.counters().items():
             if name in old and v > old[name]:
-                out.append(Rise(a.label, name, old[name], v))
+                out.append(Rise(a.label, name, old[name], v, max(after.at - before.at, 0.0)))
     return out
 
 

@@ -13,6 +13,7 @@ from typing import Callable
 
 from rackgate.atom import logfacts, logformat, signatures
 from rackgate.probes import (
+    aer,
     amdsmi,
     bench,
     collective,
@@ -31,6 +32,7 @@ from rackgate.probes import (
 )
 
 from ..fabric import test_parsers as fab
+from ..platform import test_aer as ta
 from ..platform import test_drm
 from ..platform import test_ras as rs
 from ..serving import test_bench_parse as bp
@@ -118,6 +120,8 @@ PARSERS = [
     Parser("bench.command", bench.command, (BENCH_CMD,)),
     Parser("collective.parse", collective.parse, (fab.NCCL_HEALTHY, fab.NCCL_HANG),
            lambda out: any(w.status == "ok" for w in out.worlds.values())),
+    Parser("aer.records", lambda t: aer.records([(ln.t, ln.raw) for ln in dmesg.parse(t)]), ta.SAMPLES + (ta.NIC,)),
+    Parser("aer.parse_topology", lambda t: aer.parse_topology(t, "n", 4), (test_drm.BMC_TRAY,)),
     Parser("dmesg.parse", dmesg.parse, (_sample("dmesg_faults.txt"), _sample("dmesg_mes_hang.txt"))),
     Parser("docker.parse_ps", docker.parse_ps, (_sample("docker_ps.jsonl"),)),
     Parser("docker.parse_events", docker.parse_events, (_sample("docker_events.jsonl"),)),
