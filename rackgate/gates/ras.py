@@ -27,16 +27,26 @@ def bad_page_limit(rack: Rack) -> int | None:
     return int(p.hbm_gib * 1024 // BAD_PAGE_COVER_MIB)
 
 
+# ras/event_state's event types (amdgpu_ras.c dump_event: "Fatal Error", named "Fault Error" in the
+# first version, "Poison Creation", "Poison Consumption"): each is an uncorrectable event.
+RAS_EVENTS = ("fatal_error", "fault_error", "poison_creation", "poison_consumption")
+
+
+NO_BAD_PAGES = "no ras/gpu_vram_bad_pages"
+
+
 def _unseen(g: GpuCounters) -> list[str]:
     """The sources of one GPU PLAT-RAS needs and could not read."""
     if g.blocks is None:
         return ["no ras/ directory (RAS not enabled or not supported: the driver shows no error counts)"]
     out = []
-    if not g.blocks and not any(u.startswith("ras/") for u in g.unreadable):
-        out.append("no ras/<block>_err_count file")
+    if not g.layout:
+        found = ", ".join(g.files) or "no file"
+        out.append(f"ras/ holds {found}: no per-block error counter of a layout rackgate knows "
+                   "(ras/<block>_err_count, ras/aca_<block>)")
     out += [f"{u} unreadable" for u in g.unreadable if u.startswith("ras/")]
     if g.bad_pages is None:
-        out.append("no ras/gpu_vram_bad_pages")
+        out.append(NO_BAD_PAGES)
     return out
 
 
@@ -51,6 +61,13 @@ def ras_level(snap: Snapshot, rack: Rack, where: str) -> list[str]:
         ue = [f"{b.name} ue: {b.ue}" for b in (g.blocks or {}).values() if b.ue]
         if ue:
             out.append(f"{g.label}: uncorrectable errors since the driver loaded: {', '.join(ue)}")
+        de = [f"{b.name} de: {b.de}" for b in (g.blocks or {}).values() if b.de]
+        if de:
+            out.append(f"{g.label}: deferred (poisoned) uncorrectable errors since the driver loaded: {', '.join(de)}"
+                       " (the driver retires their pages as it does an ue's)")
+        events = [f"{k.replace('_', ' ')} count {n}" for k, n in (g.events or {}).items() if n and k in RAS_EVENTS]
+        if events:
+            out.append(f"{g.label}: RAS events since the driver loaded (ras/event_state): {', '.join(events)}")
         pages = g.bad_pages or ()
         unreserved = [p for p in pages if p.flag == "F"]
         if unreserved:
@@ -103,7 +120,7 @@ declare(Check("PLAT-RAS", "node", probe=ras_probe.of_node, judge=ras_level, show
 def unbracketable(snap: Snapshot, expected: int) -> str:
     """Why a snapshot cannot bracket a stage on its node ("" when it can): a GPU without a ras/
     directory or error count file shows no ECC to compare, and a card count off leaves GPUs unseen."""
-    why = [f"{g.label}: {u}" for g in snap.gpus for u in _unseen(g) if "gpu_vram_bad_pages" not in u]
+    why = [f"{g.label}: {u}" for g in snap.gpus for u in _unseen(g) if u != NO_BAD_PAGES]
     if len(snap.gpus) != expected:
         why.append(f"{len(snap.gpus)} amdgpu cards, expected {expected} (gpus_per_node)")
     return f"node {snap.node}: " + "; ".join(why) if why else ""
@@ -123,7 +140,8 @@ def kind(counter: str) -> str:
     block = counter.split(".")[1] if counter.startswith("ras.") else ""
     if counter.startswith(("aer.correctable.", "pcie.")) or block in LINK_BLOCKS:
         return "link" if not counter.endswith(".ue") else "uncorrectable"
-    if counter.endswith(".ue") or counter == "bad_pages" or counter.startswith(("aer.fatal.", "aer.nonfatal.")):
+    if counter.endswith((".ue", ".de")) or counter == "bad_pages" \
+            or counter.startswith(("aer.fatal.", "aer.nonfatal.", "ras_event.")):
         return "uncorrectable"
     return "correctable"
 

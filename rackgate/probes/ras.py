@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from ..access import NodeAccess
 from ..catalogue import row
 from ..errors import CouldNotObserve, UnrecognisedOutput
+from ..lines import clean_text
 from . import amdsmi, drm
 from .target import On
 
@@ -49,18 +50,25 @@ _SCRIPT = (
     'drv="$(readlink "$c/device/driver")"; [ "${drv##*/}" = amdgpu ] || [ -d "$c/device/ualink" ] || continue; '
     'u=""; [ -d "$c/device/ualink" ] && u=ualink; '
     'printf "@@card %s\\t%s\\t%s\\t%s\\n" "$n" "$(readlink "$c/device")" "$drv" "$u"; dev="$c/device"; '
-    'if [ -d "$dev/ras" ]; then for f in "$dev"/ras/*_err_count; do [ -e "$f" ] && show "$f" "ras/${f##*/}"; done; '
-    'show "$dev/ras/gpu_vram_bad_pages" ras/gpu_vram_bad_pages; show "$dev/ras/features" ras/features; '
+    'if [ -d "$dev/ras" ]; then for f in "$dev"/ras/*; do [ -f "$f" ] || continue; n="${f##*/}"; case "$n" in '
+    '*_err_count|aca_*|gpu_vram_bad_pages|features|version|schema|event_state) show "$f" "ras/$n";; '
+    '*) echo "@@other ras/$n";; esac; done; '
+    'for n in gpu_vram_bad_pages features; do [ -e "$dev/ras/$n" ] || echo "@@absent ras/$n"; done; '
     'else echo "@@nodir ras"; fi; '
     'for f in aer_dev_correctable aer_dev_fatal aer_dev_nonfatal pcie_replay_count; do show "$dev/$f" "$f"; done; '
     'done; [ "$4" = throttle ] && if command -v amd-smi >/dev/null 2>&1; then echo "@@smi"; '
     'amd-smi metric --throttle --json 2>/dev/null; echo "@@smi-rc $?"; else echo "@@nosmi"; fi; echo "$3"')
 
 _COUNT = re.compile(r"(ue|ce|de):\s*(\d+)")
+_VERSION = re.compile(r"table version:\s*0x([0-9a-fA-F]+)")
+_SCHEMA = re.compile(r"schema:\s*0x([0-9a-fA-F]+)")
+_SEQNO = re.compile(r"current seqno:\s*(\d+)")
+_EVENT = re.compile(r"([A-Za-z][A-Za-z ]*?)\s*: count:\s*(\d+), last_seqno:\s*(\d+)")
 _PAGE = re.compile(r"0x([0-9a-fA-F]{1,16})\s*:\s*0x([0-9a-fA-F]{1,16})\s*:\s*([RPF])")
 _FEATURES = re.compile(r"feature mask:\s*0x([0-9a-fA-F]+)")
 _AER = re.compile(r"([A-Za-z][A-Za-z0-9_]*(?:\[\d+\])?) (\d+)")
 _BLOCK_FILE = re.compile(r"ras/([a-z0-9_]+)_err_count")
+_ACA_FILE = re.compile(r"ras/aca_([a-z0-9_]+)")
 
 
 @dataclass(frozen=True)
@@ -92,6 +100,12 @@ class GpuCounters:
     absent: tuple[str, ...] = ()  # counter files that are not there
     unreadable: tuple[str, ...] = ()  # there, but reading failed or said "inaccessible"
     throttle: dict[str, int] | None = None  # amd-smi metric --throttle: accumulators (None: not read)
+    layout: str = ""  # the per-block counters' layout: "err_count", "aca", both "err_count+aca", "" none
+    others: tuple[str, ...] = ()  # files in ras/ that no known layout has (listed, never read)
+    events: dict[str, int] | None = None  # ras/event_state: event name -> count (None: no such file)
+    version: int | None = None  # ras/version "table version: 0x%x" (the bad page table's)
+    schema: int | None = None  # ras/schema "schema: 0x%x"
+    files: tuple[str, ...] = ()  # every file found in ras/ (known or not)
 
     @property
     def label(self) -> str:
@@ -107,6 +121,8 @@ class GpuCounters:
                 out[f"ras.{b.name}.de"] = b.de
         if self.bad_pages is not None:
             out["bad_pages"] = len(self.bad_pages)
+        for event, count in (self.events or {}).items():
+            out[f"ras_event.{event}"] = count
         for f, names in self.aer.items():
             for n, v in names.items():
                 out[f"aer.{f.removeprefix('aer_dev_')}.{n}"] = v
@@ -146,6 +162,35 @@ def parse_err_count(text: str, where: str) -> Block | None:
     if "ue" not in got or "ce" not in got:
         raise UnrecognisedOutput(f"{where}: no 'ue: N' and 'ce: N' lines: {text[:120]!r}")
     return Block(name, got["ue"], got["ce"], got.get("de"))
+
+
+def parse_event_state(text: str, where: str) -> dict[str, int]:
+    """ras/event_state (amdgpu_ras_sysfs_event_state_show): "current seqno: N", then per event
+    type "<Name>: count:N, last_seqno:N" (an early version put a space before the colon) ->
+    {"fatal_error": N, "poison_creation": N, ...}; the seqno line must be there."""
+    out: dict[str, int] = {}
+    seqno = False
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if _SEQNO.fullmatch(line.strip()) and not seqno:
+            seqno = True
+            continue
+        m = _EVENT.fullmatch(line.strip())
+        key = m.group(1).strip().lower().replace(" ", "_") if m else ""
+        if m is None or key in out:
+            raise UnrecognisedOutput(f"{where}: line not understood: {line[:120]!r}")
+        out[key] = int(m.group(2))
+    if not seqno:
+        raise UnrecognisedOutput(f"{where}: no 'current seqno: N' line: {text[:120]!r}")
+    return out
+
+
+def parse_hex_line(text: str, where: str, pattern: re.Pattern[str], shape: str) -> int:
+    m = pattern.fullmatch(text.strip())
+    if m is None:
+        raise UnrecognisedOutput(f"{where}: not '{shape}': {text[:120]!r}")
+    return int(m.group(1), 16)
 
 
 def parse_bad_pages(text: str, where: str) -> tuple[BadPage, ...]:
@@ -195,6 +240,7 @@ class _Card:
     files: dict[str, str | None] = field(default_factory=dict)  # name -> text, None unreadable
     absent: list[str] = field(default_factory=list)
     nodir: bool = False
+    others: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -243,6 +289,8 @@ def _sections(text: str, node: str, smi: _Smi) -> list[_Card]:
                 cur.absent.append(rest)
             elif word == "nodir" and rest == "ras":
                 cur.nodir = True
+            elif word == "other" and rest.startswith("ras/"):
+                cur.others.append(rest)
             else:
                 raise UnrecognisedOutput(f"node {node}: counter output line not understood: {line[:120]!r}")
         elif body is not None:
@@ -262,17 +310,32 @@ def _gpu(c: _Card, card: drm.Card, gpu: int | None, node: str) -> GpuCounters:
     features = None
     aer: dict[str, dict[str, int]] = {}
     replay = None
+    events: dict[str, int] | None = None
+    version = schema = None
+    aca: dict[str, Block] = {}
+    layouts: list[str] = []
     for name, text in c.files.items():
+        at = f"{where} {name}"
+        m = _BLOCK_FILE.fullmatch(name) or _ACA_FILE.fullmatch(name)
+        kind = "" if m is None else "aca" if name.startswith("ras/aca_") else "err_count"
+        if kind and kind not in layouts:
+            layouts.append(kind)
         if text is None:
             continue
-        at = f"{where} {name}"
-        m = _BLOCK_FILE.fullmatch(name)
-        if m is not None and blocks is not None:
+        if kind and blocks is not None:
             b = parse_err_count(text, at)
             if b is None:
                 unreadable.append(f"{name} ({INACCESSIBLE})")
+            elif kind == "aca":
+                aca[m.group(1)] = dataclasses.replace(b, name=m.group(1))  # type: ignore[union-attr]
             else:
                 blocks[b.name] = b
+        elif name == "ras/event_state":
+            events = parse_event_state(text, at)
+        elif name == "ras/version":
+            version = parse_hex_line(text, at, _VERSION, "table version: 0x...")
+        elif name == "ras/schema":
+            schema = parse_hex_line(text, at, _SCHEMA, "schema: 0x...")
         elif name == "ras/gpu_vram_bad_pages":
             pages = parse_bad_pages(text, at)
         elif name == "ras/features":
@@ -283,14 +346,19 @@ def _gpu(c: _Card, card: drm.Card, gpu: int | None, node: str) -> GpuCounters:
             replay = parse_replay(text, at)
         else:
             raise UnrecognisedOutput(f"{where}: counter file {name!r} is not one this probe reads")
+    if blocks is not None:  # the same driver counts through either file: the classic one first
+        blocks.update({k: v for k, v in aca.items() if k not in blocks})
     return GpuCounters(gpu, card.card, card.bdf, blocks, pages, features, aer, replay,
-                       tuple(c.absent), tuple(unreadable))
+                       tuple(c.absent), tuple(unreadable), layout="+".join(sorted(layouts)),
+                       others=tuple(c.others), events=events, version=version, schema=schema,
+                       files=tuple(sorted({n for n in c.files if n.startswith("ras/")} | set(c.others))))
 
 
 def parse(text: str, node: str, expected: int | None = None, at: float = 0.0) -> Snapshot:
     """The script's reply (without its end marker) -> Snapshot. `expected`: gpus_per_node (GPU
     numbers are given only when the node shows exactly that many amdgpu cards)."""
     smi = _Smi()
+    text = clean_text(text)
     secs = _sections(text, node, smi)
     pairs = [(s, drm.parse_listing(s.line, f"node {node}")[0]) for s in secs]
     gmap = drm.GpuMap.of(node, [c for _, c in pairs])

@@ -35,6 +35,7 @@ from ..fabric import test_parsers as fab
 from ..platform import test_aer as ta
 from ..platform import test_drm
 from ..platform import test_ras as rs
+from ..platform import test_ras_layouts as rl
 from ..serving import test_bench_parse as bp
 from ..serving import test_logs_parse as lp
 
@@ -149,6 +150,9 @@ PARSERS = [
                                                 "[hsa-hotswap-rj] reused tier=aot input_bytes=501616 status=0",)),
     Parser("ras.parse", lambda t: ras.parse(t, "n", 4), (rs.NODE, rs.UE),
            lambda out: len(out.gpus) == 4 and all(g.blocks for g in out.gpus)),
+    Parser("ras.parse+aca", lambda t: ras.parse(t, "n", 4), (rl.node(rl.ACA_ERA),),
+           lambda out: len(out.gpus) == 4 and all(g.blocks for g in out.gpus)),
+    Parser("ras.parse_event_state", lambda t: ras.parse_event_state(t, "n/ras/event_state"), (rl.EVENTS, rl.EVENTS_FIRST)),
     Parser("ras.parse_err_count", lambda t: ras.parse_err_count(t, "n/ras/umc_err_count"), (rs.UMC_COUNT, rs.ERR_COUNT),
            lambda out: out is not None and out.ue == 0),
     Parser("ras.parse_throttle", ras.parse_throttle, (rs.THROTTLE_JSON,), lambda out: len(out) == 4),
