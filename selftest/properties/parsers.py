@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from rackgate.atom import logfacts, logformat, signatures
+from rackgate.atom import logfacts, logformat, rootcause, signatures
 from rackgate.probes import (
     aer,
     amdsmi,
@@ -38,6 +38,7 @@ from ..platform import test_ras as rs
 from ..platform import test_ras_layouts as rl
 from ..serving import test_bench_parse as bp
 from ..serving import test_logs_parse as lp
+from ..serving import test_rootcause as rc
 
 PLAT = Path(__file__).resolve().parent.parent / "platform" / "samples"
 
@@ -159,6 +160,8 @@ PARSERS = [
     Parser("ras.parse_bad_pages", lambda t: ras.parse_bad_pages(t, "n"), (rs.BAD_PAGES,)),
     Parser("ras.parse_aer", lambda t: ras.parse_aer(t, "n", "aer_dev_fatal"), (rs.AER_FATAL,),
            lambda out: out["TOTAL_ERR_FATAL"] == 0),
+    Parser("rootcause.find", lambda t: rootcause.find([t]),
+           tuple("\n".join(x) for x in (rc.JIT, rc.JIT_HEADER, rc.ROCBLAS, rc.VLLM))),
     Parser("signatures.match", signatures.match,
            ("\x1b[31mMemory access fault by GPU node-2 (Agent handle: 0x5a)\x1b[0m", KV_ERR)),
 ]
