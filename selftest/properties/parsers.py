@@ -36,6 +36,7 @@ from ..platform import test_aer as ta
 from ..platform import test_drm
 from ..platform import test_ras as rs
 from ..platform import test_ras_layouts as rl
+from ..serving import test_bench_clients as bc
 from ..serving import test_bench_parse as bp
 from ..serving import test_logs_parse as lp
 from ..serving import test_rootcause as rc
@@ -117,6 +118,10 @@ PARSERS = [
            lambda out: bool(out.completed) and out.failed == 0),
     Parser("bench.serving_result+json", lambda t: bench.serving_result(bp.GOOD, t), (bp.GOOD_JSON,),
            lambda out: False),  # healthy only from a JSON whose fields all read: garbage must raise
+    Parser("bench.serving_result+sglang",
+           lambda t: bench.serving_result(bc.sglang_table(32, 32768, 94), t, "sglang.bench_serving"),
+           (bc.OLD_RUN + "\n" + json.dumps(bc.sglang_record(["a b c"] * 31 + [""])) + "\n",),
+           lambda out: False),  # healthy only from a record whose fields all read: garbage must raise or be empty
     Parser("bench.aiperf_result", bench.aiperf_result, (bp.aiperf(False, 53, 0), bp.aiperf(True, 89, 11)),
            lambda out: bool(out.completed) and out.failed == 0),
     Parser("bench.command", bench.command, (BENCH_CMD,)),
