@@ -15,20 +15,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from pathlib import Path
 
 import requests
 
-
-def _container_path(p: str) -> Path:
-    node = os.environ.get("RACKGATE_SIM_NODE")
-    return Path(node) / "container" / p.lstrip("/") if node and p.startswith("/") else Path(p)
+from ..benchmark_serving import _container_path, row
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -69,10 +64,6 @@ def one(url: str, model: str, prompt: str, max_tokens: int) -> dict:
     except requests.RequestException as e:
         return {"success": False, "error": f"{type(e).__name__}: {e}", "latency": time.perf_counter() - t0,
                 "text": "", "output_len": 0}
-
-
-def row(label: str, value, fmt: str = "{:<40} {:<10.2f}") -> None:
-    print(fmt.format(label, value))
 
 
 def main(argv: list[str] | None = None) -> int:
