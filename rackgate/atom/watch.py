@@ -188,7 +188,10 @@ class BootWatcher:
             log = self.logs[node]
             # the rank: named by the line, or by another line of its record (a `what():` under a terminate)
             named = next((r for r in (rec, *fatal.record) if log.rank_of(r) is not None), rec)
-            root = root_cause(node, rec.lineno)
+            # a catalogued signature names its cause itself; a bare exception or a wrapper pointing
+            # "above" does not: then the cause the log named earlier is said first
+            generic = fatal.signature.startswith("Python exception") or any(w in line for w in rootcause.WRAPPERS)
+            root = root_cause(node, rec.lineno) if generic else ""
             return verdict("fatal", node=node, who=log.who(named), line=signatures.seen(line, fatal),
                            lineno=rec.lineno, excerpt=excerpt, hint=fatal.hint, signature=fatal.signature,
                            why=fatal.why, root_cause=root)

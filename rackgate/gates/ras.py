@@ -179,9 +179,12 @@ def stage_rises(rises: dict[str, list[Rise]], rack: Rack) -> list[str]:
 def aer_rate(rises: list[Rise]) -> float:
     """Correctable AER errors a minute over a stage: TOTAL_ERR_COR's rise (its named parts add up
     to it: counted once) over the stage's time, a stage shorter than a minute counted as one."""
-    total = [r for r in rises if r.counter.endswith(".TOTAL_ERR_COR")] or rises
-    n = sum(r.by for r in total)
-    return n / max(max((r.seconds for r in total), default=0.0) / 60.0, 1.0) if n else 0.0
+    total = [r for r in rises if r.counter.endswith(".TOTAL_ERR_COR")]
+    n = sum(r.by for r in (total or rises))
+    # the TOTAL rises once per pair of snapshots it rose in: their times add up; named parts alone
+    # (no TOTAL line) share one pair's time
+    seconds = sum(r.seconds for r in total) if total else max((r.seconds for r in rises), default=0.0)
+    return n / max(seconds / 60.0, 1.0) if n else 0.0
 
 
 def aer_correctable_by_gpu(rises: dict[str, list[Rise]]) -> dict[str, int]:
