@@ -124,8 +124,10 @@ def serving_result(stdout: str, result_json: str | None, tool: str = "benchmark_
                                   f"(last row read: {list(table)[-1] if table else 'none'})")
     f.completed = _int(data.get("completed"), table.get("Successful requests"))
     f.sent = _int(data.get("num_prompts"))
-    if "FAILED requests" in table:
-        f.failed = _int(table["FAILED requests"])
+    # ATOM's "FAILED requests:" row; vLLM's (`vllm bench serve`) "Failed requests:" and its JSON's "failed"
+    failed_row = table.get("FAILED requests", table.get("Failed requests"))
+    if failed_row is not None or _int(data.get("failed")) is not None:
+        f.failed = _int(data.get("failed"), failed_row)
     elif f.sent is not None and f.completed is not None:
         f.failed = f.sent - f.completed
     if f.sent is None and f.completed is not None and f.failed is not None:

@@ -101,9 +101,21 @@ def test_vllm_bench_serve_with_no_generated_token():
                        "{:<40} {:<10.2f}".format("Output token throughput (tok/s):", 0.0),
                        "{:<40} {:<10.2f}".format("Total Token throughput (tok/s):", 5242.88), "=" * 50])
     f = probe.serving_result(table, None, "vllm bench serve")
+    assert f.failed == 0 and f.sent == 64
     found = gate.result(f, 0, None, 1.0)
     assert found[0].startswith("vllm bench serve: 64 of 64 completed requests (100%) answered with no output "
                                "(Total generated tokens: 0")
+
+
+def test_vllm_bench_serve_counts_its_failed_row():
+    table = "\n".join(["{s:{c}^{n}}".format(s=" Serving Benchmark Result ", n=50, c="="),
+                       "{:<40} {:<10}".format("Successful requests:", 60), "{:<40} {:<10}".format("Failed requests:", 4),
+                       "{:<40} {:<10.2f}".format("Benchmark duration (s):", 12.5),
+                       "{:<40} {:<10}".format("Total generated tokens:", 7680),
+                       "{:<40} {:<10.2f}".format("Output token throughput (tok/s):", 614.4), "=" * 50])
+    f = probe.serving_result(table, None, "vllm bench serve")
+    assert (f.completed, f.failed, f.sent) == (60, 4, 64)
+    assert "4 of 64 requests failed" in gate.result(f, 0, None, 1.0)[0]
 
 
 def test_a_run_with_answers_and_failures_is_not_called_empty():
