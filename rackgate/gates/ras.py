@@ -135,8 +135,10 @@ def kind(counter: str) -> str:
     SRV-THROTTLE reads them)."""
     if counter.startswith("throttle."):
         return "throttle"
-    if counter.startswith("aer.correctable."):
+    if counter.startswith("aer.correctable.") or counter == "kmsg_aer.correctable":
         return "aer-correctable"
+    if counter == "kmsg_aer.uncorrectable":  # the kernel log's AER record on the GPU or an upstream port
+        return "uncorrectable"
     block = counter.split(".")[1] if counter.startswith("ras.") else ""
     if counter.startswith(("aer.correctable.", "pcie.")) or block in LINK_BLOCKS:
         return "link" if not counter.endswith(".ue") else "uncorrectable"
@@ -177,8 +179,16 @@ def stage_rises(rises: dict[str, list[Rise]], rack: Rack) -> list[str]:
 
 
 def aer_rate(rises: list[Rise]) -> float:
-    """Correctable AER errors a minute over a stage: TOTAL_ERR_COR's rise (its named parts add up
-    to it: counted once) over the stage's time, a stage shorter than a minute counted as one."""
+    """Correctable AER errors a minute over a stage, the larger of two counts: the GPU's own
+    TOTAL_ERR_COR (its named parts add up to it: counted once) and the kernel log's correctable
+    records charged to the GPU or its upstream ports; over the stage's time, a stage shorter than a
+    minute counted as one."""
+    logged = [r for r in rises if r.counter == "kmsg_aer.correctable"]
+    counted = [r for r in rises if r.counter != "kmsg_aer.correctable"]
+    return max(_rate(counted), _rate(logged))
+
+
+def _rate(rises: list[Rise]) -> float:
     total = [r for r in rises if r.counter.endswith(".TOTAL_ERR_COR")]
     n = sum(r.by for r in (total or rises))
     # the TOTAL rises once per pair of snapshots it rose in: their times add up; named parts alone

@@ -196,6 +196,11 @@ _TOPOLOGY = ('d="$1"; [ -d "$d" ] || { echo "$2"; exit 0; }; command -v readlink
              'done; echo "$3"')
 
 
+def upstream_of(path: str) -> list[str]:
+    """Every PCI address in a resolved sysfs device path, root port first (the device's own last)."""
+    return [b.lower() for b in BDF_IN_PATH.findall(path)]
+
+
 def parse_topology(text: str, node: str, expected: int | None) -> tuple[GpuPath, ...]:
     """The topology script's lines -> each amdgpu card with its upstream ports (GPU numbers as
     probes/drm.py gives them, when the node shows `expected` cards)."""
@@ -206,7 +211,7 @@ def parse_topology(text: str, node: str, expected: int | None) -> tuple[GpuPath,
     numbered = expected is None or len(gmap.gpus) == expected
     out = []
     for g, c in enumerate(gmap.gpus):
-        chain = [b.lower() for b in BDF_IN_PATH.findall(paths.get(c.card, ""))]
+        chain = upstream_of(paths.get(c.card, ""))
         up = tuple(b for b in chain if b != c.bdf)
         out.append(GpuPath(drm.label(g if numbered else None, c.card, c.bdf), c.bdf or "", up))
     return tuple(out)

@@ -33,7 +33,7 @@ from ..access import NodeAccess
 from ..catalogue import row
 from ..errors import CouldNotObserve, UnrecognisedOutput
 from ..lines import clean_text
-from . import amdsmi, drm
+from . import aer, amdsmi, dmesg, drm
 from .target import On
 
 AER_FILES = ("aer_dev_correctable", "aer_dev_fatal", "aer_dev_nonfatal")
@@ -50,13 +50,16 @@ _SCRIPT = (
     'drv="$(readlink "$c/device/driver")"; [ "${drv##*/}" = amdgpu ] || [ -d "$c/device/ualink" ] || continue; '
     'u=""; [ -d "$c/device/ualink" ] && u=ualink; '
     'printf "@@card %s\\t%s\\t%s\\t%s\\n" "$n" "$(readlink "$c/device")" "$drv" "$u"; dev="$c/device"; '
+    'printf "@@path %s\\n" "$(readlink -f "$dev")"; '
     'if [ -d "$dev/ras" ]; then for f in "$dev"/ras/*; do [ -f "$f" ] || continue; n="${f##*/}"; case "$n" in '
     '*_err_count|aca_*|gpu_vram_bad_pages|features|version|schema|event_state) show "$f" "ras/$n";; '
     '*) echo "@@other ras/$n";; esac; done; '
     'for n in gpu_vram_bad_pages features; do [ -e "$dev/ras/$n" ] || echo "@@absent ras/$n"; done; '
     'else echo "@@nodir ras"; fi; '
     'for f in aer_dev_correctable aer_dev_fatal aer_dev_nonfatal pcie_replay_count; do show "$dev/$f" "$f"; done; '
-    'done; [ "$4" = throttle ] && if command -v amd-smi >/dev/null 2>&1; then echo "@@smi"; '
+    'done; echo "@@kmsg"; { dmesg 2>/dev/null || sudo -n dmesg 2>/dev/null || echo "@@kmsg-unread"; } | '
+    'grep -E "AER|PCIe Bus Error|error status/mask|aer_|@@kmsg-unread|: +\\[ *[0-9]+\\] "; echo "@@kmsg-end"; '
+    '[ "$4" = throttle ] && if command -v amd-smi >/dev/null 2>&1; then echo "@@smi"; '
     'amd-smi metric --throttle --json 2>/dev/null; echo "@@smi-rc $?"; else echo "@@nosmi"; fi; echo "$3"')
 
 _COUNT = re.compile(r"(ue|ce|de):\s*(\d+)")
@@ -106,6 +109,7 @@ class GpuCounters:
     version: int | None = None  # ras/version "table version: 0x%x" (the bad page table's)
     schema: int | None = None  # ras/schema "schema: 0x%x"
     files: tuple[str, ...] = ()  # every file found in ras/ (known or not)
+    kmsg_aer: dict[str, int] | None = None  # the kernel log's AER records charged to it this boot (None: not read)
 
     @property
     def label(self) -> str:
@@ -123,6 +127,8 @@ class GpuCounters:
             out["bad_pages"] = len(self.bad_pages)
         for event, count in (self.events or {}).items():
             out[f"ras_event.{event}"] = count
+        for sev, count in (self.kmsg_aer or {}).items():
+            out[f"kmsg_aer.{sev}"] = count
         for f, names in self.aer.items():
             for n, v in names.items():
                 out[f"aer.{f.removeprefix('aer_dev_')}.{n}"] = v
@@ -140,6 +146,7 @@ class Snapshot:
     gpus: tuple[GpuCounters, ...]
     raw: str = ""
     throttle_error: str = ""  # why amd-smi's throttle counters were not read ("" when they were)
+    kmsg_error: str = ""      # why the kernel log's AER records were not counted ("" when they were)
 
     def gpu(self, card: int) -> GpuCounters | None:
         return next((g for g in self.gpus if g.card == card), None)
@@ -241,6 +248,7 @@ class _Card:
     absent: list[str] = field(default_factory=list)
     nodir: bool = False
     others: list[str] = field(default_factory=list)
+    path: str = ""  # the device's resolved sysfs path (the PCI bridges above the GPU)
 
 
 @dataclass
@@ -251,12 +259,35 @@ class _Smi:
     open: bool = False
 
 
-def _sections(text: str, node: str, smi: _Smi) -> list[_Card]:
+@dataclass
+class _Kmsg:
+    """The kernel log's AER lines as the script's grep passed them (None: not in this reply)."""
+    lines: list[str] | None = None
+    open: bool = False
+    unread: bool = False
+
+
+def _sections(text: str, node: str, smi: _Smi, kmsg: _Kmsg | None = None) -> list[_Card]:
+    kmsg = kmsg if kmsg is not None else _Kmsg()
     cards: list[_Card] = []
     cur: _Card | None = None
     body: list[str] | None = None
     name = ""
     for line in text.split("\n"):
+        if kmsg.open:
+            if line == "@@kmsg-end":
+                kmsg.open = False
+            elif line == "@@kmsg-unread":
+                kmsg.unread = True
+            elif kmsg.lines is not None:
+                kmsg.lines.append(line)
+            continue
+        if line == "@@kmsg":
+            if body is not None and cur is not None:
+                cur.files[name] = "\n".join(body)
+            body = None
+            kmsg.open, kmsg.lines = True, []
+            continue
         if smi.open:
             m = re.fullmatch(r"@@smi-rc (\d+)", line)
             if m:
@@ -291,6 +322,8 @@ def _sections(text: str, node: str, smi: _Smi) -> list[_Card]:
                 cur.nodir = True
             elif word == "other" and rest.startswith("ras/"):
                 cur.others.append(rest)
+            elif word == "path":
+                cur.path = rest
             else:
                 raise UnrecognisedOutput(f"node {node}: counter output line not understood: {line[:120]!r}")
         elif body is not None:
@@ -357,9 +390,9 @@ def _gpu(c: _Card, card: drm.Card, gpu: int | None, node: str) -> GpuCounters:
 def parse(text: str, node: str, expected: int | None = None, at: float = 0.0) -> Snapshot:
     """The script's reply (without its end marker) -> Snapshot. `expected`: gpus_per_node (GPU
     numbers are given only when the node shows exactly that many amdgpu cards)."""
-    smi = _Smi()
+    smi, kmsg = _Smi(), _Kmsg()
     text = clean_text(text)
-    secs = _sections(text, node, smi)
+    secs = _sections(text, node, smi, kmsg)
     pairs = [(s, drm.parse_listing(s.line, f"node {node}")[0]) for s in secs]
     gmap = drm.GpuMap.of(node, [c for _, c in pairs])
     order = {c.card: i for i, c in enumerate(gmap.gpus)}
@@ -369,7 +402,28 @@ def parse(text: str, node: str, expected: int | None = None, at: float = 0.0) ->
     got, why = _throttle(smi)
     if got and numbered:
         out = [dataclasses.replace(g, throttle=got.get(g.gpu)) if g.gpu is not None else g for g in out]
-    return Snapshot(node, at, tuple(out), text, why)
+    paths = {c.card: s.path for s, c in pairs}
+    counts, unread = kernel_aer(kmsg, out, paths)
+    out = [dataclasses.replace(g, kmsg_aer=counts.get(g.card)) for g in out]
+    return Snapshot(node, at, tuple(out), text, why, unread)
+
+
+def kernel_aer(kmsg: _Kmsg, gpus: list[GpuCounters], paths: dict[int, str]) -> tuple[dict[int, dict[str, int]], str]:
+    """Card -> the kernel log's AER records charged to that GPU (its own address or an upstream
+    port's, probes/aer.py) this boot: {"correctable": N, "uncorrectable": N}; "" or why not read."""
+    if kmsg.lines is None:
+        return {}, "not read in this snapshot"
+    if kmsg.unread:
+        return {}, "dmesg could not be read (neither as this user nor through sudo -n)"
+    topo = tuple(aer.GpuPath(g.label, g.bdf or "", tuple(b for b in aer.upstream_of(paths.get(g.card, "")) if b != g.bdf))
+                 for g in gpus)
+    recs = aer.records([(ln.t, ln.raw) for ln in dmesg.parse("\n".join(kmsg.lines))])
+    out: dict[int, dict[str, int]] = {g.card: {"correctable": 0, "uncorrectable": 0} for g in gpus}
+    for r in recs:
+        for path, _ in aer.charged(r, topo):
+            card = next(g.card for g in gpus if g.label == path.label)
+            out[card]["uncorrectable" if r.uncorrectable else "correctable"] += 1
+    return out, ""
 
 
 def parse_throttle(text: str) -> dict[int, dict[str, int]]:

@@ -118,7 +118,11 @@ def during(stage: str) -> None:
                 if r["stage"] != stage:
                     keep.append(r)
                     continue
-                bump(ras, r["counter"], r["by"])
+                if "kmsg" in r:  # kernel lines the stage's work makes the kernel log (an AER record)
+                    t = time.time() - node["boot_time"]
+                    node["dmesg"] += [[round(t + i * 1e-4, 6), line] for i, line in enumerate(r["kmsg"])]
+                else:
+                    bump(ras, r["counter"], r["by"])
                 if r.get("every"):
                     keep.append(r)
             ras["rises"] = keep

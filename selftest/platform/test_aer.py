@@ -179,3 +179,33 @@ def test_a_record_reads_the_same_whatever_the_prefix_colour_and_line_ends(sample
         lines.insert(1, PREFIXES[prefix](1.0, "nvme nvme0: 32/0/0 default/read/poll queues"))
     text = ("\r\n" if crlf else "\n").join(lines) + "\n"
     assert _facts(_recs(text)) == want
+
+
+# --- the bracket: the kernel log's AER records charged to a GPU and a stage ---------------------
+def _snapshot_text(kmsg: str, path: str = f"/sys/devices/pci0000:00/{PORT}/{GPU}") -> str:
+    from .test_ras import AER_COR, AER_FATAL
+    head = f"@@card card2\t../../../{GPU}\t../../../bus/pci/drivers/amdgpu\tualink\n@@path {path}\n"
+    body = ("@@file ras/umc_err_count\nue: 0\nce: 1\nde: 0\n@@file ras/gpu_vram_bad_pages\n"
+            "@@file ras/features\nfeature mask: 0x3fbb\n"
+            f"@@file aer_dev_correctable\n{AER_COR}@@file aer_dev_fatal\n{AER_FATAL}@@absent aer_dev_nonfatal\n"
+            "@@file pcie_replay_count\n1\n")
+    return head + body + "@@kmsg\n" + kmsg + "@@kmsg-end\n"
+
+
+def test_the_snapshot_counts_the_kernel_logs_aer_records_per_gpu_with_its_upstream_port():
+    from rackgate.probes import ras
+    snap = ras.parse(_snapshot_text(FATAL_OLD + CORRECTED_OLD + NIC), "node1", 1)
+    assert snap.kmsg_error == "" and snap.gpus[0].kmsg_aer == {"correctable": 1, "uncorrectable": 1}
+    assert snap.gpus[0].counters()["kmsg_aer.uncorrectable"] == 1
+    unread = ras.parse(_snapshot_text("@@kmsg-unread\n"), "node1", 1)
+    assert unread.gpus[0].kmsg_aer is None and "dmesg could not be read" in unread.kmsg_error
+
+
+def test_a_stage_fails_on_an_uncorrectable_record_logged_against_the_gpus_port():
+    rises = {"fabric": [Rise("gpu2", "kmsg_aer.uncorrectable", 0, 1, 90.0)]}
+    found = ras_judge.stage_rises(rises, rack())
+    assert found == ["gpu2 during fabric: kmsg_aer.uncorrectable 0 -> 1"]
+    calm = {"fabric": [Rise("gpu2", "kmsg_aer.correctable", 0, 5, 120.0)]}
+    assert ras_judge.stage_rises(calm, rack()) == []
+    storm = {"fabric": [Rise("gpu2", "kmsg_aer.correctable", 0, 50, 120.0)]}
+    assert "25.0 a minute" in ras_judge.stage_rises(storm, rack())[0]

@@ -156,6 +156,7 @@ PARSERS = [
                                                 "[hsa-hotswap-rj] reused tier=aot input_bytes=501616 status=0",)),
     Parser("ras.parse", lambda t: ras.parse(t, "n", 4), (rs.NODE, rs.UE),
            lambda out: len(out.gpus) == 4 and all(g.blocks for g in out.gpus)),
+    Parser("ras.parse+kmsg", lambda t: ras.parse(t, "n", 1), (ta._snapshot_text(ta.FATAL_OLD + ta.CORRECTED_OLD),)),
     Parser("ras.parse+aca", lambda t: ras.parse(t, "n", 4), (rl.node(rl.ACA_ERA),),
            lambda out: len(out.gpus) == 4 and all(g.blocks for g in out.gpus)),
     Parser("ras.parse_event_state", lambda t: ras.parse_event_state(t, "n/ras/event_state"), (rl.EVENTS, rl.EVENTS_FIRST)),

@@ -2,6 +2,7 @@
 kernel's formats (rackgate/sim/rasfiles.py) as a failing board shows them. A rise "during" a stage
 is applied by the sim process that does that stage's work (the ubench07 stand-ins for the fabric,
 the sim server's ranks for the serving load), never by the suite's snapshots."""
+from ..drm import upstream_port
 from . import fault
 
 # amdgpu_ras.c RAS_BAD_PAGE_COVER: the driver's typical threshold, one retired page per 100 MiB of
@@ -83,3 +84,16 @@ def _deferred(state, node, gpu):
     ras.blocks["umc"][2] = 2
     ras.events["Poison Creation"] = 2
     ras.bad_pages, ras.bad_page_flag = 2, "P"
+
+
+@fault("aer-fabric-upstream", "FAB-ERRORS", "the root port above a GPU logs an uncorrectable (fatal) Surprise Down "
+       "while the ubench07 rounds run (AER: Uncorrectable (Fatal) error message received from the port, [ 5] SDES): "
+       "the GPU's own aer_dev_* counters stay 0, only the kernel log names it", target="gpu", default="node2:2")
+def _aer_fabric(state, node, gpu):
+    port = upstream_port(gpu)
+    state.nodes[node].gpus[gpu].ras.rises.append({"stage": "fabric", "kmsg": [
+        f"pcieport {port}: AER: Uncorrectable (Fatal) error message received from {port}",
+        f"pcieport {port}: PCIe Bus Error: severity=Uncorrectable (Fatal), type=Data Link Layer, (Receiver ID)",
+        f"pcieport {port}:   device [1022:14ab] error status/mask=00000020/00000000",
+        f"pcieport {port}:    [ 5] SDES                   (First)",
+        f"pcieport {port}: AER: device recovery failed"]})
