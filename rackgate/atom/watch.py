@@ -28,7 +28,7 @@ from typing import Any
 
 from ..config.serving import Launch
 from ..transport import Spawned
-from . import logfacts, outcome, signatures
+from . import logfacts, outcome, rootcause, signatures
 from .logformat import Parser, Record
 from .logs import NodeLog
 from .stream import LineStream
@@ -66,6 +66,7 @@ class BootVerdict:
     log_format: str = ""                   # "atom" | "unrecognised" (no line read as ATOM's) | ""
     noted: tuple[str, ...] = ()            # signatures read in records that are not fatal (evidence)
     why: str = ""                          # kind == "fatal": what made the line fatal (its record)
+    root_cause: str = ""                   # fatal / died: the line the log names as the cause (rootcause.py)
 
     @property
     def format_note(self) -> str:
@@ -144,6 +145,7 @@ class _NodeState:
     judge: signatures.Judge = field(default_factory=signatures.Judge)
     last_read: float = 0.0
     drained_fatal: signatures.Fatal | None = None  # decided on a line read after the process ended
+    cause: rootcause.RootCause = field(default_factory=rootcause.RootCause)  # the kernel-library / engine-start cause
 
     def physical(self, lineno: int, default: str) -> str:
         return next((line for n, line in reversed(self.raw) if n == lineno), default)
@@ -186,9 +188,23 @@ class BootWatcher:
             log = self.logs[node]
             # the rank: named by the line, or by another line of its record (a `what():` under a terminate)
             named = next((r for r in (rec, *fatal.record) if log.rank_of(r) is not None), rec)
+            # a catalogued signature names its cause itself; a bare exception or a wrapper pointing
+            # "above" does not: then the cause the log named earlier is said first
+            generic = fatal.signature.startswith("Python exception") or any(w in line for w in rootcause.WRAPPERS)
+            root = root_cause(node, rec.lineno) if generic else ""
             return verdict("fatal", node=node, who=log.who(named), line=signatures.seen(line, fatal),
                            lineno=rec.lineno, excerpt=excerpt, hint=fatal.hint, signature=fatal.signature,
-                           why=fatal.why)
+                           why=fatal.why, root_cause=root)
+
+        def root_cause(node: str, lineno: int = 0) -> str:
+            """The cause this node's log named (a kernel library that would not build or load, the
+            exception an engine-start record carried), else another node's; "" when none did, or
+            when it is the deciding line itself."""
+            for n in [node] + [m for m in state if m != node]:
+                cause = state[n].cause.flush()
+                if cause is not None and not (n == node and cause.lineno == lineno):
+                    return f"{n} {cause.said()}"
+            return ""
 
         def tail(st: _NodeState) -> str:
             return "\n".join(st.recent)
@@ -228,6 +244,7 @@ class BootWatcher:
                     st.last_line = rec.raw
                     st.last_read = time.monotonic()  # when it was handled (a starved loop restarts the quiet window)
                     st.raw.append((rec.lineno, line))
+                    st.cause.feed(rec)
                     fatal = st.judge.feed(rec)
                     if fatal is not None:
                         assert fatal.rec is not None
@@ -254,9 +271,11 @@ class BootWatcher:
                     code = st.exit_code
                     how = outcome.explain(code, n)
                     said = st.judge.noted
-                    why = (f"; the last record with a fatal signature before it: {said[-1].said()}" if said
+                    root = root_cause(n)
+                    why = (f"; the root cause its log names: {root}" if root
+                           else f"; the last record with a fatal signature before it: {said[-1].said()}" if said
                            else "; no fatal line seen")
-                    return verdict("died", node=n, line=st.last_line, excerpt=tail(st), exit_code=code,
+                    return verdict("died", node=n, line=st.last_line, excerpt=tail(st), exit_code=code, root_cause=root,
                                    detail=f"the launch command on {n} (pid {pid}) {how} while booting{why}; "
                                           f"last lines:\n{tail(st) or '(the log is empty)'}")
                 if api_up.is_set():
@@ -358,4 +377,5 @@ class BootWatcher:
                     st.recent.append(f"{rec.lineno:>7}  {rec.raw}")
                     st.last_line = rec.raw
                     st.raw.append((rec.lineno, line))
+                    st.cause.feed(rec)
                     st.drained_fatal = st.drained_fatal or st.judge.feed(rec)

@@ -110,6 +110,11 @@ def _defaults() -> dict[str, Tolerance]:
         # change (a hotter board, a memory clock) is a finding. Retired pages never go back.
         "hw.ecc_ce.fabric": _t("lower", rel=1.0, abs=10.0),
         "hw.ecc_ce.server_boot": _t("lower", rel=1.0, abs=10.0),
+        # Correctable PCIe AER errors (TOTAL_ERR_COR) one GPU added in the same stages: below the
+        # storm rate (platform.aer_storm_per_min) never a finding, but a link that starts retrying
+        # more after a change is.
+        "hw.aer_cor.fabric": _t("lower", rel=1.0, abs=10.0),
+        "hw.aer_cor.server_boot": _t("lower", rel=1.0, abs=10.0),
         "platform.ras.bad_pages": _t("lower"),
     }
 

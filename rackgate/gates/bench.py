@@ -75,10 +75,9 @@ def result(f: BenchFacts, rc: int, fresh: bool | None, min_duration_s: float, ou
                    + (f" ({'; '.join(reasons)})" if reasons else " (the benchmark printed no HTTP status for them)"))
     if f.sent is not None and f.completed is not None and f.completed + (f.failed or 0) != f.sent:
         out.append(f"completed {f.completed} + failed {f.failed or 0} != requests sent {f.sent}")
-    if f.completed and f.output_tokens == 0:
-        out.append("zero output tokens in total: every metric is 0.00")
-    if f.zero_token_requests:
-        out.append(f"{f.zero_token_requests} completed request(s) generated no tokens")
+    empty = empty_share(f)
+    if empty:
+        out.append(empty)
     if COVERAGE_ERROR in f.fatal_errors:
         dur = f" (its Benchmark Duration {f.duration_s:.2f}s is the span of the few completed requests, not the " \
               "run)" if f.duration_s is not None else ""
@@ -92,6 +91,32 @@ def result(f: BenchFacts, rc: int, fresh: bool | None, min_duration_s: float, ou
     elif rc != 0 and not out:
         out.append(f"the benchmark exited {rc}")
     return out
+
+
+def empty_share(f: BenchFacts) -> str:
+    """Completed requests whose answers are empty, named with the client and their share: a run of
+    empty answers is not a measurement, whatever its throughput says. Counted from the client's own
+    per-request record when it has one (generated_texts, output_lens), else from its totals
+    (no token generated, or none left when the texts are tokenized again)."""
+    if not f.completed:
+        return ""
+    how, n = "", 0
+    if f.empty_answers:
+        n, how = f.empty_answers, "their generated_texts are empty"
+    elif f.output_tokens == 0:
+        n, how = f.completed, "Total generated tokens: 0, every metric is 0.00"
+    elif f.retokenized_tokens == 0:
+        n, how = f.completed, (f"Total generated tokens (retokenized): 0 (the {f.output_tokens} it counts are the "
+                               "lengths asked for, not tokens received)")
+    elif f.zero_token_requests and f.tool == "aiperf":  # its export keeps only the minimum
+        return (f"aiperf: at least one of {f.completed} completed requests answered with no output "
+                "(output_sequence_length min 0): empty answers are not a measurement")
+    elif f.zero_token_requests:
+        n, how = f.zero_token_requests, "their output_lens are 0"
+    if not n:
+        return ""
+    return (f"{f.tool}: {n} of {f.completed} completed requests ({n / f.completed:.0%}) answered with no output "
+            f"({how}): the client counted them successful, but empty answers are not a measurement")
 
 
 def shortfall(f: BenchFacts, asked: tuple[str, int] | None) -> str:

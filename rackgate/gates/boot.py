@@ -30,7 +30,8 @@ def booted(b: Boot, rack: Rack, where: str) -> list[str]:
         return []
     tail = f"\n           ({b.note})" if b.note else ""
     if b.kind == "fatal":
-        return [Finding(f"line {b.lineno} of {b.log} after {b.seconds:.1f}s: {b.line}\n"
+        root = f"root cause: {b.root_cause}\n           " if b.root_cause else ""
+        return [Finding(f"{root}line {b.lineno} of {b.log} after {b.seconds:.1f}s: {b.line}\n"
                         + "\n".join("           " + x for x in b.excerpt.splitlines()[-14:]) + tail, where=b.place,
                         means=f"a fatal line appeared while booting ({b.signature}, in {b.why or 'its record'}): {b.hint}")]
     if b.kind == "stall":

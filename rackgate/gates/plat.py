@@ -22,6 +22,7 @@ from ..probes.modules import DriverFacts
 from ..probes.perf_setup import TuningFacts
 from ..probes.procs import Proc
 from ..probes.tcp import Listener
+from . import aer as aer_gate
 from .declare import Across, Check, Fact, Shown, across, declare
 
 
@@ -333,16 +334,26 @@ declare(Check("PLAT-SHM", "node", probe=shm.stale, judge=shm_segments, shows=shm
 
 # --- PLAT-DMESG -------------------------------------------------------------------------------
 def kernel_log(scan: dmesg.Scan, rack: Rack, where: str) -> list[str]:
-    if not scan.hits:
-        return []
-    kinds = sorted({n for h in scan.hits for n in h.patterns})
-    return [f"{len(scan.hits)} line(s) [{', '.join(kinds)}]: {dmesg.excerpt(scan.hits, 4)}"]
+    out = []
+    if scan.hits:
+        kinds = sorted({n for h in scan.hits for n in h.patterns})
+        out.append(f"{len(scan.hits)} line(s) [{', '.join(kinds)}]: {dmesg.excerpt(scan.hits, 4)}")
+    try:
+        out += aer_gate.judge(scan.aer, scan.gpus, scan.topology_error, rack, where)
+    except CouldNotObserve:
+        if not out:
+            raise
+    return out
 
 
 def kernel_log_shown(scan: dmesg.Scan, rack: Rack) -> list[Shown]:
-    return [Shown("dmesg (this boot, matching lines)",
-                  "\n".join(f"{h.line.raw}    <- {', '.join(h.patterns)}" for h in scan.hits)
-                  or f"(none of {scan.lines} lines match)")]
+    out = [Shown("dmesg (this boot, matching lines)",
+                 "\n".join(f"{h.line.raw}    <- {', '.join(h.patterns)}" for h in scan.hits)
+                 or f"(none of {scan.lines} lines match)")]
+    if scan.aer:
+        out.append(Shown("PCIe AER records (this boot) and the GPU each is charged to",
+                         aer_gate.shown(scan.aer, scan.gpus)))
+    return out
 
 
 declare(Check("PLAT-DMESG", "node", probe=dmesg.plat_dmesg, judge=kernel_log, shows=kernel_log_shown))

@@ -27,16 +27,26 @@ def bad_page_limit(rack: Rack) -> int | None:
     return int(p.hbm_gib * 1024 // BAD_PAGE_COVER_MIB)
 
 
+# ras/event_state's event types (amdgpu_ras.c dump_event: "Fatal Error", named "Fault Error" in the
+# first version, "Poison Creation", "Poison Consumption"): each is an uncorrectable event.
+RAS_EVENTS = ("fatal_error", "fault_error", "poison_creation", "poison_consumption")
+
+
+NO_BAD_PAGES = "no ras/gpu_vram_bad_pages"
+
+
 def _unseen(g: GpuCounters) -> list[str]:
     """The sources of one GPU PLAT-RAS needs and could not read."""
     if g.blocks is None:
         return ["no ras/ directory (RAS not enabled or not supported: the driver shows no error counts)"]
     out = []
-    if not g.blocks and not any(u.startswith("ras/") for u in g.unreadable):
-        out.append("no ras/<block>_err_count file")
+    if not g.layout:
+        found = ", ".join(g.files) or "no file"
+        out.append(f"ras/ holds {found}: no per-block error counter of a layout rackgate knows "
+                   "(ras/<block>_err_count, ras/aca_<block>)")
     out += [f"{u} unreadable" for u in g.unreadable if u.startswith("ras/")]
     if g.bad_pages is None:
-        out.append("no ras/gpu_vram_bad_pages")
+        out.append(NO_BAD_PAGES)
     return out
 
 
@@ -51,6 +61,13 @@ def ras_level(snap: Snapshot, rack: Rack, where: str) -> list[str]:
         ue = [f"{b.name} ue: {b.ue}" for b in (g.blocks or {}).values() if b.ue]
         if ue:
             out.append(f"{g.label}: uncorrectable errors since the driver loaded: {', '.join(ue)}")
+        de = [f"{b.name} de: {b.de}" for b in (g.blocks or {}).values() if b.de]
+        if de:
+            out.append(f"{g.label}: deferred (poisoned) uncorrectable errors since the driver loaded: {', '.join(de)}"
+                       " (the driver retires their pages as it does an ue's)")
+        events = [f"{k.replace('_', ' ')} count {n}" for k, n in (g.events or {}).items() if n and k in RAS_EVENTS]
+        if events:
+            out.append(f"{g.label}: RAS events since the driver loaded (ras/event_state): {', '.join(events)}")
         pages = g.bad_pages or ()
         unreserved = [p for p in pages if p.flag == "F"]
         if unreserved:
@@ -103,7 +120,7 @@ declare(Check("PLAT-RAS", "node", probe=ras_probe.of_node, judge=ras_level, show
 def unbracketable(snap: Snapshot, expected: int) -> str:
     """Why a snapshot cannot bracket a stage on its node ("" when it can): a GPU without a ras/
     directory or error count file shows no ECC to compare, and a card count off leaves GPUs unseen."""
-    why = [f"{g.label}: {u}" for g in snap.gpus for u in _unseen(g) if "gpu_vram_bad_pages" not in u]
+    why = [f"{g.label}: {u}" for g in snap.gpus for u in _unseen(g) if u != NO_BAD_PAGES]
     if len(snap.gpus) != expected:
         why.append(f"{len(snap.gpus)} amdgpu cards, expected {expected} (gpus_per_node)")
     return f"node {snap.node}: " + "; ".join(why) if why else ""
@@ -113,14 +130,20 @@ LINK_BLOCKS = ("xgmi_wafl", "pcie_bif")
 
 
 def kind(counter: str) -> str:
-    """What a counter's rise is: 'uncorrectable', 'link', 'correctable' or 'throttle' (amd-smi's
-    violation accumulators: they tick all the time, SRV-THROTTLE reads them)."""
+    """What a counter's rise is: 'uncorrectable', 'link', 'aer-correctable' (judged by the storm
+    rate), 'correctable' or 'throttle' (amd-smi's violation accumulators: they tick all the time,
+    SRV-THROTTLE reads them)."""
     if counter.startswith("throttle."):
         return "throttle"
+    if counter.startswith("aer.correctable.") or counter == "kmsg_aer.correctable":
+        return "aer-correctable"
+    if counter == "kmsg_aer.uncorrectable":  # the kernel log's AER record on the GPU or an upstream port
+        return "uncorrectable"
     block = counter.split(".")[1] if counter.startswith("ras.") else ""
     if counter.startswith(("aer.correctable.", "pcie.")) or block in LINK_BLOCKS:
         return "link" if not counter.endswith(".ue") else "uncorrectable"
-    if counter.endswith(".ue") or counter == "bad_pages" or counter.startswith(("aer.fatal.", "aer.nonfatal.")):
+    if counter.endswith((".ue", ".de")) or counter == "bad_pages" \
+            or counter.startswith(("aer.fatal.", "aer.nonfatal.", "ras_event.")):
         return "uncorrectable"
     return "correctable"
 
@@ -136,18 +159,51 @@ def stage_rises(rises: dict[str, list[Rise]], rack: Rack) -> list[str]:
         for gpu, rs in per_gpu.items():
             bad = [r for r in rs if kind(r.counter) == "uncorrectable"]
             link = [r for r in rs if kind(r.counter) == "link"]
-            # AER's named counts add up to its TOTAL_ERR_COR: count the total, not both
-            link_total = sum(r.by for r in link if not (r.counter.startswith("aer.correctable.")
-                                                        and not r.counter.endswith(".TOTAL_ERR_COR")))
+            link_total = sum(r.by for r in link)
             ce = sum(r.by for r in rs if kind(r.counter) == "correctable")
             shown = list(bad)
             if link_total > p.ras_link_errors_max_rise:
                 shown += link
+            aer_cor = [r for r in rs if kind(r.counter) == "aer-correctable"]
+            rate = aer_rate(aer_cor)
+            if rate > p.aer_storm_per_min:
+                shown += aer_cor
             if p.ras_ce_max_rise is not None and ce > p.ras_ce_max_rise:
                 shown += [r for r in rs if kind(r.counter) == "correctable"]
             if shown:
+                storm = (f" (correctable PCIe AER errors at {rate:.1f} a minute, allowed {p.aer_storm_per_min:g}: "
+                         "platform.aer_storm_per_min)" if rate > p.aer_storm_per_min else "")
                 out.append(f"{gpu} during {stage}: " + ", ".join(
-                    f"{r.counter} {r.before} -> {r.after}" for r in shown))
+                    f"{r.counter} {r.before} -> {r.after}" for r in shown) + storm)
+    return out
+
+
+def aer_rate(rises: list[Rise]) -> float:
+    """Correctable AER errors a minute over a stage, the larger of two counts: the GPU's own
+    TOTAL_ERR_COR (its named parts add up to it: counted once) and the kernel log's correctable
+    records charged to the GPU or its upstream ports; over the stage's time, a stage shorter than a
+    minute counted as one."""
+    logged = [r for r in rises if r.counter == "kmsg_aer.correctable"]
+    counted = [r for r in rises if r.counter != "kmsg_aer.correctable"]
+    return max(_rate(counted), _rate(logged))
+
+
+def _rate(rises: list[Rise]) -> float:
+    total = [r for r in rises if r.counter.endswith(".TOTAL_ERR_COR")]
+    n = sum(r.by for r in (total or rises))
+    # the TOTAL rises once per pair of snapshots it rose in: their times add up; named parts alone
+    # (no TOTAL line) share one pair's time
+    seconds = sum(r.seconds for r in total) if total else max((r.seconds for r in rises), default=0.0)
+    return n / max(seconds / 60.0, 1.0) if n else 0.0
+
+
+def aer_correctable_by_gpu(rises: dict[str, list[Rise]]) -> dict[str, int]:
+    """GPU label -> correctable PCIe AER errors (TOTAL_ERR_COR) added over these stages."""
+    out: dict[str, int] = {}
+    for found in rises.values():
+        for r in found:
+            if r.counter == "aer.correctable.TOTAL_ERR_COR":
+                out[r.gpu] = out.get(r.gpu, 0) + r.by
     return out
 
 
@@ -176,7 +232,9 @@ def rises_facts(got: ras_probe.Charged, where: str) -> list[Fact]:
     the row's first stage: hw.ecc_ce.fabric at node2/gpu1."""
     slug = got.stages[0].replace(" ", "_")
     return [Fact(f"hw.ecc_ce.{slug}", n, "errors", f"{got.node}/{label.split(' ')[0]}")
-            for label, n in correctable_by_gpu(got.rises).items()]
+            for label, n in correctable_by_gpu(got.rises).items()] + [
+            Fact(f"hw.aer_cor.{slug}", n, "errors", f"{got.node}/{label.split(' ')[0]}")
+            for label, n in aer_correctable_by_gpu(got.rises).items()]
 
 
 declare(Check("FAB-ERRORS", "node", probe=ras_probe.fabric_stages, judge=rises_item, shows=rises_shown,

@@ -7,6 +7,15 @@ aiperf (profile_export_aiperf.json, console). Pure parsers; the formats are the 
   JSON has num_prompts and completed (no failure count: failed = num_prompts - completed),
   duration, total_input_tokens, total_output_tokens, *_throughput, and output_lens/errors when
   --save-detailed.
+- SGLang's bench_serving (sglang/bench_serving.py): the same banner and "{:<40} {:<10}" rows
+  (its own labels: "Backend:", "Max request concurrency:" may read "not set", "Total generated
+  tokens (retokenized):"), no failure row; its --output-file is JSON lines it appends to (one
+  record per run: the last line is this run's), with completed, total_output_tokens,
+  total_output_tokens_retokenized and, with --output-details, output_lens, generated_texts and
+  errors. A request it counts successful may carry an empty text: its output_len is the usage's
+  completion_tokens, or the requested length when the server sent no usage, while the
+  retokenized count is the text's own.
+- `vllm bench serve` (vllm/benchmarks/serve.py): benchmark_serving's table and --save-result JSON.
 - aiperf: each metric is an object {"tag", "unit", "header", "avg", ...}, at the top level in
   current releases and under "records" in older ones; request_count is the successful
   requests, error_request_count the failed ones; error_summary, was_cancelled; a run that lost
@@ -51,6 +60,8 @@ class BenchFacts:
     mean_ttft_ms: float | None = None        # time to first token
     mean_tpot_ms: float | None = None        # time per output token (after the first)
     zero_token_requests: int | None = None   # completed requests that generated nothing
+    empty_answers: int | None = None         # completed requests whose text is empty (generated_texts)
+    retokenized_tokens: int | None = None    # SGLang: the output texts' tokens counted again
     per_gpu: dict[str, float] = field(default_factory=dict)   # per-GPU figures the result reports
     warnings: list[str] = field(default_factory=list)
     fatal_errors: list[str] = field(default_factory=list)
@@ -77,8 +88,21 @@ def serving_table(stdout: str) -> dict[str, float]:
     return out
 
 
-def serving_result(stdout: str, result_json: str | None) -> BenchFacts:
-    f = BenchFacts("benchmark_serving")
+def last_record(text: str) -> str:
+    """A result file's record of this run: the file itself, or the last line of JSON lines a
+    client appends to (SGLang's --output-file)."""
+    lines = [x for x in split_lines(text) if x.strip()]
+    if len(lines) > 1 and lines[-1].lstrip().startswith("{") and lines[0].lstrip().startswith("{"):
+        try:
+            json.loads(lines[-1])
+            return lines[-1]
+        except json.JSONDecodeError:
+            return text
+    return text
+
+
+def serving_result(stdout: str, result_json: str | None, tool: str = "benchmark_serving") -> BenchFacts:
+    f = BenchFacts(tool)
     table = serving_table(stdout)
     for line in split_lines(stdout):
         if ALL_FAILED in line:
@@ -86,7 +110,7 @@ def serving_result(stdout: str, result_json: str | None) -> BenchFacts:
     data = {}
     if result_json is not None:
         try:
-            data = json.loads(result_json)
+            data = json.loads(last_record(result_json))
         except json.JSONDecodeError as e:
             raise BenchParseError(f"benchmark_serving result file is not JSON ({e.msg} at line {e.lineno})") from None
         if not isinstance(data, dict):
@@ -100,15 +124,25 @@ def serving_result(stdout: str, result_json: str | None) -> BenchFacts:
                                   f"(last row read: {list(table)[-1] if table else 'none'})")
     f.completed = _int(data.get("completed"), table.get("Successful requests"))
     f.sent = _int(data.get("num_prompts"))
-    if "FAILED requests" in table:
-        f.failed = _int(table["FAILED requests"])
+    # ATOM's "FAILED requests:" row; vLLM's (`vllm bench serve`) "Failed requests:" and its JSON's "failed"
+    failed_row = table.get("FAILED requests", table.get("Failed requests"))
+    if failed_row is not None or _int(data.get("failed")) is not None:
+        f.failed = _int(data.get("failed"), failed_row)
     elif f.sent is not None and f.completed is not None:
         f.failed = f.sent - f.completed
     if f.sent is None and f.completed is not None and f.failed is not None:
         f.sent = f.completed + f.failed
     f.duration_s = _float(data.get("duration"), table.get("Benchmark duration (s)"))
     f.output_tokens = _int(data.get("total_output_tokens"), table.get("Total generated tokens"))
-    f.total_token_throughput = _float(data.get("total_token_throughput"), table.get("Total Token throughput (tok/s)"))
+    f.retokenized_tokens = _int(data.get("total_output_tokens_retokenized"),
+                                table.get("Total generated tokens (retokenized)"))
+    # ATOM's and vLLM's "Total Token throughput", SGLang's "Total token throughput" (older: "Total
+    # throughput"); SGLang's JSON has no total: its input + output throughput
+    sglang_total = (_float(data.get("input_throughput")) or 0.0) + (_float(data.get("output_throughput")) or 0.0) \
+        if "total_output_tokens_retokenized" in data else None
+    f.total_token_throughput = _float(data.get("total_token_throughput"), table.get("Total Token throughput (tok/s)"),
+                                      table.get("Total token throughput (tok/s)"), table.get("Total throughput (tok/s)"),
+                                      sglang_total)
     f.output_throughput = _float(data.get("output_throughput"), table.get("Output token throughput (tok/s)"))
     f.mean_ttft_ms = _float(data.get("mean_ttft_ms"), table.get("Mean TTFT (ms)"))
     f.mean_tpot_ms = _float(data.get("mean_tpot_ms"), table.get("Mean TPOT (ms)"))
@@ -117,9 +151,13 @@ def serving_result(stdout: str, result_json: str | None) -> BenchFacts:
     if isinstance(lens, list):  # --save-detailed: a failed request has an error and length 0
         errs = errors if isinstance(errors, list) and len(errors) == len(lens) else [""] * len(lens)
         f.zero_token_requests = sum(1 for n, e in zip(lens, errs) if not e and not n)
+    texts = data.get("generated_texts")
+    if isinstance(texts, list):  # a request that succeeded (no error) with no text: an empty answer
+        errs = errors if isinstance(errors, list) and len(errors) == len(texts) else [""] * len(texts)
+        f.empty_answers = sum(1 for t, e in zip(texts, errs) if not e and isinstance(t, str) and not t.strip())
     if isinstance(errors, list):  # --save-detailed: each failed request's error, e.g. the HTTP reason
         from collections import Counter
-        f.error_summary = [f"{n} x {e.strip()[:120]}" for e, n in Counter(e for e in errors if e).most_common(3)]
+        f.error_summary = [f"{n} x {e.strip()[:120]}" for e, n in Counter(str(e) for e in errors if e).most_common(3)]
     f.per_gpu = {k: float(v) for k, v in data.items() if "per_gpu" in k and isinstance(v, (int, float))}
     return f
 
@@ -187,7 +225,11 @@ def aiperf_result(export_json: str, console: str = "") -> BenchFacts:
 # The flag that says how many requests a client is asked to send: benchmark_serving's
 # --num-prompts (atom/benchmarks/benchmark_serving.py, vLLM's alike); aiperf's --request-count and
 # its alias --num-requests (aiperf's CLI config, "Stop after this many requests sent").
-ASKED_FLAGS = {"benchmark_serving": ("num-prompts",), "aiperf": ("request-count", "num-requests")}
+ASKED_FLAGS = {"benchmark_serving": ("num-prompts",), "aiperf": ("request-count", "num-requests"),
+               "sglang.bench_serving": ("num-prompts",), "vllm bench serve": ("num-prompts",)}
+# The clients whose output is benchmark_serving's table and result file (their own labels added).
+SERVING_TABLE_CLIENTS = ("benchmark_serving", "sglang.bench_serving", "vllm bench serve")
+_VLLM_BENCH = re.compile(r"(?:^|\s)(?:\S*/)?vllm\s+bench\s+serve(?:\s|$)")
 
 
 @dataclass(frozen=True)
@@ -217,6 +259,12 @@ def command(cmd: str) -> BenchCommand:
         raise BenchParseError(f"bench.command does not parse as a shell command: {e}") from None
     flags = cmdline.flags(words)
     text = " ".join(words)
+    if "sglang.bench_serving" in text:  # SGLang sends --served-model-name, else --model
+        wire = flags.get("served-model-name") or flags.get("model") or ""
+        return BenchCommand("sglang.bench_serving", wire, flags.get("tokenizer"), flags)
+    if _VLLM_BENCH.search(text):
+        wire = flags.get("served-model-name") or flags.get("model") or ""
+        return BenchCommand("vllm bench serve", wire, flags.get("tokenizer"), flags)
     if "benchmark_serving" in text:
         wire = flags.get("served-model-name") or flags.get("model") or ""
         return BenchCommand("benchmark_serving", wire, flags.get("tokenizer"), flags)

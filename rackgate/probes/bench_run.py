@@ -124,7 +124,8 @@ def session_run(s: ServerAccess) -> BenchRun:
                 raise probe.BenchParseError("no profile_export_aiperf.json was written")
             facts = probe.aiperf_result(text, res.stdout + res.stderr)
         else:
-            facts = probe.serving_result(res.stdout + "\n" + res.stderr, text)
+            facts = probe.serving_result(res.stdout + "\n" + res.stderr, text,
+                                         cmd.tool if cmd.tool in probe.SERVING_TABLE_CLIENTS else "benchmark_serving")
     except probe.BenchParseError as e:
         unread = (f"{cmd.tool} output: {e} (exit {res.rc}; last output: "
                   f"{(res.stdout + res.stderr).strip()[-200:]!r})")

@@ -38,6 +38,7 @@ class Boot:
     exit_code: int | None = None
     ready_line_s: float | None = None
     noted: tuple[str, ...] = ()  # signatures read in records that are not fatal (evidence)
+    root_cause: str = ""         # the line the log names as the cause (a kernel library, an engine-start exception)
 
     @property
     def place(self) -> str:
@@ -51,4 +52,4 @@ def boot(s: Launched) -> Boot:
     b = s.boot
     return Boot(b.kind, b.seconds, b.node, b.who, b.line, b.lineno, s.log_path(b.node) if b.node else "", b.excerpt,
                 b.hint, b.signature, b.detail, b.why, b.summary(), b.format_note, tuple(b.past_rendezvous),
-                b.exit_code, b.ready_line_s, tuple(b.noted))
+                b.exit_code, b.ready_line_s, tuple(b.noted), b.root_cause)

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from ..access import NodeAccess
 from ..catalogue import Pattern
 from ..catalogue import row as catalogue_row
-from ..errors import UnrecognisedOutput
+from ..errors import CouldNotObserve, UnrecognisedOutput
+from . import aer
+from .aer import GpuPath, Record
 from .target import On
 
 _LINE = re.compile(r"^\[\s*(\d+\.\d+)\]\s?(.*)$")
@@ -124,12 +126,28 @@ def excerpt(hits: list[Hit], limit: int = 8) -> str:
 
 @dataclass(frozen=True)
 class Scan:
-    """This boot's kernel log read whole, and the lines matching a row's signatures."""
+    """This boot's kernel log read whole, the lines matching a row's signatures, its PCIe AER
+    records (probes/aer.py) and the GPUs with their upstream ports they are charged to (read only
+    when there is a record; `topology_error` says why they could not be listed)."""
     lines: int
     hits: list[Hit]
+    aer: tuple[Record, ...] = ()
+    gpus: tuple[GpuPath, ...] = ()
+    topology_error: str = ""
 
 
 def plat_dmesg(on: On) -> Scan:
-    """PLAT-DMESG's probe: this boot's lines matching its signatures (less platform.dmesg_ignore)."""
+    """PLAT-DMESG's probe: this boot's lines matching its signatures (less platform.dmesg_ignore),
+    and its AER records with the GPUs they name."""
     lines = read_dmesg(on.host)
-    return Scan(len(lines), match(lines, PLAT_DMESG, on.rack.platform.dmesg_ignore))
+    ignore = on.rack.platform.dmesg_ignore
+    ign = [re.compile(r) for r in ignore]
+    records = aer.records([(ln.t, ln.raw) for ln in lines if not any(r.search(ln.text) for r in ign)])
+    gpus: tuple[GpuPath, ...] = ()
+    why = ""
+    if records:
+        try:
+            gpus = aer.topology(on.host, on.rack.gpus_per_node)
+        except CouldNotObserve as e:
+            why = str(e)
+    return Scan(len(lines), match(lines, PLAT_DMESG, ignore), tuple(records), gpus, why)

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from ..access import NodeAccess
 from ..catalogue import row
 from ..errors import CouldNotObserve, UnrecognisedOutput
-from . import amdsmi, drm
+from ..lines import clean_text
+from . import aer, amdsmi, dmesg, drm
 from .target import On
 
 AER_FILES = ("aer_dev_correctable", "aer_dev_fatal", "aer_dev_nonfatal")
@@ -49,18 +50,28 @@ _SCRIPT = (
     'drv="$(readlink "$c/device/driver")"; [ "${drv##*/}" = amdgpu ] || [ -d "$c/device/ualink" ] || continue; '
     'u=""; [ -d "$c/device/ualink" ] && u=ualink; '
     'printf "@@card %s\\t%s\\t%s\\t%s\\n" "$n" "$(readlink "$c/device")" "$drv" "$u"; dev="$c/device"; '
-    'if [ -d "$dev/ras" ]; then for f in "$dev"/ras/*_err_count; do [ -e "$f" ] && show "$f" "ras/${f##*/}"; done; '
-    'show "$dev/ras/gpu_vram_bad_pages" ras/gpu_vram_bad_pages; show "$dev/ras/features" ras/features; '
+    'printf "@@path %s\\n" "$(readlink -f "$dev")"; '
+    'if [ -d "$dev/ras" ]; then for f in "$dev"/ras/*; do [ -f "$f" ] || continue; n="${f##*/}"; case "$n" in '
+    '*_err_count|aca_*|gpu_vram_bad_pages|features|version|schema|event_state) show "$f" "ras/$n";; '
+    '*) echo "@@other ras/$n";; esac; done; '
+    'for n in gpu_vram_bad_pages features; do [ -e "$dev/ras/$n" ] || echo "@@absent ras/$n"; done; '
     'else echo "@@nodir ras"; fi; '
     'for f in aer_dev_correctable aer_dev_fatal aer_dev_nonfatal pcie_replay_count; do show "$dev/$f" "$f"; done; '
-    'done; [ "$4" = throttle ] && if command -v amd-smi >/dev/null 2>&1; then echo "@@smi"; '
+    'done; echo "@@kmsg"; { dmesg 2>/dev/null || sudo -n dmesg 2>/dev/null || echo "@@kmsg-unread"; } | '
+    'grep -E "AER|PCIe Bus Error|error status/mask|aer_|@@kmsg-unread|: +\\[ *[0-9]+\\] "; echo "@@kmsg-end"; '
+    '[ "$4" = throttle ] && if command -v amd-smi >/dev/null 2>&1; then echo "@@smi"; '
     'amd-smi metric --throttle --json 2>/dev/null; echo "@@smi-rc $?"; else echo "@@nosmi"; fi; echo "$3"')
 
 _COUNT = re.compile(r"(ue|ce|de):\s*(\d+)")
+_VERSION = re.compile(r"table version:\s*0x([0-9a-fA-F]+)")
+_SCHEMA = re.compile(r"schema:\s*0x([0-9a-fA-F]+)")
+_SEQNO = re.compile(r"current seqno:\s*(\d+)")
+_EVENT = re.compile(r"([A-Za-z][A-Za-z ]*?)\s*: count:\s*(\d+), last_seqno:\s*(\d+)")
 _PAGE = re.compile(r"0x([0-9a-fA-F]{1,16})\s*:\s*0x([0-9a-fA-F]{1,16})\s*:\s*([RPF])")
 _FEATURES = re.compile(r"feature mask:\s*0x([0-9a-fA-F]+)")
 _AER = re.compile(r"([A-Za-z][A-Za-z0-9_]*(?:\[\d+\])?) (\d+)")
 _BLOCK_FILE = re.compile(r"ras/([a-z0-9_]+)_err_count")
+_ACA_FILE = re.compile(r"ras/aca_([a-z0-9_]+)")
 
 
 @dataclass(frozen=True)
@@ -92,6 +103,13 @@ class GpuCounters:
     absent: tuple[str, ...] = ()  # counter files that are not there
     unreadable: tuple[str, ...] = ()  # there, but reading failed or said "inaccessible"
     throttle: dict[str, int] | None = None  # amd-smi metric --throttle: accumulators (None: not read)
+    layout: str = ""  # the per-block counters' layout: "err_count", "aca", both "err_count+aca", "" none
+    others: tuple[str, ...] = ()  # files in ras/ that no known layout has (listed, never read)
+    events: dict[str, int] | None = None  # ras/event_state: event name -> count (None: no such file)
+    version: int | None = None  # ras/version "table version: 0x%x" (the bad page table's)
+    schema: int | None = None  # ras/schema "schema: 0x%x"
+    files: tuple[str, ...] = ()  # every file found in ras/ (known or not)
+    kmsg_aer: dict[str, int] | None = None  # the kernel log's AER records charged to it this boot (None: not read)
 
     @property
     def label(self) -> str:
@@ -107,6 +125,10 @@ class GpuCounters:
                 out[f"ras.{b.name}.de"] = b.de
         if self.bad_pages is not None:
             out["bad_pages"] = len(self.bad_pages)
+        for event, count in (self.events or {}).items():
+            out[f"ras_event.{event}"] = count
+        for sev, count in (self.kmsg_aer or {}).items():
+            out[f"kmsg_aer.{sev}"] = count
         for f, names in self.aer.items():
             for n, v in names.items():
                 out[f"aer.{f.removeprefix('aer_dev_')}.{n}"] = v
@@ -124,6 +146,7 @@ class Snapshot:
     gpus: tuple[GpuCounters, ...]
     raw: str = ""
     throttle_error: str = ""  # why amd-smi's throttle counters were not read ("" when they were)
+    kmsg_error: str = ""      # why the kernel log's AER records were not counted ("" when they were)
 
     def gpu(self, card: int) -> GpuCounters | None:
         return next((g for g in self.gpus if g.card == card), None)
@@ -146,6 +169,35 @@ def parse_err_count(text: str, where: str) -> Block | None:
     if "ue" not in got or "ce" not in got:
         raise UnrecognisedOutput(f"{where}: no 'ue: N' and 'ce: N' lines: {text[:120]!r}")
     return Block(name, got["ue"], got["ce"], got.get("de"))
+
+
+def parse_event_state(text: str, where: str) -> dict[str, int]:
+    """ras/event_state (amdgpu_ras_sysfs_event_state_show): "current seqno: N", then per event
+    type "<Name>: count:N, last_seqno:N" (an early version put a space before the colon) ->
+    {"fatal_error": N, "poison_creation": N, ...}; the seqno line must be there."""
+    out: dict[str, int] = {}
+    seqno = False
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if _SEQNO.fullmatch(line.strip()) and not seqno:
+            seqno = True
+            continue
+        m = _EVENT.fullmatch(line.strip())
+        key = m.group(1).strip().lower().replace(" ", "_") if m else ""
+        if m is None or key in out:
+            raise UnrecognisedOutput(f"{where}: line not understood: {line[:120]!r}")
+        out[key] = int(m.group(2))
+    if not seqno:
+        raise UnrecognisedOutput(f"{where}: no 'current seqno: N' line: {text[:120]!r}")
+    return out
+
+
+def parse_hex_line(text: str, where: str, pattern: re.Pattern[str], shape: str) -> int:
+    m = pattern.fullmatch(text.strip())
+    if m is None:
+        raise UnrecognisedOutput(f"{where}: not '{shape}': {text[:120]!r}")
+    return int(m.group(1), 16)
 
 
 def parse_bad_pages(text: str, where: str) -> tuple[BadPage, ...]:
@@ -195,6 +247,8 @@ class _Card:
     files: dict[str, str | None] = field(default_factory=dict)  # name -> text, None unreadable
     absent: list[str] = field(default_factory=list)
     nodir: bool = False
+    others: list[str] = field(default_factory=list)
+    path: str = ""  # the device's resolved sysfs path (the PCI bridges above the GPU)
 
 
 @dataclass
@@ -205,12 +259,35 @@ class _Smi:
     open: bool = False
 
 
-def _sections(text: str, node: str, smi: _Smi) -> list[_Card]:
+@dataclass
+class _Kmsg:
+    """The kernel log's AER lines as the script's grep passed them (None: not in this reply)."""
+    lines: list[str] | None = None
+    open: bool = False
+    unread: bool = False
+
+
+def _sections(text: str, node: str, smi: _Smi, kmsg: _Kmsg | None = None) -> list[_Card]:
+    kmsg = kmsg if kmsg is not None else _Kmsg()
     cards: list[_Card] = []
     cur: _Card | None = None
     body: list[str] | None = None
     name = ""
     for line in text.split("\n"):
+        if kmsg.open:
+            if line == "@@kmsg-end":
+                kmsg.open = False
+            elif line == "@@kmsg-unread":
+                kmsg.unread = True
+            elif kmsg.lines is not None:
+                kmsg.lines.append(line)
+            continue
+        if line == "@@kmsg":
+            if body is not None and cur is not None:
+                cur.files[name] = "\n".join(body)
+            body = None
+            kmsg.open, kmsg.lines = True, []
+            continue
         if smi.open:
             m = re.fullmatch(r"@@smi-rc (\d+)", line)
             if m:
@@ -243,6 +320,10 @@ def _sections(text: str, node: str, smi: _Smi) -> list[_Card]:
                 cur.absent.append(rest)
             elif word == "nodir" and rest == "ras":
                 cur.nodir = True
+            elif word == "other" and rest.startswith("ras/"):
+                cur.others.append(rest)
+            elif word == "path":
+                cur.path = rest
             else:
                 raise UnrecognisedOutput(f"node {node}: counter output line not understood: {line[:120]!r}")
         elif body is not None:
@@ -262,17 +343,32 @@ def _gpu(c: _Card, card: drm.Card, gpu: int | None, node: str) -> GpuCounters:
     features = None
     aer: dict[str, dict[str, int]] = {}
     replay = None
+    events: dict[str, int] | None = None
+    version = schema = None
+    aca: dict[str, Block] = {}
+    layouts: list[str] = []
     for name, text in c.files.items():
+        at = f"{where} {name}"
+        m = _BLOCK_FILE.fullmatch(name) or _ACA_FILE.fullmatch(name)
+        kind = "" if m is None else "aca" if name.startswith("ras/aca_") else "err_count"
+        if kind and kind not in layouts:
+            layouts.append(kind)
         if text is None:
             continue
-        at = f"{where} {name}"
-        m = _BLOCK_FILE.fullmatch(name)
-        if m is not None and blocks is not None:
+        if kind and blocks is not None:
             b = parse_err_count(text, at)
             if b is None:
                 unreadable.append(f"{name} ({INACCESSIBLE})")
+            elif kind == "aca":
+                aca[m.group(1)] = dataclasses.replace(b, name=m.group(1))  # type: ignore[union-attr]
             else:
                 blocks[b.name] = b
+        elif name == "ras/event_state":
+            events = parse_event_state(text, at)
+        elif name == "ras/version":
+            version = parse_hex_line(text, at, _VERSION, "table version: 0x...")
+        elif name == "ras/schema":
+            schema = parse_hex_line(text, at, _SCHEMA, "schema: 0x...")
         elif name == "ras/gpu_vram_bad_pages":
             pages = parse_bad_pages(text, at)
         elif name == "ras/features":
@@ -283,15 +379,20 @@ def _gpu(c: _Card, card: drm.Card, gpu: int | None, node: str) -> GpuCounters:
             replay = parse_replay(text, at)
         else:
             raise UnrecognisedOutput(f"{where}: counter file {name!r} is not one this probe reads")
+    if blocks is not None:  # the same driver counts through either file: the classic one first
+        blocks.update({k: v for k, v in aca.items() if k not in blocks})
     return GpuCounters(gpu, card.card, card.bdf, blocks, pages, features, aer, replay,
-                       tuple(c.absent), tuple(unreadable))
+                       tuple(c.absent), tuple(unreadable), layout="+".join(sorted(layouts)),
+                       others=tuple(c.others), events=events, version=version, schema=schema,
+                       files=tuple(sorted({n for n in c.files if n.startswith("ras/")} | set(c.others))))
 
 
 def parse(text: str, node: str, expected: int | None = None, at: float = 0.0) -> Snapshot:
     """The script's reply (without its end marker) -> Snapshot. `expected`: gpus_per_node (GPU
     numbers are given only when the node shows exactly that many amdgpu cards)."""
-    smi = _Smi()
-    secs = _sections(text, node, smi)
+    smi, kmsg = _Smi(), _Kmsg()
+    text = clean_text(text)
+    secs = _sections(text, node, smi, kmsg)
     pairs = [(s, drm.parse_listing(s.line, f"node {node}")[0]) for s in secs]
     gmap = drm.GpuMap.of(node, [c for _, c in pairs])
     order = {c.card: i for i, c in enumerate(gmap.gpus)}
@@ -301,7 +402,28 @@ def parse(text: str, node: str, expected: int | None = None, at: float = 0.0) ->
     got, why = _throttle(smi)
     if got and numbered:
         out = [dataclasses.replace(g, throttle=got.get(g.gpu)) if g.gpu is not None else g for g in out]
-    return Snapshot(node, at, tuple(out), text, why)
+    paths = {c.card: s.path for s, c in pairs}
+    counts, unread = kernel_aer(kmsg, out, paths)
+    out = [dataclasses.replace(g, kmsg_aer=counts.get(g.card)) for g in out]
+    return Snapshot(node, at, tuple(out), text, why, unread)
+
+
+def kernel_aer(kmsg: _Kmsg, gpus: list[GpuCounters], paths: dict[int, str]) -> tuple[dict[int, dict[str, int]], str]:
+    """Card -> the kernel log's AER records charged to that GPU (its own address or an upstream
+    port's, probes/aer.py) this boot: {"correctable": N, "uncorrectable": N}; "" or why not read."""
+    if kmsg.lines is None:
+        return {}, "not read in this snapshot"
+    if kmsg.unread:
+        return {}, "dmesg could not be read (neither as this user nor through sudo -n)"
+    topo = tuple(aer.GpuPath(g.label, g.bdf or "", tuple(b for b in aer.upstream_of(paths.get(g.card, "")) if b != g.bdf))
+                 for g in gpus)
+    recs = aer.records([(ln.t, ln.raw) for ln in dmesg.parse("\n".join(kmsg.lines))])
+    out: dict[int, dict[str, int]] = {g.card: {"correctable": 0, "uncorrectable": 0} for g in gpus}
+    for r in recs:
+        for path, _ in aer.charged(r, topo):
+            card = next(g.card for g in gpus if g.label == path.label)
+            out[card]["uncorrectable" if r.uncorrectable else "correctable"] += 1
+    return out, ""
 
 
 def parse_throttle(text: str) -> dict[int, dict[str, int]]:
@@ -365,6 +487,7 @@ class Rise:
     counter: str  # GpuCounters.counters() name
     before: int
     after: int
+    seconds: float = 0.0  # wall time between the two snapshots (the stage's share of the rise)
 
     @property
     def by(self) -> int:
@@ -385,7 +508,7 @@ def rises(before: Snapshot, after: Snapshot) -> list[Rise]:
         old = b.counters()
         for name, v in a.counters().items():
             if name in old and v > old[name]:
-                out.append(Rise(a.label, name, old[name], v))
+                out.append(Rise(a.label, name, old[name], v, max(after.at - before.at, 0.0)))
     return out
 
 

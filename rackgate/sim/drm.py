@@ -1,9 +1,12 @@
 """The sim's /sys/class/drm in the kernel's shape: cardN links into the PCI device tree, each
 device linked to its bound driver (rackgate/probes/drm.py reads it).
 
-    sys/class/drm/cardN -> ../../devices/pci0000:00/<bdf>/drm/cardN
-    sys/devices/pci0000:00/<bdf>/drm/cardN/device -> ../../../<bdf>
-    sys/devices/pci0000:00/<bdf>/driver -> ../../../bus/pci/drivers/<driver>
+    sys/class/drm/cardN -> ../../devices/pci0000:00/<port>/<bdf>/drm/cardN
+    sys/devices/pci0000:00/<port>/<bdf>/drm/cardN/device -> ../../../<bdf>
+    sys/devices/pci0000:00/<port>/<bdf>/driver -> ../../../../bus/pci/drivers/<driver>
+
+A GPU sits below its own PCIe root port (`upstream_port`), as `readlink -f` of a real card's
+device shows the bridges above it (the AER driver logs errors against either).
 
 A node with the "bmc-card0" layout has a BMC's ASPEED video card (driver ast, with a VGA
 connector) as card0; its GPUs are card1... GPU cards exist only while amdgpu is loaded.
@@ -31,6 +34,11 @@ def default_bdf(gpu: int) -> str:
     return f"0000:{0x05 + 0x10 * gpu:02x}:00.0"
 
 
+def upstream_port(gpu: int) -> str:
+    """The PCIe root port above GPU `gpu` (one port per GPU)."""
+    return f"0000:00:{0x01 + gpu:02x}.1"
+
+
 def card_dir(node, gpu: int) -> str:
     """The node path of GPU `gpu`'s card, relative to the root: sys/class/drm/cardN."""
     return f"sys/class/drm/card{card_of(node, gpu)}"
@@ -47,17 +55,21 @@ def _link(path: Path, target: str) -> None:
     path.symlink_to(target)
 
 
-def lay_out_card(root: Path, card: int, bdf: str, driver: str, connectors: tuple[str, ...] = ()) -> None:
-    """cardN of PCI device bdf bound to driver, under root, linked as the kernel links it."""
-    pci = root / "sys/devices/pci0000:00" / bdf
+def lay_out_card(root: Path, card: int, bdf: str, driver: str, connectors: tuple[str, ...] = (),
+                 port: str = "") -> None:
+    """cardN of PCI device bdf (below the bridge `port`, if any) bound to driver, under root,
+    linked as the kernel links it."""
+    rel = f"{port}/{bdf}" if port else bdf
+    up = "../" * rel.count("/")
+    pci = root / "sys/devices/pci0000:00" / rel
     (pci / "drm" / f"card{card}").mkdir(parents=True, exist_ok=True)
     (root / "sys/bus/pci/drivers" / driver).mkdir(parents=True, exist_ok=True)
-    _link(pci / "driver", f"../../../bus/pci/drivers/{driver}")
+    _link(pci / "driver", f"../../../{up}bus/pci/drivers/{driver}")
     _link(pci / "drm" / f"card{card}" / "device", f"../../../{bdf}")
-    _link(root / f"sys/class/drm/card{card}", f"../../devices/pci0000:00/{bdf}/drm/card{card}")
+    _link(root / f"sys/class/drm/card{card}", f"../../devices/pci0000:00/{rel}/drm/card{card}")
     for c in connectors:
         (pci / "drm" / f"card{card}" / f"card{card}-{c}").mkdir(exist_ok=True)
-        _link(root / f"sys/class/drm/card{card}-{c}", f"../../devices/pci0000:00/{bdf}/drm/card{card}/card{card}-{c}")
+        _link(root / f"sys/class/drm/card{card}-{c}", f"../../devices/pci0000:00/{rel}/drm/card{card}/card{card}-{c}")
 
 
 def render(root: Path, node) -> None:
@@ -71,4 +83,4 @@ def render(root: Path, node) -> None:
     if "amdgpu" not in node.modules:
         return
     for g in node.gpus:
-        lay_out_card(root, card_of(node, g.card), g.bdf or default_bdf(g.card), "amdgpu")
+        lay_out_card(root, card_of(node, g.card), g.bdf or default_bdf(g.card), "amdgpu", port=upstream_port(g.card))

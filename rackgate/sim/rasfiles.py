@@ -1,6 +1,7 @@
 """The GPUs' hardware error counters as the sim's nodes show them, in the kernel's formats
-(docs/platform.md names the source of each): ras/<block>_err_count, ras/gpu_vram_bad_pages,
-ras/features, aer_dev_correctable / aer_dev_fatal / aer_dev_nonfatal and pcie_replay_count under
+(docs/platform.md names the source of each): ras/<block>_err_count (or the ACA-era ras/aca_<block>),
+ras/gpu_vram_bad_pages, ras/features, ras/version, ras/schema, ras/event_state,
+aer_dev_correctable / aer_dev_fatal / aer_dev_nonfatal and pcie_replay_count under
 /sys/class/drm/cardN/device. State: a GPU's `ras` (rackgate/sim/state.py Ras) as plain JSON.
 
 Standard library only: the ubench07 stand-ins (rackgate/sim/ualoe.py) call `during("fabric")` at
@@ -27,20 +28,38 @@ PAGE_SIZE = 0x1000
 SERVING = "serving load"  # the stage whose rises the sim server's ranks apply (rackgate/sim/engine/ranks.py)
 
 
-def _err_count(counts: list[int]) -> str:
+# ras/event_state's event types (amdgpu_ras.c amdgpu_ras_sysfs_event_state_show, dump_event).
+EVENTS = ("Fatal Error", "Poison Creation", "Poison Consumption")
+TABLE_VERSION = 0x00021000  # ras/version: the bad page table's version (amdgpu_ras_eeprom.h RAS_TABLE_VER_V2_1)
+SCHEMA = 0x5f  # ras/schema: the driver's RAS schema bits (an illustrative mask: only the format is the driver's)
+
+
+def _err_count(counts: list[int], aca: bool = False) -> str:
+    """amdgpu_ras_sysfs_read: "ue: N\nce: N\n", UMC also "de: N"; the ACA files
+    (amdgpu_ras_aca_sysfs_read) print all three for every block."""
     names = ("ue", "ce", "de")
+    counts = list(counts) + [0] * (3 - len(counts)) if aca else counts
     return "".join(f"{n}: {v}\n" for n, v in zip(names, counts))
+
+
+def _event_state(events: dict) -> str:
+    return "current seqno: {}\n".format(sum(events.values())) + "".join(
+        f"{name}: count:{events.get(name, 0)}, last_seqno:{events.get(name, 0)}\n" for name in EVENTS)
 
 
 def files(ras: dict) -> dict[str, str]:
     """Relative to cardN/device: path -> content."""
     out: dict[str, str] = {}
     if ras["ras_dir"]:
+        aca = ras.get("layout") == "aca"
         for block, counts in ras["blocks"].items():
-            out[f"ras/{block}_err_count"] = _err_count(counts)
+            out[f"ras/aca_{block}" if aca else f"ras/{block}_err_count"] = _err_count(counts, aca)
         out["ras/gpu_vram_bad_pages"] = "".join(
             f"0x{0x27f5d43 + 8 * i:08x} : 0x{PAGE_SIZE:08x} : {ras['bad_page_flag']}\n" for i in range(ras["bad_pages"]))
         out["ras/features"] = f"feature mask: 0x{ras['features']:x}\n"
+        out["ras/version"] = f"table version: 0x{TABLE_VERSION:x}\n"
+        out["ras/schema"] = f"schema: 0x{SCHEMA:x}\n"
+        out["ras/event_state"] = _event_state(ras.get("events", {}))
     for name, (order, total) in AER.items():
         counts = ras["aer"].get(name, {})
         out[name] = "".join(f"{k} {counts.get(k, 0)}\n" for k in order) + f"{total} {sum(counts.values())}\n"
@@ -53,8 +72,9 @@ def write(root: Path, node: dict, gpu: dict) -> None:
     if ras is None:
         return
     dev = root / drm.card_dir(node, gpu["card"]) / "device"
-    if not ras["ras_dir"] and (dev / "ras").is_dir():
-        shutil.rmtree(dev / "ras")
+    if (dev / "ras").is_dir() and (not ras["ras_dir"] or any(
+            p.name not in files(ras) and p.is_file() for p in (dev / "ras").iterdir() if not p.name.endswith(".rg-tmp"))):
+        shutil.rmtree(dev / "ras")  # RAS off, or the layout changed: no file of the other layout stays
     for rel, text in files(ras).items():
         p = dev / rel
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -98,7 +118,11 @@ def during(stage: str) -> None:
                 if r["stage"] != stage:
                     keep.append(r)
                     continue
-                bump(ras, r["counter"], r["by"])
+                if "kmsg" in r:  # kernel lines the stage's work makes the kernel log (an AER record)
+                    t = time.time() - node["boot_time"]
+                    node["dmesg"] += [[round(t + i * 1e-4, 6), line] for i, line in enumerate(r["kmsg"])]
+                else:
+                    bump(ras, r["counter"], r["by"])
                 if r.get("every"):
                     keep.append(r)
             ras["rises"] = keep

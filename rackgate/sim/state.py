@@ -90,6 +90,8 @@ class Ras(JsonState):
     noise: str = ""  # the stage whose runs add a correctable UMC error now and then (healthy)
     rises: list[dict] = field(default_factory=list)  # {stage, counter, by[, every]}: a fault's rises
     throttle: dict = field(default_factory=dict)  # {ppt_since, ppt_fraction}: power throttling (amd-smi metric)
+    layout: str = "err_count"  # per-block counter files: "err_count" (<block>_err_count) or "aca" (aca_<block>)
+    events: dict[str, int] = field(default_factory=dict)  # ras/event_state: event name -> count
 
 
 @dataclass

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from rackgate.atom import logfacts, logformat, signatures
+from rackgate.atom import logfacts, logformat, rootcause, signatures
 from rackgate.probes import (
+    aer,
     amdsmi,
     bench,
     collective,
@@ -31,10 +32,14 @@ from rackgate.probes import (
 )
 
 from ..fabric import test_parsers as fab
+from ..platform import test_aer as ta
 from ..platform import test_drm
 from ..platform import test_ras as rs
+from ..platform import test_ras_layouts as rl
+from ..serving import test_bench_clients as bc
 from ..serving import test_bench_parse as bp
 from ..serving import test_logs_parse as lp
+from ..serving import test_rootcause as rc
 
 PLAT = Path(__file__).resolve().parent.parent / "platform" / "samples"
 
@@ -113,11 +118,17 @@ PARSERS = [
            lambda out: bool(out.completed) and out.failed == 0),
     Parser("bench.serving_result+json", lambda t: bench.serving_result(bp.GOOD, t), (bp.GOOD_JSON,),
            lambda out: False),  # healthy only from a JSON whose fields all read: garbage must raise
+    Parser("bench.serving_result+sglang",
+           lambda t: bench.serving_result(bc.sglang_table(32, 32768, 94), t, "sglang.bench_serving"),
+           (bc.OLD_RUN + "\n" + json.dumps(bc.sglang_record(["a b c"] * 31 + [""])) + "\n",),
+           lambda out: False),  # healthy only from a record whose fields all read: garbage must raise or be empty
     Parser("bench.aiperf_result", bench.aiperf_result, (bp.aiperf(False, 53, 0), bp.aiperf(True, 89, 11)),
            lambda out: bool(out.completed) and out.failed == 0),
     Parser("bench.command", bench.command, (BENCH_CMD,)),
     Parser("collective.parse", collective.parse, (fab.NCCL_HEALTHY, fab.NCCL_HANG),
            lambda out: any(w.status == "ok" for w in out.worlds.values())),
+    Parser("aer.records", lambda t: aer.records([(ln.t, ln.raw) for ln in dmesg.parse(t)]), ta.SAMPLES + (ta.NIC,)),
+    Parser("aer.parse_topology", lambda t: aer.parse_topology(t, "n", 4), (test_drm.BMC_TRAY,)),
     Parser("dmesg.parse", dmesg.parse, (_sample("dmesg_faults.txt"), _sample("dmesg_mes_hang.txt"))),
     Parser("docker.parse_ps", docker.parse_ps, (_sample("docker_ps.jsonl"),)),
     Parser("docker.parse_events", docker.parse_events, (_sample("docker_events.jsonl"),)),
@@ -145,12 +156,18 @@ PARSERS = [
                                                 "[hsa-hotswap-rj] reused tier=aot input_bytes=501616 status=0",)),
     Parser("ras.parse", lambda t: ras.parse(t, "n", 4), (rs.NODE, rs.UE),
            lambda out: len(out.gpus) == 4 and all(g.blocks for g in out.gpus)),
+    Parser("ras.parse+kmsg", lambda t: ras.parse(t, "n", 1), (ta._snapshot_text(ta.FATAL_OLD + ta.CORRECTED_OLD),)),
+    Parser("ras.parse+aca", lambda t: ras.parse(t, "n", 4), (rl.node(rl.ACA_ERA),),
+           lambda out: len(out.gpus) == 4 and all(g.blocks for g in out.gpus)),
+    Parser("ras.parse_event_state", lambda t: ras.parse_event_state(t, "n/ras/event_state"), (rl.EVENTS, rl.EVENTS_FIRST)),
     Parser("ras.parse_err_count", lambda t: ras.parse_err_count(t, "n/ras/umc_err_count"), (rs.UMC_COUNT, rs.ERR_COUNT),
            lambda out: out is not None and out.ue == 0),
     Parser("ras.parse_throttle", ras.parse_throttle, (rs.THROTTLE_JSON,), lambda out: len(out) == 4),
     Parser("ras.parse_bad_pages", lambda t: ras.parse_bad_pages(t, "n"), (rs.BAD_PAGES,)),
     Parser("ras.parse_aer", lambda t: ras.parse_aer(t, "n", "aer_dev_fatal"), (rs.AER_FATAL,),
            lambda out: out["TOTAL_ERR_FATAL"] == 0),
+    Parser("rootcause.find", lambda t: rootcause.find([t]),
+           tuple("\n".join(x) for x in (rc.JIT, rc.JIT_HEADER, rc.ROCBLAS, rc.VLLM))),
     Parser("signatures.match", signatures.match,
            ("\x1b[31mMemory access fault by GPU node-2 (Agent handle: 0x5a)\x1b[0m", KV_ERR)),
 ]

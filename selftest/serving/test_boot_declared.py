@@ -72,7 +72,7 @@ class _Verdict:
         self.kind, self.seconds, self.node, self.who, self.line, self.lineno = kind, 12.5, "node3", "", "", 0
         self.excerpt = self.hint = self.signature = self.detail = self.why = self.format_note = ""
         self.past_rendezvous: tuple[str, ...] = ()
-        self.exit_code, self.ready_line_s, self.noted = None, None, ()
+        self.exit_code, self.ready_line_s, self.noted, self.root_cause = None, None, (), ""
         self.__dict__.update(kw)
 
     def summary(self) -> str:

@@ -165,8 +165,35 @@ class RankLog:
             self.exception("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, "
                            "Hardware limit: 65536. Reducing block sizes or `num_stages` may help.",
                            "model_ops/attentions/mla.py:412")
+        elif kind == "aiter-jit-arch":  # aiter's JIT cannot compile a module for this arch (aiter/jit/core.py)
+            self.aiter_jit_failed("module_mla_asm", "clang++: \x1b[31merror:\x1b[0m unsupported HIP gpu architecture: "
+                                  "gfx1250")
+            self.exception("RuntimeError: Error building extension 'module_mla_asm'", "model_ops/attentions/mla.py:96")
+        elif kind == "rocblas-arch":  # rocBLAS's Tensile host finds no kernels for the arch, then aborts
+            lib = "/opt/rocm/lib/rocblas/library"
+            self.log.raw(f"rocBLAS error: Cannot read {lib}/TensileLibrary.dat: No such file or directory for GPU "
+                         "arch : gfx1250\n List of available TensileLibrary Files : \n"
+                         f'"{lib}/TensileLibrary_lazy_gfx942.dat"\n"{lib}/TensileLibrary_lazy_gfx950.dat"')
         else:
             raise ValueError(f"sim: unknown runtime fatal {kind!r}")
+
+    def aiter_jit_failed(self, module: str, error: str) -> None:
+        """aiter/jit/core.py's failed build: its tag (red) with ten arrows down, the build's history
+        with every traceback line after `-->` and the compiler's output inside, the tag with arrows up."""
+        aiter = "/usr/local/lib/python3.12/dist-packages/aiter"
+        tag = f"\x1b[31mfailed jit build [{module}]\x1b[0m"
+        self.log.raw(f"[aiter] start build [{module}] under {aiter}/jit/build/{module}\n"
+                     f"[aiter] {tag}" + "\u2193" * 10 + "\n"
+                     "-->[History]: Traceback (most recent call last):\n"
+                     f'-->  File "{aiter}/jit/core.py", line 820, in wrapper\n'
+                     "    module = get_module(md_name)\n"
+                     f"-->Runtime\x1b[31merror:\x1b[0m Error building extension '{module}': [1/2] /opt/rocm/bin/hipcc "
+                     f"-fPIC -std=c++20 -O3 --offload-arch=gfx1250 -c {aiter}/jit/build/{module}/blob/asm_mla.cu -o "
+                     "asm_mla.cuda.o\n"
+                     "FAILED: asm_mla.cuda.o\n"
+                     f"{error}\n"
+                     "ninja: build stopped: subcommand failed.\n\n"
+                     f"{tag}" + "\u2191" * 10)
 
     def hotswap_installed(self) -> None:
         self.log.raw("[hsa-hotswap-rj] installed eager gfx1250 B0-to-A0 hook")

@@ -12,6 +12,7 @@ import ctypes
 import gzip
 import json
 import os
+import signal
 import socket
 import socketserver
 import threading
@@ -116,6 +117,8 @@ class Rank:
         rt = self.fault("runtime_fatal")
         if rt:
             self.out.runtime_fatal(rt.kind)
+            if rt.kind == "rocblas-arch":  # rocblas_abort(): the node's engine process ends on SIGABRT
+                os.kill(os.getppid(), signal.SIGABRT)
             hang()
         self.out.ready()
 

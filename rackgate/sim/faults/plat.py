@@ -4,6 +4,7 @@ state they change)."""
 import time
 
 from ..areas.plat import STOCK_ATOM_DIR
+from ..drm import upstream_port
 from ..plat_content import container_id
 from ..state import Plat
 from . import fault
@@ -175,6 +176,42 @@ def _ring_timeout(state, node):
         "GPU reset begin!",
         "GPU reset(1) succeeded!",
     )))
+
+
+# PCIe AER, in drivers/pci/pcie/aer.c's and err.c's words: the root port above the GPU receives the
+# message, the GPU logs the error with its status bits, the port reports the recovery.
+def _aer(port: str, bdf: str, severity: str, layer: str, agent: str, status: str, mask: str,
+         bits: tuple[str, ...]) -> list[str]:
+    return [f"pcieport {port}: AER: {severity} error message received from {bdf}",
+            f"amdgpu {bdf}: PCIe Bus Error: severity={severity}, type={layer}, ({agent})",
+            f"amdgpu {bdf}:   device [1002:75a3] error status/mask={status}/{mask}",
+            *(f"amdgpu {bdf}:    {b}" for b in bits)]
+
+
+@fault("aer-gpu-uncorrectable", "PLAT-DMESG",
+       "PCIe AER: an uncorrectable (non-fatal) completion timeout logged against a GPU, recovered "
+       "('AER: device recovery successful'); aer_dev_nonfatal counts it", target="gpu", default="node3:2")
+def _aer_uncorrectable(state, node, gpu):
+    bdf, port = _bdf(state, node, gpu), upstream_port(gpu)
+    _dmesg(state, node, 5012.100001, [
+        *_aer(port, bdf, "Uncorrectable (Non-Fatal)", "Transaction Layer", "Requester ID", "00004000", "00000000",
+              ("[14] CmpltTO                (First)",)),
+        f"pcieport {port}: AER: broadcast resume message",
+        f"pcieport {port}: AER: device recovery successful"])
+    aer = state.nodes[node].gpus[gpu].ras.aer.setdefault("aer_dev_nonfatal", {})
+    aer["CmpltTO"] = aer.get("CmpltTO", 0) + 1
+
+
+@fault("aer-gpu-correctable", "PLAT-DMESG",
+       "PCIe AER: three correctable receiver errors on a GPU's link over ten minutes (counted, charged to the "
+       "GPU, below the storm rate): must pass", target="gpu", default="node1:0")
+def _aer_correctable(state, node, gpu):
+    bdf, port = _bdf(state, node, gpu), upstream_port(gpu)
+    for k in range(3):
+        _dmesg(state, node, 3100.0 + 300 * k, _aer(port, bdf, "Correctable", "Physical Layer", "Receiver ID",
+                                                  "00000001", "00006000", ("[ 0] RxErr                 ",)))
+    aer = state.nodes[node].gpus[gpu].ras.aer.setdefault("aer_dev_correctable", {})
+    aer["RxErr"] = aer.get("RxErr", 0) + 3
 
 
 # --- PLAT-SHM --------------------------------------------------------------------------------

@@ -61,6 +61,14 @@ declare(
     Fault("rt-triton-oor", "SRV-BOOT", "a Triton kernel tuned for another GPU raises OutOfResources (shared "
           "memory) into one rank's run_engine", target="node", default="node3",
           rank=RankFault("runtime-fatal", (1, 2), {"kind": "triton-oor"})),
+    Fault("rt-aiter-jit-arch", "SRV-BOOT", "aiter's JIT cannot build a kernel module for the GPU's arch on one rank: "
+          "`failed jit build [module_mla_asm]` with `clang++: error: unsupported HIP gpu architecture: gfx1250` in its "
+          "history, then `RuntimeError: Error building extension` into run_engine", target="node", default="node3",
+          rank=RankFault("runtime-fatal", (1, 2), {"kind": "aiter-jit-arch"})),
+    Fault("rt-rocblas-arch", "SRV-BOOT", "rocBLAS has no Tensile kernels for the GPU's arch on one node: `rocBLAS error: "
+          "Cannot read .../TensileLibrary.dat: No such file or directory for GPU arch : gfx1250`, then the engine "
+          "process aborts (exit 134)", target="node", default="node2",
+          rank=RankFault("runtime-fatal", (0, 1), {"kind": "rocblas-arch"})),
     Fault("node-oom-kill", "SRV-BOOT", "the kernel's OOM killer ends one node's ATOM process while its ranks load: "
           "SIGKILL, no line of its own; the launch command exits 137", target="node", default="node2",
           rank=RankFault("oom-kill", None, {"delay_s": 1.0})),
