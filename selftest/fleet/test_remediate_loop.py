@@ -1,0 +1,184 @@
+"""The remediation loop's decisions (rackgate/fleet/remediate.py) against a Slurm held in memory
+and stand-in re-tests and remedies: the rate cap, a stale finding re-checked first, a crash
+mid-loop resumed from the audit log without repeating a finished action, no resume of a node
+someone else drained again, an operator's mark; the sinfo parser on mutated real lines; the
+validity function. Real Slurm and the sim: test_remediate_slurm.py."""
+import json
+import os
+import time
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rackgate.config.remediate import Remedy
+from rackgate.fleet import remediate, slurm_nodes, validity
+from rackgate.fleet.audit import AuditLog
+from rackgate.fleet.slurm import SlurmError
+
+pytestmark = pytest.mark.unit
+
+# sinfo -h -N -o '%N|%T|%E' on Slurm 22.05 (the self-test cluster's, slurm_cluster.py)
+SINFO = "n1|idle|none\nn2|drained|rackgate: PLAT-PARAMS node2 -- gpu_recovery=-1\nn3|idle*|none\nn4|drained|by hand: PSU\n"
+
+
+class FakeSlurm:
+    def __init__(self, states):
+        self.now = {n: slurm_nodes.NodeState(n, s, r) for n, (s, r) in states.items()}
+        self.calls = []
+
+    def states(self):
+        return dict(self.now)
+
+    def drain(self, node, reason):
+        self.calls.append(("drain", node))
+        self.now[node] = slurm_nodes.NodeState(node, "drained", reason)
+
+    def resume(self, node):
+        self.calls.append(("resume", node))
+        self.now[node] = slurm_nodes.NodeState(node, "idle", "")
+
+
+def _target(n, remedies=(Remedy(rows=["PLAT-PARAMS"], command="reload"),), expires=None):
+    f = {"row": "PLAT-PARAMS", "where": f"node{n}", "seen": "gpu_recovery=-1", "test": f"t[node{n}]",
+         "means": "", "do": "", "action_class": "reboot-or-reload-driver", "node": f"node{n}", "host": "h"}
+    return remediate.Target("r", f"node{n}", "h", f"n{n}", [f["test"]], [f], list(remedies), not remedies, 0.0,
+                            time.time() + 3600 if expires is None else expires, "fp")
+
+
+def _loop(tmp_path, slurm, verdicts=("PASS",), exits=(0,), guard=None):
+    retests, remedies = list(verdicts), list(exits)
+    seen = {"retest": [], "remedy": []}
+
+    def retest(t, step):
+        seen["retest"].append((t.slurm, step))
+        v = retests.pop(0)
+        return v, [{"test": t.tests[0], "outcome": v, "seen": ""}]
+
+    def run(t, m):
+        seen["remedy"].append(t.slurm)
+        code = remedies.pop(0)
+        if isinstance(code, BaseException):
+            raise code
+        return {"exit": code, "output": "", "seconds": 0.0}
+    loop = remediate.Loop(slurm, AuditLog(tmp_path / "log.jsonl"), guard or remediate.Guard(), retest, run, say=lambda s: None)
+    return loop, seen
+
+
+NODES = [f"n{i}" for i in range(1, 5)]
+
+
+def test_a_remedy_that_clears_the_fault_ends_resumed(tmp_path):
+    slurm = FakeSlurm({n: ("idle", "") for n in NODES})
+    loop, seen = _loop(tmp_path, slurm)
+    out = loop.run([_target(2)], NODES)
+    assert slurm.calls == [("drain", "n2"), ("resume", "n2")] and out.exit_code() == 0 and out.resumed == ["n2"]
+    assert seen == {"retest": [("n2", "retest0")], "remedy": ["n2"]}
+
+
+def test_the_rate_cap_stops_drains(tmp_path):
+    slurm = FakeSlurm({n: ("idle", "") for n in NODES})
+    loop, _ = _loop(tmp_path, slurm, verdicts=("FAIL",), guard=remediate.Guard(max_share=1.0, max_actions=1))
+    out = loop.run([_target(2), _target(3)], NODES)
+    assert slurm.calls == [("drain", "n2")] and out.exit_code() == remediate.EXIT_GUARDRAIL
+    assert [r["guardrail"] for r in loop.log.records if r["action"] == "refuse"] == ["rate-cap"]
+
+
+def test_a_stale_finding_is_rechecked_before_any_drain(tmp_path):
+    slurm = FakeSlurm({n: ("idle", "") for n in NODES})
+    loop, seen = _loop(tmp_path, slurm, verdicts=("PASS",))
+    out = loop.run([_target(2, expires=time.time() - 1)], NODES)
+    assert slurm.calls == [] and seen["retest"] == [("n2", "recheck")] and out.exit_code() == 0
+
+
+def test_a_crash_mid_remedy_restarts_from_the_log_without_repeating_the_drain(tmp_path):
+    slurm = FakeSlurm({n: ("idle", "") for n in NODES})
+    two = [_target(2, remedies=(Remedy(rows=["PLAT-PARAMS"], command="a"), Remedy(action_classes=["re-run"], command="b")))]
+    loop, seen = _loop(tmp_path, slurm, exits=(0, KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):
+        loop.run(two, NODES)
+    again, seen2 = _loop(tmp_path, slurm, exits=(0,))
+    out = again.run(two, NODES)
+    assert slurm.calls == [("drain", "n2"), ("resume", "n2")] and out.resumed == ["n2"]
+    assert seen["remedy"] == ["n2", "n2"] and seen2["remedy"] == ["n2"]   # remedy 0 finished: not run again
+    third, seen3 = _loop(tmp_path, slurm)
+    assert third.run(two, NODES).resumed == ["n2"] and seen3 == {"retest": [], "remedy": []}
+
+
+def test_a_node_drained_again_by_someone_else_is_not_resumed(tmp_path):
+    slurm = FakeSlurm({n: ("idle", "") for n in NODES})
+    loop, _ = _loop(tmp_path, slurm, exits=(0,))
+    orig = loop.retest
+
+    def retest_while_an_admin_drains(t, step):
+        slurm.now["n2"] = slurm_nodes.NodeState("n2", "drained", "admin: keep out")
+        return orig(t, step)
+    loop.retest = retest_while_an_admin_drains
+    out = loop.run([_target(2)], NODES)
+    assert slurm.calls == [("drain", "n2")] and slurm.now["n2"].reason == "admin: keep out" and not out.resumed
+
+
+def test_without_a_remedy_the_node_waits_for_an_operator_mark(tmp_path):
+    slurm = FakeSlurm({n: ("idle", "") for n in NODES})
+    loop, seen = _loop(tmp_path, slurm)
+    out = loop.run([_target(2, remedies=())], NODES)
+    assert out.exit_code() == 1 and slurm.now["n2"].drained and seen["retest"] == []
+    AuditLog(tmp_path / "log.jsonl").add("operator-fixed", "done", node="n2")
+    again, seen2 = _loop(tmp_path, slurm)
+    assert again.run([_target(2, remedies=())], NODES).resumed == ["n2"] and seen2["retest"] == [("n2", "retest1")]
+
+
+def test_the_breaker_counts_nodes_already_out_of_service(tmp_path):
+    slurm = FakeSlurm({"n1": ("down", "not responding"), "n2": ("idle", ""), "n3": ("idle", ""), "n4": ("idle", "")})
+    loop, _ = _loop(tmp_path, slurm, verdicts=("FAIL",))
+    out = loop.run([_target(2), _target(3)], NODES)
+    assert slurm.calls == [("drain", "n2")] and out.exit_code() == remediate.EXIT_GUARDRAIL
+
+
+def test_sinfo_lines_parse():
+    got = slurm_nodes.parse(SINFO)
+    assert got["n2"].drained and got["n2"].ours and not got["n4"].ours and got["n4"].out_of_service
+    assert got["n3"].state == "idle" and not got["n3"].out_of_service and got["n1"].reason == ""
+    for bad in ("", "n1 idle none\n", "|idle|x\n"):
+        with pytest.raises(SlurmError):
+            slurm_nodes.parse(bad)
+
+
+@given(st.integers(0, 3), st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"),
+                                  max_size=80))
+def test_mutated_sinfo_lines_parse_or_refuse_in_one_line(i, junk):
+    lines = SINFO.splitlines()
+    lines[i] = lines[i][: len(lines[i]) // 2] + junk
+    try:
+        got = slurm_nodes.parse("\n".join(lines))
+    except SlurmError as e:
+        assert "\n" not in str(e)
+    else:
+        assert all(s.name and s.state for s in got.values())
+
+
+@given(st.text(max_size=300))
+def test_a_drain_reason_is_one_line_marked_and_bounded(seen):
+    r = slurm_nodes.reason("PLAT-PARAMS", "node2", seen)
+    assert r.startswith(slurm_nodes.MARK) and len(r) <= 200 and '"' not in r and "\n" not in r
+
+
+def test_validity_reads_valid_until_then_judged_at_then_the_files_time(tmp_path):
+    v = tmp_path / "verdict.json"
+    v.write_text("{}")
+    os.utime(v, (1000, 1000))
+    assert validity.expires_at({"valid_until": "2026-12-07T20:00:00Z"}, v) == 1796673600.0
+    assert validity.expires_at({"judged_at": 500}, v, 10) == 510
+    assert validity.expires_at({}, v, 10) == 1010
+    assert validity.expires_at({}, tmp_path / "none.json") == 0.0
+
+
+def test_the_audit_log_skips_a_line_cut_short_and_refuses_a_bad_one(tmp_path):
+    log = AuditLog(tmp_path / "l.jsonl")
+    log.add("drain", "done", key="k", node="n2")
+    with open(tmp_path / "l.jsonl", "a") as f:
+        f.write('{"format": "rackgate-reme')
+    assert AuditLog(tmp_path / "l.jsonl").done("k")["node"] == "n2"
+    (tmp_path / "b.jsonl").write_text('nope\n' + json.dumps(log.records[0]) + "\n")
+    with pytest.raises(ValueError, match="b.jsonl:1"):
+        AuditLog(tmp_path / "b.jsonl")
