@@ -102,6 +102,10 @@ def targets(fleet: gather.Fleet, guard: Guard) -> tuple[list[Target], list[str]]
             items = {i["test"]: i for i in verdict_file.read(vpath).get("items", [])}
         except ValueError:
             pass
+        stray = sorted(set(cfg.slurm_nodes) - {n["node"] for n in r["nodes"]})
+        if stray and r["nodes"]:
+            raise ValueError(f"rack file {r['rack_file']}: remediate.slurm_nodes names no node of rack {r['rack']}: "
+                             f"{', '.join(stray)} (its nodes: {', '.join(n['node'] for n in r['nodes'])})")
         for n in r["nodes"]:
             slurm = cfg.slurm_nodes.get(n["node"]) or n["host"]
             names.append(slurm)

@@ -182,3 +182,44 @@ def test_the_audit_log_skips_a_line_cut_short_and_refuses_a_bad_one(tmp_path):
     (tmp_path / "b.jsonl").write_text('nope\n' + json.dumps(log.records[0]) + "\n")
     with pytest.raises(ValueError, match="b.jsonl:1"):
         AuditLog(tmp_path / "b.jsonl")
+
+
+def _fleet(tmp_path, remediate_toml):
+    from . import racks
+    (f,) = racks.write(tmp_path, ("sim-a",))
+    with open(f, "a") as out:
+        out.write("\n" + remediate_toml)
+    find = [{"row": row, "where": node, "seen": "x", "means": "", "do": "", "action_class": cls, "node": node, "host": "127.0.0.1",
+             "test": f"rackgate/checks/test_declared.py::test_{row.lower().replace('-', '_')}[{node}]"}
+            for row, cls, node in (("PLAT-PARAMS", "reboot-or-reload-driver", "node2"), ("PLAT-RAS", "service-hardware", "node2"),
+                                   ("PLAT-WEDGED", "reboot-or-reload-driver", "node3"))]
+    nodes = [{"node": f"node{i}", "tray": i, "host": "127.0.0.1", "verdict": "FAIL" if i in (2, 3) else "PASS",
+              "action_class": "none"} for i in range(1, 5)]
+    return {"format": "rackgate-fleet/1", "verdict": "FAIL", "exit_code": 1, "racks": [
+        {"rack": "sim-a", "rack_file": f, "results": str(tmp_path / "none"), "exit_code": 1, "verdict": "FAIL",
+         "action_class": "service-hardware", "findings": find, "unknown": [], "nodes": nodes}]}
+
+
+def test_each_finding_takes_the_first_remedy_naming_its_row_or_class(tmp_path):
+    fleet = _fleet(tmp_path, '[remediate]\nslurm_nodes = {node2 = "gpu-02"}\n'
+                             '[[remediate.remedies]]\nrows = ["PLAT-WEDGED"]\ncommand = "bmc restart"\n'
+                             '[[remediate.remedies]]\naction_classes = ["reboot-or-reload-driver"]\ncommand = "reload"\n')
+    ts, names = remediate.targets(fleet, remediate.Guard())
+    assert names == ["127.0.0.1", "gpu-02"]
+    two, three = ts
+    assert (two.slurm, [m.command for m in two.remedies], two.needs_operator) == ("gpu-02", ["reload"], True)  # PLAT-RAS: none
+    assert (three.slurm, [m.command for m in three.remedies], three.needs_operator) == ("127.0.0.1", ["bmc restart"], False)
+    assert two.tests == ["rackgate/checks/test_declared.py::test_plat_params[node2]", "rackgate/checks/test_declared.py::test_plat_ras[node2]"]
+    assert two.expires == 0.0   # no verdict file, no time: stale, re-checked before any action
+
+
+@pytest.mark.parametrize("toml, said", [
+    ('[remediate]\nslurm_nodes = {node9 = "x"}\n', "names no node of rack sim-a: node9"),
+    ('[[remediate.remedies]]\nrows = ["PLAT-NOPE"]\ncommand = "x"\n', "no catalogue row 'PLAT-NOPE'"),
+    ('[[remediate.remedies]]\naction_classes = ["reboot"]\ncommand = "x"\n', "no action class 'reboot'"),
+    ('[[remediate.remedies]]\ncommand = "x"\n', "names the rows or action_classes"),
+])
+def test_a_bad_remediate_table_is_one_line(tmp_path, toml, said):
+    with pytest.raises(ValueError, match=said) as e:
+        remediate.targets(_fleet(tmp_path, toml), remediate.Guard())
+    assert "\n" not in str(e.value)
