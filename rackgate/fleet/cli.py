@@ -72,7 +72,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         try:
             return remediate.command(o)
-        except (ValueError, slurm.SlurmError, OSError) as e:
+        except slurm.SlurmError as e:   # nothing done: Slurm could not be read
+            print(f"rackgate fleet --remediate: {e}", file=sys.stderr)
+            return 3
+        except (ValueError, OSError) as e:
             print(f"rackgate fleet --remediate: {e}", file=sys.stderr)
             return 2
     if o.dry_run or o.mark_fixed:

@@ -9,13 +9,15 @@ validity re-checked before any action. Every action goes to the audit log (audit
 last; a loop started again reads it and runs no finished action twice."""
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 from ..catalogue import ACTION_CLASSES, UnknownRow, row
 from ..config import RackFileError, load
@@ -262,7 +264,7 @@ class Loop:
         """Remedy, re-test, resume: each step once (the log), the node left drained at any doubt."""
         if self.dry:
             for m in t.remedies:
-                self.say(f"  then run (rack file remedy for {', '.join(m.rows + m.action_classes)}): {m.command}")
+                self.say(f"  then run (rack file remedy for {', '.join(m.rows + m.action_classes)}): {redact(m.command)}")
             if t.needs_operator or not t.remedies:
                 self.say(f"  then wait up to {t.wait_fixed_s:.0f} s for an operator's --mark-fixed {t.slurm}")
             self.say(f"  then re-run: {' '.join(t.tests)}")
@@ -312,10 +314,11 @@ class Loop:
                 return False
             if self.log.started(k):
                 self.say(f"rackgate remediate: {t.slurm}: remedy {i} was cut short before (no exit logged): running it again")
-            self.log.add("remediate", "start", key=k, command=m.command, **t.evidence())
-            self.say(f"rackgate remediate: {t.slurm}: running {m.command}")
+            command = redact(m.command)
+            self.log.add("remediate", "start", key=k, command=command, **t.evidence())
+            self.say(f"rackgate remediate: {t.slurm}: running {command}")
             ev = self.run_command(t, m)
-            self.log.add("remediate", "done", key=k, command=m.command, **ev, **t.evidence())
+            self.log.add("remediate", "done", key=k, command=command, **ev, **t.evidence())
             if ev["exit"] != 0:
                 self.say(f"rackgate remediate: {t.slurm}: remedy exited {ev['exit']}: stays drained")
                 self.out.drained.append(t.slurm)
@@ -368,7 +371,10 @@ def retest_with(results: Path, timeout_s: float, say: Callable[[str], object] = 
     runs = {r.name: r for r in plan.load_plan(results / plan.PLAN)}
 
     def retest(t: Target, step: str) -> tuple[str, list[dict[str, str]]]:
-        rr = runs[t.rack]
+        rr = runs.get(t.rack)
+        if rr is None:
+            return verdict_file.UNKNOWN, [{"test": x, "outcome": "not run", "seen": f"{results / plan.PLAN} has no rack {t.rack}"}
+                                          for x in t.tests]
         argv = [a for a in rr.argv if not plan.is_test_path(a)] + sorted({path_arg(x) for x in t.tests})
         run = plan.RackRun(t.rack, rr.rack_file, str(results / "remediate" / t.rack / f"{t.node}-{step}"), argv, rr.hosts)
         code = local.run([run], timeout_s, progress=say)[t.rack]
@@ -417,19 +423,34 @@ def command(o: Any) -> int:
     guard = Guard(o.max_drain_share, o.max_actions, o.per, o.validity, o.timeout)
     fleet = gather.load(results)
     ts, fleet_nodes = targets(fleet, guard)
-    log = AuditLog(log_path, write=not o.dry_run)
     slurm: SlurmLike = slurm_nodes.Slurm()
-    if o.dry_run:
-        print(f"rackgate remediate: dry run: the plan for {len(ts)} tray(s) with findings; nothing is done or logged")
-        slurm = DryRun(slurm)
-    loop = Loop(slurm, log, guard, retest_with(results, o.timeout), run_remedy, dry_run=o.dry_run)
-    out = loop.run(ts, fleet_nodes)
+    with contextlib.ExitStack() as held:
+        if o.dry_run:
+            print(f"rackgate remediate: dry run: the plan for {len(ts)} tray(s) with findings; nothing is done or logged")
+            slurm = DryRun(slurm)
+        else:
+            held.enter_context(_only_loop(log_path))
+        log = AuditLog(log_path, write=not o.dry_run)
+        loop = Loop(slurm, log, guard, retest_with(results, o.timeout), run_remedy, dry_run=o.dry_run)
+        out = loop.run(ts, fleet_nodes)
     code = out.exit_code()
     print(f"rackgate remediate: resumed {', '.join(out.resumed) or 'none'}; drained with findings "
           f"{', '.join(dict.fromkeys(out.drained)) or 'none'}; left alone (someone else's) {', '.join(out.left_alone) or 'none'}"
           + (f"; stopped by a guardrail ({loop.stop})" if out.guardrail else "")
           + "".join(f"\n  could not: {p}" for p in out.problems) + f" (exit {code}; log {log_path})")
     return code
+
+
+@contextlib.contextmanager
+def _only_loop(log_path: Path) -> Iterator[None]:
+    """One loop at a time on one log: a second is refused (ValueError), never run beside it."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path.with_name(log_path.name + ".lock"), "w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(f"another rackgate fleet --remediate holds {log_path}: one loop at a time") from None
+        yield
 
 
 class DryRun:

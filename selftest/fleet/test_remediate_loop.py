@@ -223,3 +223,23 @@ def test_a_bad_remediate_table_is_one_line(tmp_path, toml, said):
     with pytest.raises(ValueError, match=said) as e:
         remediate.targets(_fleet(tmp_path, toml), remediate.Guard())
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("args, said", [
+    (["a.toml", "--remediate"], "--remediate takes only --results DIR"),
+    (["--dry-run", "--results", "x"], "--dry-run and --mark-fixed go with --remediate"),
+    (["--remediate", "--results", "nowhere"], "no readable fleet.json"),
+    (["--remediate", "--results", "nowhere", "--max-drain-share", "1.5"], "--max-drain-share 1.5"),
+])
+def test_remediate_usage_errors_are_one_line_and_exit_2(tmp_path, capsys, args, said):
+    from rackgate.fleet import cli
+    assert cli.main([a.replace("nowhere", str(tmp_path / "nowhere")) for a in args]) == 2
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1, err
+
+
+def test_mark_fixed_appends_the_operators_mark(tmp_path, capsys):
+    from rackgate.fleet import cli
+    assert cli.main(["--remediate", "--results", str(tmp_path), "--mark-fixed", "gpu-02", "--note", "reseated"]) == 0
+    (rec,) = AuditLog(tmp_path / "remediate.jsonl").records
+    assert (rec["action"], rec["node"], rec["note"]) == ("operator-fixed", "gpu-02", "reseated")
