@@ -3,7 +3,7 @@
    rackgate fleet --failed-only RESULTS [--scheduler ...] [--drain-failed [--apply]]
    rackgate fleet --drain-failed --results RESULTS [--apply]
    rackgate fleet --remediate --results RESULTS [--dry-run] [--max-drain-share F] [--max-actions N --per S]
-                  [--validity S] [--log FILE] [--mark-fixed NODE [--note TEXT]]
+                  [--validity S] [--drain-wait S] [--log FILE] [--mark-fixed NODE [--note TEXT]]
 
 Exit codes (docs/fleet.md): 0 every rack passed, 1 a finding on some rack, 2 usage or rack-file
 error, 3 no finding but some rack could not be observed (or its run died / timed out).
@@ -44,6 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     rem.add_argument("--per", type=float, default=3600.0, metavar="S", help="the rate cap's window (default 3600 s)")
     rem.add_argument("--validity", type=float, default=3600.0, metavar="S",
                      help="a finding older than this (without its own valid_until) is re-checked before any action")
+    rem.add_argument("--drain-wait", type=float, default=900.0, metavar="S",
+                     help="how long a draining node's jobs may take to end before the loop leaves it for later")
     rem.add_argument("--log", metavar="FILE", help="the audit log (default RESULTS/remediate.jsonl)")
     rem.add_argument("--mark-fixed", metavar="NODE", help="with --remediate: an operator says this Slurm node is fixed")
     rem.add_argument("--note", help="with --mark-fixed: what was done")

@@ -44,6 +44,7 @@ class Guard:
     per_s: float = 3600.0
     validity_s: float = validity.DEFAULT_VALIDITY_S
     timeout_s: float = 3600.0       # one re-test run
+    drain_wait_s: float = 900.0     # for the jobs on a draining node to end before anything is done to it
 
 
 @dataclass
@@ -276,6 +277,8 @@ class Loop:
         rk = t.key(f"retest{rnd}")
         res = self.log.done(rk)
         if res is None:
+            if not self._idle(t):
+                return
             if rnd == 0:
                 if not self._remedies(t):
                     return
@@ -298,6 +301,30 @@ class Loop:
             self.say(f"rackgate remediate: {t.slurm}: stays drained ({t.reason})")
             return
         self._resume(t)
+
+    def _idle(self, t: Target) -> bool:
+        """Until the drained node runs no job (`drained`, not `draining`), bounded: nothing is done to
+        a node while a job still runs there (a driver reload would kill it)."""
+        end = time.monotonic() + self.guard.drain_wait_s
+        while True:
+            try:
+                st = self.slurm.states().get(t.slurm)
+            except SlurmError as e:
+                self.out.problems.append(f"{t.slurm}: {e}")
+                return False
+            if st is None or not st.drained or not st.ours:
+                self.refuse(t, "not-ours", f"while it drained it became {st and st.state} (reason {st and st.reason!r}): "
+                                           "left alone")
+                return False
+            if st.state == "drained":
+                return True
+            if time.monotonic() >= end:
+                self.log.add("wait-jobs", "done", state=st.state, waited_s=self.guard.drain_wait_s, **t.evidence())
+                self.out.drained.append(t.slurm)
+                self.say(f"rackgate remediate: {t.slurm}: still {st.state} (jobs running) after {self.guard.drain_wait_s:.0f} s: "
+                         "nothing done to it yet; a later loop carries on")
+                return False
+            time.sleep(WAIT_POLL_S)
 
     def _remedies(self, t: Target) -> bool:
         for i, m in enumerate(t.remedies):
@@ -418,9 +445,9 @@ def command(o: Any) -> int:
         return 0
     if not 0 < o.max_drain_share <= 1:
         raise ValueError(f"--max-drain-share {o.max_drain_share}: a share of the fleet, above 0 and at most 1")
-    if o.max_actions < 1 or o.per <= 0 or o.validity < 0:
-        raise ValueError("--max-actions is at least 1, --per above 0, --validity at least 0")
-    guard = Guard(o.max_drain_share, o.max_actions, o.per, o.validity, o.timeout)
+    if o.max_actions < 1 or o.per <= 0 or o.validity < 0 or o.drain_wait < 0:
+        raise ValueError("--max-actions is at least 1, --per above 0, --validity and --drain-wait at least 0")
+    guard = Guard(o.max_drain_share, o.max_actions, o.per, o.validity, o.timeout, o.drain_wait)
     fleet = gather.load(results)
     ts, fleet_nodes = targets(fleet, guard)
     slurm: SlurmLike = slurm_nodes.Slurm()

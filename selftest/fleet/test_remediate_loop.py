@@ -243,3 +243,15 @@ def test_mark_fixed_appends_the_operators_mark(tmp_path, capsys):
     assert cli.main(["--remediate", "--results", str(tmp_path), "--mark-fixed", "gpu-02", "--note", "reseated"]) == 0
     (rec,) = AuditLog(tmp_path / "remediate.jsonl").records
     assert (rec["action"], rec["node"], rec["note"]) == ("operator-fixed", "gpu-02", "reseated")
+
+
+def test_nothing_is_done_to_a_node_while_its_jobs_still_run(tmp_path):
+    class Busy(FakeSlurm):
+        def drain(self, node, reason):
+            super().drain(node, reason)
+            self.now[node] = slurm_nodes.NodeState(node, "draining", reason)
+    slurm = Busy({n: ("idle", "") for n in NODES})
+    loop, seen = _loop(tmp_path, slurm, guard=remediate.Guard(drain_wait_s=0))
+    out = loop.run([_target(2)], NODES)
+    assert seen == {"retest": [], "remedy": []} and out.exit_code() == 1 and slurm.now["n2"].state == "draining"
+    assert [r["action"] for r in loop.log.records][-1] == "wait-jobs"
