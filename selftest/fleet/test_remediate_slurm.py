@@ -6,10 +6,11 @@ wedged GPU (a reload does not clear it), node4 the same parameter fault but drai
 
 One sequence, three sim runs (the fleet run, node2's and node3's re-tests), its steps asserted by
 the tests below: a dry run changes nothing; the first loop (the default 50 % breaker) drains node2,
-trips the breaker on node3 (node4's hand drain counts), remedies node2, re-tests it and resumes it;
-the second loop starts from the audit log: node2 is not touched again, node3 is drained, its
-remedy runs and its re-test fails, so it stays drained with rackgate's reason; node4 stays drained
-with the operator's reason throughout."""
+trips the breaker on node3 (node4's hand drain counts) and is killed by node2's remedy (SIGKILL, the
+first time only); started again it reads the audit log, does not drain node2 again, runs the remedy
+that was cut short, re-tests node2 and resumes it; the second loop after that touches node2 no more,
+drains node3, its remedy runs and its re-test fails, so it stays drained with rackgate's reason;
+node4 stays drained with the operator's reason throughout."""
 import json
 import shlex
 import subprocess
@@ -37,7 +38,10 @@ def _rack(tmp, calls) -> str:
         (f,) = racks.write(tmp, ("sim-loop",))
     finally:
         del racks.FAULTS["sim-loop"]
+    once = shlex.quote(str(tmp / "crashed-once"))
+    # the first remedy ever run kills the loop that runs it (SIGKILL: a crash, nothing logged after)
     reload = f"echo $RACKGATE_SLURM_NODE >> {shlex.quote(str(calls))}; " \
+             f"if [ ! -e {once} ]; then touch {once}; kill -9 $PPID; exit 137; fi; " \
              f"{shlex.quote(sys.executable)} -m selftest.fleet.sim_reload {shlex.quote(f)} $RACKGATE_NODE"
     with open(f, "a") as out:
         out.write("\n[remediate]\nslurm_nodes = {" + ", ".join(f'node{i} = "{n}"' for i, n in enumerate(NODES, 1)) + "}\n"
@@ -76,6 +80,9 @@ def seq(tmp_path_factory):
         s["dry"] = rg("--remediate", "--results", str(res), "--dry-run")
         s["after_dry"], s["log_after_dry"] = sinfo(), (res / "remediate.jsonl").exists()
         assert s["after_dry"] == before
+        s["crash"] = rg("--remediate", "--results", str(res))
+        s["after_crash"] = sinfo()
+        s["log_after_crash"] = [json.loads(ln) for ln in (res / "remediate.jsonl").read_text().splitlines()]
         s["first"] = rg("--remediate", "--results", str(res))
         s["after_first"] = sinfo()
         s["calls_first"] = calls.read_text().split() if calls.exists() else []
@@ -117,10 +124,19 @@ def test_the_breaker_trips_when_most_nodes_fail(seq):
     assert refusal["node"] == "rgt-node3" and "3 of the fleet's 4 Slurm nodes" in refusal["why"], refusal
 
 
+def test_a_crash_mid_remedy_restarts_from_the_log(seq):
+    assert seq["crash"].returncode == -9, _out(seq["crash"])
+    assert seq["after_crash"]["rgt-node2"][0] == "drained", seq["after_crash"]
+    assert [(r["action"], r["status"]) for r in seq["log_after_crash"] if r.get("node") == "rgt-node2"][-1] == ("remediate", "start")
+    assert "rgt-node2: drained by rackgate at" in seq["first"].stdout and "was cut short before" in seq["first"].stdout, \
+        _out(seq["first"])
+
+
 def test_a_fault_the_remedy_clears_ends_with_the_node_resumed(seq):
     assert seq["after_first"]["rgt-node2"][0] == "idle", seq["after_first"]
     mine = [(r["action"], r["status"]) for r in seq["log"] if r.get("node") == "rgt-node2"]
-    assert mine == [("drain", "start"), ("drain", "done"), ("remediate", "start"), ("remediate", "done"),
+    assert mine == [("drain", "start"), ("drain", "done"), ("remediate", "start"),   # the crash
+                    ("remediate", "start"), ("remediate", "done"),
                     ("retest", "start"), ("retest", "done"), ("resume", "start"), ("resume", "done")], mine
     drain, remedy, retest = (next(r for r in seq["log"] if r.get("node") == "rgt-node2" and r["action"] == a
                                   and r["status"] == "done") for a in ("drain", "remediate", "retest"))
@@ -139,13 +155,14 @@ def test_a_fault_the_remedy_does_not_clear_leaves_the_node_drained_with_the_reas
 
 
 def test_the_second_loop_repeats_no_finished_action(seq):
-    assert seq["calls_first"] == ["rgt-node2"] and seq["calls"] == ["rgt-node2", "rgt-node3"], seq["calls"]
+    assert seq["calls_first"] == ["rgt-node2", "rgt-node2"], seq["calls_first"]   # the crash's, the restart's
+    assert seq["calls"] == ["rgt-node2", "rgt-node2", "rgt-node3"], seq["calls"]
     assert seq["after_second"]["rgt-node2"][0] == "idle"
     assert sum(r["action"] == "drain" and r["status"] == "done" and r["node"] == "rgt-node2" for r in seq["log"]) == 1
 
 
 def test_a_node_drained_by_hand_stays_drained(seq):
-    for st in (seq["after_first"], seq["after_second"]):
+    for st in (seq["after_crash"], seq["after_first"], seq["after_second"]):
         assert st["rgt-node4"] == ("drained", HAND), st
     assert not any(r.get("node") == "rgt-node4" and r["action"] in ("drain", "remediate", "resume") for r in seq["log"])
     assert any(r.get("node") == "rgt-node4" and r.get("guardrail") == "not-ours" for r in seq["log"])
