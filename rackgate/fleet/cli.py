@@ -20,7 +20,7 @@ from typing import Sequence
 from ..config import RackFileError
 from ..ids import path_arg
 from ..report import verdict_file
-from . import drain, gather, local, plan, remediate, slurm
+from . import drain, gather, local, plan, remediate_cmd, slurm
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             print("rackgate fleet: --remediate takes only --results DIR and its own options", file=sys.stderr)
             return 2
         try:
-            return remediate.command(o)
+            return remediate_cmd.command(o)
         except slurm.SlurmError as e:   # nothing done: Slurm could not be read
             print(f"rackgate fleet --remediate: {e}", file=sys.stderr)
             return 3
