@@ -12,6 +12,7 @@ from .base import Section
 from .fabric import FabricExpect
 from .platform import PlatformExpect
 from .regression import RegressionExpect
+from .remediate import Remediate
 from .serving import Launch, ServingExpect
 
 
@@ -125,6 +126,8 @@ class Rack(Section):
     accuracy: AccuracyExpect = Field(default_factory=AccuracyExpect)
     # `pytest -m regression`: per-fact tolerances against the recorded baseline.
     regression: RegressionExpect = Field(default_factory=RegressionExpect)
+    # `rackgate fleet --remediate`: the operator's remedies and the Slurm names of the nodes.
+    remediate: Remediate = Field(default_factory=Remediate)
     # Present only for the simulated rack: the nodes are then built by rackgate.sim.
     sim: Sim | None = None
 

@@ -2,9 +2,13 @@
                 [--drain-failed [--apply]] [-- pytest args]
    rackgate fleet --failed-only RESULTS [--scheduler ...] [--drain-failed [--apply]]
    rackgate fleet --drain-failed --results RESULTS [--apply]
+   rackgate fleet --remediate --results RESULTS [--dry-run] [--max-drain-share F] [--max-actions N --per S]
+                  [--validity S] [--drain-wait S] [--log FILE] [--mark-fixed NODE [--note TEXT]]
 
 Exit codes (docs/fleet.md): 0 every rack passed, 1 a finding on some rack, 2 usage or rack-file
-error, 3 no finding but some rack could not be observed (or its run died / timed out)."""
+error, 3 no finding but some rack could not be observed (or its run died / timed out).
+--remediate: 0 every drained tray resumed (or nothing to do), 1 a tray left drained with its finding,
+2 usage, 3 something could not be done or observed, 4 a guardrail stopped the loop."""
 from __future__ import annotations
 
 import argparse
@@ -14,10 +18,10 @@ from pathlib import Path
 from typing import Sequence
 
 from ..config import RackFileError
-from ..ids import CHECKS, path_arg
+from ..ids import path_arg
 from ..report import verdict_file
 from ..verdicts import Verdict
-from . import drain, gather, local, plan, slurm
+from . import drain, gather, local, plan, remediate_cmd, slurm
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,6 +35,21 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--drain-failed", action="store_true", help="print scontrol drain lines for trays with findings")
     ap.add_argument("--apply", action="store_true", help="with --drain-failed: run them")
     ap.add_argument("--no-render", action="store_true", help="merge the Allure results but do not render them")
+    rem = ap.add_argument_group("the remediation loop (docs/fleet.md): rackgate fleet --remediate --results DIR")
+    rem.add_argument("--remediate", action="store_true", help="drain each tray with a finding, run its rack file's "
+                     "remedies, re-run what failed there, resume it only when that passes")
+    rem.add_argument("--dry-run", action="store_true", help="with --remediate: print the whole plan; do nothing")
+    rem.add_argument("--max-drain-share", type=float, default=0.5, metavar="F",
+                     help="never more than this share of the fleet's Slurm nodes out of service (default 0.5)")
+    rem.add_argument("--max-actions", type=int, default=10, metavar="N", help="drains, and remedies, at most N per --per")
+    rem.add_argument("--per", type=float, default=3600.0, metavar="S", help="the rate cap's window (default 3600 s)")
+    rem.add_argument("--validity", type=float, default=3600.0, metavar="S",
+                     help="a finding older than this (without its own valid_until) is re-checked before any action")
+    rem.add_argument("--drain-wait", type=float, default=900.0, metavar="S",
+                     help="how long a draining node's jobs may take to end before the loop leaves it for later")
+    rem.add_argument("--log", metavar="FILE", help="the audit log (default RESULTS/remediate.jsonl)")
+    rem.add_argument("--mark-fixed", metavar="NODE", help="with --remediate: an operator says this Slurm node is fixed")
+    rem.add_argument("--note", help="with --mark-fixed: what was done")
     return ap
 
 
@@ -50,6 +69,21 @@ def main(argv: list[str] | None = None) -> int:
         o = _parser().parse_args(mine)
     except SystemExit as e:
         return 0 if e.code == 0 else 2
+    if o.remediate:
+        if o.racks or o.failed_only or o.drain_failed or o.plan_only:
+            print("rackgate fleet: --remediate takes only --results DIR and its own options", file=sys.stderr)
+            return 2
+        try:
+            return remediate_cmd.command(o)
+        except slurm.SlurmError as e:   # nothing done: Slurm could not be read
+            print(f"rackgate fleet --remediate: {e}", file=sys.stderr)
+            return 3
+        except (ValueError, OSError) as e:
+            print(f"rackgate fleet --remediate: {e}", file=sys.stderr)
+            return 2
+    if o.dry_run or o.mark_fixed:
+        print("rackgate fleet: --dry-run and --mark-fixed go with --remediate", file=sys.stderr)
+        return 2
     if o.apply and not o.drain_failed:
         print("rackgate fleet: --apply only goes with --drain-failed", file=sys.stderr)
         return 2
@@ -125,7 +159,7 @@ def _failed_only(o: argparse.Namespace, results: Path) -> int:
         if again == []:
             kept.append(rr)
             continue
-        rr.argv = [a for a in base if not _is_test_path(a)] + (again or [a for a in base if _is_test_path(a)])
+        rr.argv = [a for a in base if not plan.is_test_path(a)] + (again or [a for a in base if plan.is_test_path(a)])
         runs.append(rr)
         over[rr.name] = v
     if not runs:
@@ -135,10 +169,6 @@ def _failed_only(o: argparse.Namespace, results: Path) -> int:
     if fleet is None:
         return 0
     return _drain(o, fleet) if o.drain_failed else fleet["exit_code"]
-
-
-def _is_test_path(a: str) -> bool:
-    return not a.startswith("-") and (a.startswith(("rackgate/checks/", str(CHECKS))) or "::" in a or a.endswith(".py"))
 
 
 def _drain(o: argparse.Namespace, fleet: gather.Fleet) -> int:

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..config import RackFileError, load
+from ..ids import CHECKS
 
 PLAN = "fleet-plan.json"
 RERUN = "fleet-plan-failed-only.json"   # the tasks of a --failed-only re-run
@@ -53,3 +54,8 @@ def save(results: Path, runs: list[RackRun], name: str = PLAN) -> Path:
 
 def load_plan(path: Path) -> list[RackRun]:
     return [RackRun(**r) for r in json.loads(path.read_text())]
+
+
+def is_test_path(a: str) -> bool:
+    """Whether a pytest argument of a rack's run names tests (a re-run puts its own in its place)."""
+    return not a.startswith("-") and (a.startswith(("rackgate/checks/", str(CHECKS))) or "::" in a or a.endswith(".py"))

@@ -28,20 +28,24 @@ def _port() -> int:
         return s.getsockname()[1]
 
 
-def conf(d: Path, host: str, cpus: int) -> str:
+def conf(d: Path, host: str, cpus: int, nodes: tuple[str, ...] = ()) -> str:
+    """One node named for this host; or, with `nodes`, those Slurm nodes, each its own slurmd on this
+    host (`slurmd -N NAME`, its own port, and spool, pid and log files by %n)."""
+    by = "-%n" if nodes else ""
+    slurmd = [f"SlurmdSpoolDir={d / f'spool{by}'}", f"SlurmdPidFile={d / f'slurmd{by}.pid'}",
+              f"SlurmdLogFile={d / f'slurmd{by}.log'}",
+              *([f"NodeName={n} NodeHostname={n} NodeAddr=127.0.0.1 Port={_port()} CPUs={cpus} State=UNKNOWN" for n in nodes]
+                or [f"NodeName={host} CPUs={cpus} State=UNKNOWN"]),
+              f"PartitionName=selftest Nodes={','.join(nodes) or host} Default=YES MaxTime=INFINITE State=UP"]
     return "\n".join([
         "ClusterName=rackgate-selftest", f"SlurmctldHost={host}", "SlurmUser=root", "SlurmdUser=root",
         f"SlurmctldPort={_port()}", f"SlurmdPort={_port()}",
         "AuthType=auth/munge", "CredType=cred/munge", f"AuthInfo=socket={d / 'munge.sock'}",
-        f"StateSaveLocation={d / 'ctld'}", f"SlurmdSpoolDir={d / 'spool'}",
-        f"SlurmctldPidFile={d / 'slurmctld.pid'}", f"SlurmdPidFile={d / 'slurmd.pid'}",
-        f"SlurmctldLogFile={d / 'slurmctld.log'}", f"SlurmdLogFile={d / 'slurmd.log'}",
+        f"StateSaveLocation={d / 'ctld'}", f"SlurmctldPidFile={d / 'slurmctld.pid'}", f"SlurmctldLogFile={d / 'slurmctld.log'}",
         "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none", "SelectType=select/cons_tres",
         "SelectTypeParameters=CR_Core", "JobAcctGatherType=jobacct_gather/none",
         "AccountingStorageType=accounting_storage/none", "MpiDefault=none", "ReturnToService=2",
-        "SlurmctldTimeout=30", "SlurmdTimeout=30", "InactiveLimit=0", "MinJobAge=300",
-        f"NodeName={host} CPUs={cpus} State=UNKNOWN",
-        f"PartitionName=selftest Nodes={host} Default=YES MaxTime=INFINITE State=UP", ""])
+        "SlurmctldTimeout=30", "SlurmdTimeout=30", "InactiveLimit=0", "MinJobAge=300", *slurmd, ""])
 
 
 def _wait(what: str, ok, procs: list[subprocess.Popen], log: Path) -> None:
@@ -66,8 +70,10 @@ def _stop(procs: list[subprocess.Popen]) -> None:
 
 
 @contextlib.contextmanager
-def cluster():
-    """Yields the environment (SLURM_CONF) under which sbatch/squeue/sinfo talk to it."""
+def cluster(nodes: tuple[str, ...] = ()):
+    """Yields the environment (SLURM_CONF) under which sbatch/squeue/sinfo talk to it, this host's
+    name and the state directory. `nodes`: Slurm node names, one slurmd each (default: one node,
+    this host)."""
     for tool in ("munged", "mungekey", "slurmctld", "slurmd", "sbatch", "squeue", "sinfo"):
         if shutil.which(tool) is None:
             raise SlurmMissing(f"{tool} is not installed: run `bash scripts/slurm_tools.sh`")
@@ -84,7 +90,7 @@ def cluster():
             os.chown(p, munge.pw_uid, munge.pw_gid)
         os.chmod(m, 0o700)
         host = socket.gethostname()
-        (d / "slurm.conf").write_text(conf(d, host, os.cpu_count() or 1).replace(
+        (d / "slurm.conf").write_text(conf(d, host, os.cpu_count() or 1, nodes).replace(
             f"socket={d / 'munge.sock'}", f"socket={m / 'munge.sock'}"))
         os.chmod(m, 0o711)   # the socket reachable by root's clients, the key still private (0600)
         env = {**os.environ, "SLURM_CONF": str(d / "slurm.conf")}
@@ -94,16 +100,19 @@ def cluster():
             user=munge.pw_uid, group=munge.pw_gid, extra_groups=[], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
             start_new_session=True))
         _wait("munged", lambda: (m / "munge.sock").exists(), procs, m / "munged.log")
-        for daemon, log in (("slurmctld", "slurmctld.log"), ("slurmd", "slurmd.log")):
-            procs.append(subprocess.Popen([daemon, "-D", "-f", str(d / "slurm.conf")], env=env,
-                                          stdout=open(d / f"{daemon}.out", "w"), stderr=subprocess.STDOUT,
+        daemons = [("slurmctld", [])] + ([("slurmd", ["-N", n]) for n in nodes] or [("slurmd", [])])
+        for daemon, extra in daemons:
+            tag = "-".join([daemon, *extra[1:]])
+            procs.append(subprocess.Popen([daemon, "-D", "-f", str(d / "slurm.conf"), *extra], env=env,
+                                          stdout=open(d / f"{tag}.out", "w"), stderr=subprocess.STDOUT,
                                           start_new_session=True))
             if daemon == "slurmctld":
                 _wait("slurmctld", lambda: subprocess.run(["scontrol", "ping"], env=env, capture_output=True,
-                                                          timeout=20).returncode == 0, procs, d / log)
-        _wait("slurmd (node idle)", lambda: "idle" in subprocess.run(
-            ["sinfo", "-h", "-N", "-o", "%t"], env=env, capture_output=True, text=True, timeout=20).stdout,
-            procs, d / "slurmd.log")
+                                                          timeout=20).returncode == 0, procs, d / "slurmctld.log")
+        want = len(nodes) or 1
+        _wait("slurmd (nodes idle)", lambda: subprocess.run(["sinfo", "-h", "-N", "-o", "%t"], env=env, capture_output=True,
+                                                           text=True, timeout=20).stdout.split().count("idle") >= want,
+              procs, d / ("slurmd.log" if not nodes else f"slurmd-{nodes[0]}.log"))
         yield env, host, d
     finally:
         _stop(procs)
