@@ -123,6 +123,7 @@ def _module(name: str) -> Callable[[list[str]], int]:
 SUBCOMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "fleet": (_module(".fleet.cli"), "RACK.toml... [--scheduler local|slurm] [-- pytest args]: one run per rack, one report"),
     "survey": (_module(".survey.cli"), "--rack RACK.toml [--pick N] [--write-rack FILE]: which trays can be used now"),
+    "status": (_module(".report.status"), "[VERDICT.json|DIR...]: green, failed, unobserved, expired per node and GPU"),
     "compare": (_module(".baseline.cli"), "OLD.json NEW.json: the regression table from two recorded runs"),
     "help": (_help, "this usage (rackgate --help)"),
 }
