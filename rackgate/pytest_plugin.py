@@ -69,6 +69,7 @@ pytest_plugins = [
     "rackgate.fixtures.verdict_file",
     "rackgate.fixtures.quick_gate",
     "rackgate.fixtures.bracket",
+    "rackgate.fixtures.tier",
 ]
 
 # rackgate's options: name -> (metavar: None for a flag, help). `--verdict-file` is
@@ -83,6 +84,8 @@ OPTIONS: dict[str, tuple[str | None, str]] = {
                            "(default: the rack file's accuracy.gsm8k_dir, else lm-eval's dataset)"),
     "--tokenizer": ("PATH", "the served model's tokenizer.json (or its folder) on this machine, for "
                             "SRV-STREAM-CONSISTENCY's token count (default: the rack file's serving.tokenizer)"),
+    "--tier": ("NAME", "run a tier of rackgate/catalogue/tiers.toml (quick, standard, full): its rows, within its time budget"),
+    "--tier-budget": ("SECONDS", "with --tier: this budget instead of the tier's"),
     "--record-baseline": (None, "store the facts this run observes as the baseline"),
     "--baseline": ("FILE", "baseline file (default: the rack file's)"),
 }

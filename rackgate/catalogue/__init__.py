@@ -5,6 +5,7 @@ its row by id; the report, the fault matrix and the diagnosis text all come from
 """
 from __future__ import annotations
 
+import fnmatch
 import functools
 import re
 import tomllib
@@ -165,6 +166,34 @@ def matrix() -> list[dict[str, Any]]:
         for case in tomllib.loads(path.read_text()).get("case", []):
             cases.append({**case, "source": path.name})
     return cases
+
+
+class Tier(_Data):
+    """A named selection of rows with a time budget (tiers.toml; rackgate --tier NAME)."""
+    name: str
+    budget_s: float = Field(gt=0)
+    when: str
+    rows: tuple[str, ...] = Field(min_length=1)   # row ids or fnmatch patterns
+
+    def selects(self, row_id: str) -> bool:
+        return any(fnmatch.fnmatchcase(row_id, p) for p in self.rows)
+
+
+@functools.cache
+def tiers() -> dict[str, Tier]:
+    """tiers.toml's tiers by name; ValueError (one line) for a malformed one or a pattern that
+    matches no row."""
+    out: dict[str, Tier] = {}
+    for raw in tomllib.loads((HERE / "tiers.toml").read_text())["tier"]:
+        try:
+            t = Tier(**raw)
+        except ValidationError as e:
+            raise ValueError(f"tiers.toml: tier {raw.get('name')}: {_one_line(e)}") from None
+        dead = [p for p in t.rows if not any(fnmatch.fnmatchcase(r, p) for r in rows())]
+        if dead:
+            raise ValueError(f"tiers.toml: tier {t.name}: {dead} match no catalogue row")
+        out[t.name] = t
+    return out
 
 
 class UnknownRow(KeyError):

@@ -1,0 +1,49 @@
+"""A tier run on the sim: its rows only; a budget that cannot be met leaves every item it could not
+start as could-not-observe naming the tier, and the run is not a PASS (exit 3, verdict UNKNOWN with
+the tier's own entry); within its budget the same selection passes."""
+import subprocess
+import sys
+
+import pytest
+
+from rackgate import registry
+from rackgate.catalogue import tiers
+from rackgate.registry import checks
+
+from ..harness import run_suite, selected, user_env
+
+pytestmark = pytest.mark.suite
+
+
+def test_quick_selects_its_rows_only(tmp_path):
+    ids = selected(tmp_path, "--tier", "quick")
+    quick = tiers()["quick"]
+    by_test = {c.test_name: rid for rid, c in checks().items()}
+    got = {by_test[i.rpartition("::")[2].partition("[")[0]] for i in ids}
+    assert got == {rid for rid in checks() if quick.selects(rid)}
+    assert registry.item_id(checks()["PLAT-DRIVER"], "node1") in ids
+
+
+def test_a_budget_it_cannot_meet_leaves_items_named_and_the_run_is_not_a_pass(tmp_path):
+    run = run_suite(tmp_path, "--tier", "quick", "--tier-budget", "0", "-m", "platform")
+    assert run.verdict is not None, run.verdict_problem
+    assert run.verdict["verdict"] == "UNKNOWN" and run.verdict["counts"]["pass"] == 0
+    tier_entry = [u for u in run.verdict["rack_unknown"] if u["test"] == "(tier quick)"]
+    assert tier_entry and "did not finish in its budget of 0 s" in tier_entry[0]["why"]
+    left = [i for i in run.verdict["items"] if i["test"] != "(tier quick)"]
+    assert left and all(i["outcome"] == "UNKNOWN" and "tier quick: its budget of 0 s was spent" in i["seen"] for i in left)
+    assert registry.item_id(checks()["PLAT-DRIVER"], "node2") in run.stdout and "left: " in run.stdout
+    assert run.rc != 0
+
+
+def test_within_its_budget_the_same_tier_passes_and_says_so(tmp_path):
+    run = run_suite(tmp_path, "--tier", "quick", "-m", "platform")
+    assert run.verdict is not None and run.verdict["verdict"] == "PASS", run.stdout[-2000:]
+    assert "rackgate: tier quick: finished in" in run.stdout and run.rc == 0
+
+
+def test_an_unknown_tier_is_one_line_and_exit_2(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "rackgate.cli", "--tier", "quik", f"--verdict-file={tmp_path / 'v.json'}"],
+                       cwd=tmp_path, env=user_env(), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "--tier 'quik': no such tier; tiers: quick, standard, full" in p.stderr + p.stdout
+    assert "Traceback" not in p.stderr + p.stdout
