@@ -121,6 +121,7 @@ def _module(name: str) -> Callable[[list[str]], int]:
 SUBCOMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "fleet": (_module(".fleet.cli"), "RACK.toml... [--scheduler local|slurm] [-- pytest args]: one run per rack, one report"),
     "survey": (_module(".survey.cli"), "--rack RACK.toml [--pick N] [--write-rack FILE]: which trays can be used now"),
+    "watch": (_module(".watch.cli"), "[--every S] [--state DIR] [SUITE ARGS]: re-run what expired or failed, on a cadence"),
     "status": (_module(".report.status"), "[VERDICT.json|DIR...]: green, failed, unobserved, expired per node and GPU"),
     "npd": (_module(".report.npd"), "gpu-ras|link|serving [--verdict FILE] [--node N]: a node-problem-detector plugin (0/1/2)"),
     "compare": (_module(".baseline.cli"), "OLD.json NEW.json: the regression table from two recorded runs"),

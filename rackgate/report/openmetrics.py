@@ -18,6 +18,7 @@ of one row at one place) are one series: the worst status, the earliest valid_un
 """
 from __future__ import annotations
 
+import json
 import math
 import os
 import tempfile
@@ -121,3 +122,26 @@ def write(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+# The GPUs' error counters a run read, beside its verdict file (`<verdict>.counters.json`): what the
+# metrics' rackgate_gpu_hardware_errors shows (rackgate/fixtures/metrics.py writes it; rackgate watch keeps
+# the newest beside its state's verdict).
+COUNTERS_FORMAT = "rackgate-counters/1"
+
+
+def counters_path(verdict: Path) -> Path:
+    return verdict.with_name(verdict.stem + ".counters.json")
+
+
+def write_counters(verdict: Path, counters: list[dict[str, Any]]) -> None:
+    write(counters_path(verdict), json.dumps({"format": COUNTERS_FORMAT, "counters": counters}, indent=1) + "\n")
+
+
+def read_counters(verdict: Path) -> list[dict[str, Any]]:
+    """The counters beside a verdict file ([] when none or unreadable)."""
+    try:
+        data = json.loads(counters_path(verdict).read_text())
+    except (OSError, json.JSONDecodeError):
+        return []
+    return list(data.get("counters", [])) if isinstance(data, dict) and data.get("format") == COUNTERS_FORMAT else []

@@ -1,0 +1,115 @@
+"""`rackgate watch` on a sim rack, driven by cycle counts (no wall-clock threshold): a fault injected
+into the watched rack's file turns its metric to 0 in the first cycle that starts after it; a watch
+killed mid-way is restarted, waits for the run its predecessor left (the lock it inherited), and
+continues from verdict.json (the next cycle number; only the failed item re-run; the history only
+appended to); a second watch on the same state is refused; SIGTERM ends the watch and its run."""
+import fcntl
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rackgate import registry
+from rackgate.registry import checks
+
+from ..harness import REPO, user_env
+
+pytestmark = pytest.mark.suite
+
+SIM = REPO / "rackgate/sim/racks"
+FAULTED = registry.item_id(checks()["FAB-STATE"], "node2", 1)
+BAD_SERIES = 'rackgate_check_status{rack="sim-4x4",node="node2",gpu="1",rank="",row="FAB-STATE"}'
+
+
+def _watch(tmp: Path, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "rackgate.cli", "watch", "--state", str(tmp / "state"),
+                             "--metrics-file", str(tmp / "tf" / "rackgate.prom"), *extra,
+                             "--rack", str(tmp / "rack.toml"), "-m", "fabric", "-k", "fab_state"],
+                            cwd=tmp, env=user_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _history(tmp: Path) -> list[dict]:
+    p = tmp / "state" / "history.jsonl"
+    return [json.loads(ln) for ln in p.read_text().splitlines()] if p.exists() else []
+
+
+def _cycles(tmp: Path) -> list[dict]:
+    return [r for r in _history(tmp) if "ran" in r]
+
+
+def _until(what, proc: subprocess.Popen | None = None, timeout_s: float = 420):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        got = what()
+        if got:
+            return got
+        if proc is not None and proc.poll() is not None:
+            pytest.fail(f"the watch exited {proc.returncode}: {proc.stdout.read()[-3000:] if proc.stdout else ''}")
+        time.sleep(0.3)
+    pytest.fail(f"not within the {timeout_s:g}s bound")
+
+
+def _metric(tmp: Path, series: str) -> str | None:
+    p = tmp / "tf" / "rackgate.prom"
+    for ln in (p.read_text().splitlines() if p.exists() else []):
+        if ln.startswith(series + " "):
+            return ln.rpartition(" ")[2]
+    return None
+
+
+def _end(p: subprocess.Popen) -> None:
+    if p.poll() is None:
+        p.kill()
+        p.wait(timeout=30)
+
+
+def test_a_fault_in_a_watched_rack_turns_its_metric_to_0_within_one_cycle_and_the_watch_survives(tmp_path):
+    shutil.copy(SIM / "sim-baseline.json", tmp_path / "sim-baseline.json")
+    healthy = (SIM / "sim.toml").read_text()
+    assert "faults = []" in healthy
+    (tmp_path / "rack.toml").write_text(healthy)
+    first = _watch(tmp_path, "--every", "0.2", "--max-age", "0", "--lock-wait", "0")
+    second = third = None
+    try:
+        _until(lambda: [c for c in _cycles(tmp_path) if c.get("verdict") == "PASS"], first)
+        assert _metric(tmp_path, BAD_SERIES) == "1"
+        injected = time.time()
+        (tmp_path / "rack.toml").write_text(healthy.replace("faults = []", 'faults = ["stuck-link@node2:1"]'))
+        after = _until(lambda: [c for c in _cycles(tmp_path) if c["started_s"] > injected and "verdict" in c], first)[0]
+        judged = {r["test"]: r["outcome"] for r in _history(tmp_path) if r.get("cycle") == after["cycle"] and "test" in r}
+        assert after["verdict"] == "FAIL" and judged[FAULTED] == "FAIL" and list(judged.values()).count("FAIL") == 1
+        assert _metric(tmp_path, BAD_SERIES) == "0"
+
+        first.kill()   # the watch dies; the run it started (if one runs) goes on holding the lock
+        first.wait(timeout=30)
+        before = (tmp_path / "state" / "history.jsonl").read_text()
+        last = _cycles(tmp_path)[-1]["cycle"]
+        second = _watch(tmp_path, "--every", "600", "--lock-wait", "400")
+        resumed = _until(lambda: [c for c in _cycles(tmp_path) if c["cycle"] > last], second)[0]
+        assert resumed["cycle"] == last + 1 and resumed["ran"] == 1 and resumed["verdict"] == "FAIL"
+        assert [r["test"] for r in _history(tmp_path) if r.get("cycle") == resumed["cycle"] and "test" in r] == [FAULTED]
+        assert (tmp_path / "state" / "history.jsonl").read_text().startswith(before)
+        assert _metric(tmp_path, BAD_SERIES) == "0"
+
+        third = _watch(tmp_path, "--every", "600", "--lock-wait", "0")
+        out, _ = third.communicate(timeout=120)
+        assert third.returncode == 2 and f"is held by PID {second.pid}" in out
+
+        second.send_signal(signal.SIGTERM)
+        out, _ = second.communicate(timeout=120)
+        assert second.returncode == 0 and "stopped (signal)" in out, out[-2000:]
+        fd = os.open(tmp_path / "state" / "watch.lock", os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)   # nothing holds it: the watch and its run are gone
+        finally:
+            os.close(fd)
+    finally:
+        for p in (first, second, third):
+            if p is not None:
+                _end(p)
