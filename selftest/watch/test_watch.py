@@ -113,3 +113,29 @@ def test_a_fault_in_a_watched_rack_turns_its_metric_to_0_within_one_cycle_and_th
         for p in (first, second, third):
             if p is not None:
                 _end(p)
+
+
+def test_an_attached_server_is_attached_to_every_cycle_and_never_relaunched(tmp_path):
+    """Cycle 1 attaches and passes; the server dies; cycle 2 attaches again and cannot observe
+    (UNKNOWN, metric -1): it launches nothing in its place."""
+    from ..simserver import sim_server
+    series = 'rackgate_check_status{rack="attached",node="",gpu="",rank="",row="SRV-MODELS"}'
+
+    def cycle(url: str) -> tuple[dict, str]:
+        p = subprocess.run([sys.executable, "-m", "rackgate.cli", "watch", "--state", str(tmp_path / "state"), "--every", "0",
+                            "--cycles", "1", "--max-age", "0", "--metrics-file", str(tmp_path / "tf" / "rackgate.prom"),
+                            "--atom-url", url, "--served-model", "moonshotai/Kimi-K3", "-m", "gate", "-k", "srv_models"],
+                           cwd=tmp_path, env=user_env(), capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stdout + p.stderr
+        return _cycles(tmp_path)[-1], (tmp_path / "state" / "run" / "output.txt").read_text()
+
+    with sim_server() as (proc, url):
+        first, out = cycle(url)
+        assert first["verdict"] == "PASS" and proc.poll() is None and f"attached to {url}" in out
+    rack = json.loads((tmp_path / "state" / "verdict.json").read_text())["rack"]
+    series = series.replace('rack="attached"', f'rack="{rack}"')
+    assert _metric(tmp_path, series) == "1"
+    second, out = cycle(url)
+    assert second["cycle"] == 2 and second["verdict"] == "UNKNOWN", out[-2000:]
+    assert f"attached to {url}" in out and "launch command" not in out and "booting" not in out.lower()
+    assert _metric(tmp_path, series) == "-1"
