@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from ..ids import path_arg
 from ..report import openmetrics, validity, verdict_file
+from ..transport.procs import kill_group
 
 VERDICT, HISTORY, RUN, LOCK = "verdict.json", "history.jsonl", "run", "watch.lock"
 
@@ -157,19 +158,8 @@ class Watch:
 
     def stop_child(self, grace_s: float = 60.0) -> None:
         """TERM to the run's process group (the suite ends what it started), KILL past `grace_s`."""
-        p = self.child
-        if p is None or p.poll() is not None:
-            return
-        for sig, wait in ((15, grace_s), (9, 15.0)):
-            try:
-                os.killpg(p.pid, sig)
-            except ProcessLookupError:
-                return
-            try:
-                p.wait(timeout=wait)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        if self.child is not None:
+            kill_group(self.child, grace=grace_s)
 
     def _publish(self, verdict: verdict_file.Verdict | None, counters: list[dict[str, Any]], duration: float | None) -> None:
         if self.metrics is not None and verdict is not None:

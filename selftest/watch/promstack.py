@@ -15,6 +15,7 @@ from typing import Any, Iterator
 import pytest
 
 from rackgate.transport.ports import free_port
+from rackgate.transport.procs import kill_group
 
 EXPORTER, PROMETHEUS = "prometheus-node-exporter", "prometheus"
 INSTALL = "bash scripts/system_tools.sh (apt-get install prometheus prometheus-node-exporter)"
@@ -24,16 +25,6 @@ def need_binaries() -> None:
     missing = [b for b in (EXPORTER, PROMETHEUS) if shutil.which(b) is None]
     if missing:
         pytest.skip(f"{', '.join(missing)} not installed: {INSTALL}")
-
-
-def _end(p: subprocess.Popen[bytes]) -> None:
-    if p.poll() is None:
-        p.terminate()
-        try:
-            p.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait(timeout=15)
 
 
 @contextmanager
@@ -50,14 +41,16 @@ def stack(textfile_dir: Path, work: Path) -> Iterator[str]:
     try:
         procs.append(subprocess.Popen([EXPORTER, f"--web.listen-address=127.0.0.1:{exp_port}", "--collector.disable-defaults",
                                        "--collector.textfile", f"--collector.textfile.directory={textfile_dir}"],
-                                      stdout=logs[0], stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
+                                      stdout=logs[0], stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                      start_new_session=True))
         procs.append(subprocess.Popen([PROMETHEUS, f"--config.file={cfg}", f"--storage.tsdb.path={work / 'prom-data'}",
                                        f"--web.listen-address=127.0.0.1:{prom_port}"],
-                                      stdout=logs[1], stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
+                                      stdout=logs[1], stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                      start_new_session=True))
         yield f"http://127.0.0.1:{prom_port}"
     finally:
         for p in procs:
-            _end(p)
+            kill_group(p, grace=15)
         for f in logs:
             f.close()
 
