@@ -122,13 +122,15 @@ def due(items: Iterable[Mapping[str, Any]], now: datetime, image: str = "",
 
 
 def current_image(items: Iterable[Mapping[str, Any]]) -> str:
-    """The image of the newest judged item that recorded one ("" when none did)."""
-    best: tuple[str, str] = ("", "")
+    """The image running now, as far as the items say: the digest of the newest judged item that
+    recorded one (a run that read PLAT-CONTAINER's), else the newest recorded tag ("" when none)."""
+    best: dict[bool, tuple[str, str]] = {True: ("", ""), False: ("", "")}
     for it in items:
         img, at = str(it.get("image", "")), str(it.get("judged_at", ""))
-        if img and at >= best[0]:
-            best = (at, img)
-    return best[1]
+        digest = img.startswith("sha256:")
+        if img and at >= best[digest][0]:
+            best[digest] = (at, img)
+    return best[True][1] or best[False][1]
 
 
 def _short(span: timedelta) -> str:

@@ -3,12 +3,14 @@ start as could-not-observe naming the tier, and the run is not a PASS (exit 3, v
 the tier's own entry); within its budget the same selection passes."""
 import subprocess
 import sys
+from datetime import timedelta
 
 import pytest
 
 from rackgate import registry
 from rackgate.catalogue import tiers
 from rackgate.registry import checks
+from rackgate.report import validity
 
 from ..harness import run_suite, selected, user_env
 
@@ -36,10 +38,22 @@ def test_a_budget_it_cannot_meet_leaves_items_named_and_the_run_is_not_a_pass(tm
     assert run.rc != 0
 
 
-def test_within_its_budget_the_same_tier_passes_and_says_so(tmp_path):
+def test_within_its_budget_the_same_tier_passes_and_its_items_carry_their_validity(tmp_path):
+    """Every item stamped with its row's validity and the image digest the sim's containers ran;
+    `rackgate status` reads the file green now and expired past the longest validity (an image-bound row: IMAGE_CAP)."""
     run = run_suite(tmp_path, "--tier", "quick", "-m", "platform")
     assert run.verdict is not None and run.verdict["verdict"] == "PASS", run.stdout[-2000:]
     assert "rackgate: tier quick: finished in" in run.stdout and run.rc == 0
+    for i in run.verdict["items"]:
+        at, until = validity.when(i["judged_at"]), validity.when(i["valid_until"])
+        assert i["row"] and at is not None and until is not None and until - at == validity.of(i["row"]).span, i
+        assert i["image"].startswith("sha256:"), i
+    status = [sys.executable, "-m", "rackgate.cli", "status", str(tmp_path / "verdict.json")]
+    now = subprocess.run(status, env=user_env(), capture_output=True, text=True, timeout=120)
+    assert now.returncode == 0 and "GREEN" in now.stdout, now.stdout + now.stderr
+    later = validity.stamp(validity.when(run.verdict["items"][0]["judged_at"]) + validity.IMAGE_CAP + timedelta(minutes=1))
+    expired = subprocess.run([*status, "--now", later], env=user_env(), capture_output=True, text=True, timeout=120)
+    assert expired.returncode == 3 and "EXPIRED" in expired.stdout and " 0 green" in expired.stdout, expired.stdout
 
 
 def test_an_unknown_tier_is_one_line_and_exit_2(tmp_path):

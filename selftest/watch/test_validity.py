@@ -124,3 +124,12 @@ def test_places_of_item_ids():
     assert status.place_of("t::x[node10-dp37]", names, 4) == status.Place("node10", None, 37, (), ("node10",))
     assert status.place_of("t::x[node1-node10]", names, 4).nodes == ("node1", "node10")
     assert status.place_of("t::x", names, 4) == status.Place()
+
+
+def test_the_current_image_is_the_newest_digest_a_run_read_over_a_later_runs_tag():
+    items = [_item("ACC-GSM8K", judged=T0, image=DIGEST_A), _item("PLAT-CONTAINER", judged=T0 + timedelta(hours=1), image=DIGEST_B),
+             _item("FAB-STATE", judged=T0 + timedelta(hours=2), image="rocm/atom:tag")]
+    assert validity.current_image(items) == DIGEST_B
+    assert validity.due(items, T0 + timedelta(hours=2, minutes=1), validity.current_image(items)) == ["t::test_acc-gsm8k[node1]",
+                                                                                                  "t::test_plat-container[node1]"]
+    assert validity.current_image(items[2:]) == "rocm/atom:tag" and validity.current_image([]) == ""
