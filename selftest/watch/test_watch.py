@@ -19,6 +19,7 @@ from rackgate import registry
 from rackgate.registry import checks
 
 from ..harness import REPO, user_env
+from .promstack import need_binaries, stack, wait_for
 
 pytestmark = pytest.mark.suite
 
@@ -70,6 +71,9 @@ def _end(p: subprocess.Popen) -> None:
 
 
 def test_a_fault_in_a_watched_rack_turns_its_metric_to_0_within_one_cycle_and_the_watch_survives(tmp_path):
+    """...and the real Prometheus, scraping the real node_exporter's textfile collector over the
+    watch's metrics file, finds the faulted GPU with `rackgate_check_status == 0`."""
+    need_binaries()
     shutil.copy(SIM / "sim-baseline.json", tmp_path / "sim-baseline.json")
     healthy = (SIM / "sim.toml").read_text()
     assert "faults = []" in healthy
@@ -85,6 +89,9 @@ def test_a_fault_in_a_watched_rack_turns_its_metric_to_0_within_one_cycle_and_th
         judged = {r["test"]: r["outcome"] for r in _history(tmp_path) if r.get("cycle") == after["cycle"] and "test" in r}
         assert after["verdict"] == "FAIL" and judged[FAULTED] == "FAIL" and list(judged.values()).count("FAIL") == 1
         assert _metric(tmp_path, BAD_SERIES) == "0"
+        with stack(tmp_path / "tf", tmp_path / "prom") as prom:
+            bad = wait_for(prom, "rackgate_check_status == 0", bool)
+            assert [(m["metric"]["node"], m["metric"]["gpu"], m["metric"]["row"]) for m in bad] == [("node2", "1", "FAB-STATE")]
 
         first.kill()   # the watch dies; the run it started (if one runs) goes on holding the lock
         first.wait(timeout=30)
