@@ -8,7 +8,7 @@ The state directory (default reports/watch/):
     verdict.counters.json  the GPUs' error counters as last read
     history.jsonl          append-only: a line per item judged ({"cycle", "test", "outcome", ...}) and
                            one per cycle ({"cycle", "started", "ended", "ran", "rc", "why"})
-    run/                   the current cycle's run: its verdict, junit, output
+    run/                   the current cycle's run: its verdict, junit, output, pid (its process group)
     watch.lock             held (flock) by the watch and inherited by its run: never two at once
 """
 from __future__ import annotations
@@ -143,6 +143,7 @@ class Watch:
             self.child = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                           start_new_session=True,
                                           pass_fds=(self.lock_fd,) if self.lock_fd is not None else ())
+            (output.parent / "pid").write_text(f"{self.child.pid}\n")   # the run's process group, for a person
             deadline = time.monotonic() + self.run_timeout_s
             try:
                 while True:

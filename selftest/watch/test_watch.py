@@ -146,3 +146,22 @@ def test_an_attached_server_is_attached_to_every_cycle_and_never_relaunched(tmp_
     assert second["cycle"] == 2 and second["verdict"] == "UNKNOWN", out[-2000:]
     assert f"attached to {url}" in out and "launch command" not in out and "booting" not in out.lower()
     assert _metric(tmp_path, series) == "-1"
+
+
+def test_sigterm_mid_run_ends_the_run_and_its_group_and_the_watch_exits_0(tmp_path):
+    watch = subprocess.Popen([sys.executable, "-m", "rackgate.cli", "watch", "--state", str(tmp_path / "state"),
+                              "--every", "600", "-m", "platform"], cwd=tmp_path, env=user_env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        pid_file, output = tmp_path / "state" / "run" / "pid", tmp_path / "state" / "run" / "output.txt"
+        _until(lambda: pid_file.exists() and output.exists() and "rackgate:" in output.read_text(), watch)
+        run_pid = int(pid_file.read_text())
+        watch.send_signal(signal.SIGTERM)
+        out, _ = watch.communicate(timeout=180)
+        assert watch.returncode == 0 and "stopped (signal)" in out, out[-2000:]
+        with pytest.raises(ProcessLookupError):
+            os.killpg(run_pid, 0)   # the run's whole group is gone
+        last = _cycles(tmp_path)[-1]
+        assert last["cycle"] == 1 and last["rc"] is None and last["ran"] == 0
+    finally:
+        _end(watch)
