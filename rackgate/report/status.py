@@ -1,6 +1,7 @@
 """`rackgate status [VERDICT.json | RESULTS_DIR]... [--image DIGEST] [--now TIME]`: what stands now,
 per rack, node and GPU, from verdict files (the last run's, `rackgate watch`'s, or a fleet's results
-directory: every rack's): green, failed, unobserved, or expired (rackgate/report/validity.py).
+directory: every rack's): green, failed, unobserved, or expired (rackgate/report/validity.py); beside a
+watch's state (its history.jsonl), the items that flap.
 
     rack sim-4x4 (reports/verdict.json): FAILED -- 60 green, 1 failed, 0 unobserved, 3 expired
       node    tray  gpu 0 1 2 3
@@ -129,6 +130,39 @@ def render(verdict: Mapping[str, Any], now: datetime, image: str = "", source: s
 
 
 EXIT = {GREEN: 0, FAILED: 1, UNOBSERVED: 3, EXPIRED: 3}
+FLAP_WINDOW, FLAP_CHANGES = 10, 2   # an item whose outcome changed this often in its last judgments
+
+
+def flapping(history: Iterable[Mapping[str, Any]], window: int = FLAP_WINDOW, changes: int = FLAP_CHANGES) -> list[str]:
+    """`rackgate watch`'s history (history.jsonl's records) -> a line per item whose outcome changed
+    at least `changes` times in its last `window` judgments: 'test_x[node2-card1]: PASS FAIL PASS FAIL'."""
+    seq: dict[str, list[str]] = {}
+    for rec in history:
+        if "test" in rec and "outcome" in rec:
+            seq.setdefault(str(rec["test"]), []).append(str(rec["outcome"]))
+    out = []
+    for test, outcomes in seq.items():
+        last = outcomes[-window:]
+        if sum(a != b for a, b in zip(last, last[1:])) >= changes:
+            out.append(f"{test.rpartition('::')[2]}: {' '.join(last)}")
+    return out
+
+
+def read_history(path: Path) -> list[dict[str, Any]]:
+    """history.jsonl's records (a line a crash cut is passed over); [] when there is none."""
+    out = []
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
 
 
 def sources(paths: list[str]) -> list[Path]:
@@ -165,6 +199,10 @@ def main(argv: list[str] | None = None) -> int:
         for path in sources(o.paths):
             text, st = render(verdict_file.read(path), now, o.image, str(path))
             print(text)
+            flaps = flapping(read_history(path.with_name("history.jsonl")))
+            if flaps:
+                print(f"  flapping (outcome changed {FLAP_CHANGES}+ times in the last {FLAP_WINDOW} judgments, history.jsonl):")
+                print("\n".join(f"    {f}" for f in flaps))
             states.append(st)
     except (ValueError, OSError, KeyError, TypeError) as e:
         print(f"rackgate status: {e}", file=sys.stderr)

@@ -133,3 +133,13 @@ def test_the_current_image_is_the_newest_digest_a_run_read_over_a_later_runs_tag
     assert validity.due(items, T0 + timedelta(hours=2, minutes=1), validity.current_image(items)) == ["t::test_acc-gsm8k[node1]",
                                                                                                   "t::test_plat-container[node1]"]
     assert validity.current_image(items[2:]) == "rocm/atom:tag" and validity.current_image([]) == ""
+
+
+def test_a_flapping_item_is_named_from_the_history_and_a_steady_one_is_not():
+    hist = [{"cycle": c, "test": "t::test_fab_state[node2-card1]", "outcome": o} for c, o in enumerate("PASS FAIL PASS".split())]
+    hist += [{"cycle": c, "test": "t::test_plat_ras[node1]", "outcome": "PASS"} for c in range(5)]
+    hist += [{"cycle": c, "test": "t::test_srv_alive[node1-dp2]", "outcome": o} for c, o in enumerate("PASS PASS FAIL FAIL".split())]
+    hist += [{"cycle": 9, "started": "x", "ran": 3}]
+    assert status.flapping(hist) == ["test_fab_state[node2-card1]: PASS FAIL PASS"]
+    old = [{"test": "t::x", "outcome": o} for o in "PASS FAIL PASS".split()] + [{"test": "t::x", "outcome": "PASS"}] * 10
+    assert status.flapping(old) == []
