@@ -38,6 +38,19 @@ def test_a_budget_it_cannot_meet_leaves_items_named_and_the_run_is_not_a_pass(tm
     assert run.rc != 0
 
 
+def test_a_budget_spent_mid_run_cuts_the_running_item_leaves_the_rest_and_the_run_is_not_a_pass(tmp_path):
+    """Whatever ran within 3 s passed or was cut at the budget by its capped timer; everything after
+    it was left; never a PASS (the split depends on the machine's speed, the verdict does not)."""
+    run = run_suite(tmp_path, "--tier", "quick", "--tier-budget", "3", "-m", "platform")
+    assert run.verdict is not None and run.verdict["verdict"] == "UNKNOWN" and run.rc != 0, run.stdout[-2000:]
+    items = [i for i in run.verdict["items"] if i["test"] != "(tier quick)"]
+    not_run = [i for i in items if "tier quick: its budget of 3 s was spent" in i["seen"]]
+    cut = [i for i in items if "tier quick: its budget of 3 s ran out while this item ran" in i["seen"]]
+    assert not_run and all(i["outcome"] == "UNKNOWN" for i in not_run + cut)
+    assert len(not_run) + len(cut) + sum(i["outcome"] == "PASS" for i in items) == len(items)
+    assert all(f"cut at the budget: {i['test']}" in run.stdout for i in cut)
+
+
 def test_within_its_budget_the_same_tier_passes_and_its_items_carry_their_validity(tmp_path):
     """Every item stamped with its row's validity and the image digest the sim's containers ran;
     `rackgate status` reads the file green now and expired past the longest validity (an image-bound row: IMAGE_CAP)."""

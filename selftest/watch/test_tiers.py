@@ -46,3 +46,16 @@ def test_the_budget_is_spent_at_its_second_and_says_what_it_left():
     assert b.overrun().endswith("every item ran, the last past the budget")
     b.left += ["t::a", "t::b"]
     assert b.overrun() == "tier quick did not finish in its budget of 120 s (120 s): 2 item(s) left, not judged"
+
+
+def test_an_item_runs_under_what_is_left_of_the_budget_when_that_is_less_than_its_own_timeout():
+    clock = Clock()
+    b = Budget(tiers()["quick"], 120, 100.0, clock)
+    clock.t = 150.0
+    assert b.cap(300.0) == 70.0 and b.cap(None) == 70.0 and b.cap(0) == 70.0
+    assert b.cap(60.0) is None           # its own timeout is the shorter: it stands
+    clock.t = 220.0
+    assert b.cap(300.0) is None          # spent: the item is left before it starts
+    b.cut.append("t::c")
+    b.left.append("t::d")
+    assert b.overrun().endswith("1 item(s) left, not judged; 1 cut at the budget")
