@@ -27,7 +27,8 @@ from .cycle import LOCK, Watch
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="rackgate watch", description="re-run what expired or failed, on a cadence")
+    ap = argparse.ArgumentParser(prog="rackgate watch", description="re-run what expired or failed, on a cadence",
+                                 allow_abbrev=False)   # a suite option is never taken for one of these
     ap.add_argument("--every", type=float, default=300.0, metavar="S", help="seconds between cycles (default 300)")
     ap.add_argument("--cycles", type=int, default=0, metavar="N", help="stop after N cycles (default: until SIGTERM)")
     ap.add_argument("--state", default="reports/watch", metavar="DIR", help="verdict.json, history.jsonl, the lock")
