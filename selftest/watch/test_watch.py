@@ -84,7 +84,9 @@ def test_a_fault_in_a_watched_rack_turns_its_metric_to_0_within_one_cycle_and_th
         _until(lambda: [c for c in _cycles(tmp_path) if c.get("verdict") == "PASS"], first)
         assert _metric(tmp_path, BAD_SERIES) == "1"
         injected = time.time()
-        (tmp_path / "rack.toml").write_text(healthy.replace("faults = []", 'faults = ["stuck-link@node2:1"]'))
+        faulted = tmp_path / "rack.toml.new"   # replaced whole: a cycle starting now never reads half a file
+        faulted.write_text(healthy.replace("faults = []", 'faults = ["stuck-link@node2:1"]'))
+        os.replace(faulted, tmp_path / "rack.toml")
         after = _until(lambda: [c for c in _cycles(tmp_path) if c["started_s"] > injected and "verdict" in c], first)[0]
         judged = {r["test"]: r["outcome"] for r in _history(tmp_path) if r.get("cycle") == after["cycle"] and "test" in r}
         assert after["verdict"] == "FAIL" and judged[FAULTED] == "FAIL" and list(judged.values()).count("FAIL") == 1
