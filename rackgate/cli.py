@@ -84,11 +84,9 @@ main options:
   --atom-url URL             attach to a running server (never stopped) instead of launching one
                              from the rack file's [launch]; --served-model NAME with it
   -m platform                one node, before anything else    -m fabric      the fabric between nodes
-  -m gate                    before any benchmark (serving, accuracy gates)
-  -m regression              after an image change: compare with --baseline FILE
-                             (recorded on a known-good image with --record-baseline)
-reports, in the directory the run starts in: reports/verdict.json (--verdict-file), reports/junit.xml,
-  reports/allure-results (npx allure generate reports/allure-results)
+  -m gate                    before any benchmark    --tier quick|standard|full  rows within a time budget
+  -m regression              after an image change: compare with --baseline FILE (--record-baseline)
+reports (where it starts): reports/verdict.json (--verdict-file), reports/junit.xml, reports/allure-results
 exit codes: 0 every check passed; 1 a finding about the rack; 2 usage or rack-file error (nothing
   judged); 3 no finding, but something could not be observed
 all pytest options: rackgate --help-pytest      version: rackgate --version"""
@@ -131,6 +129,9 @@ def _module(name: str) -> Callable[[list[str]], int]:
 SUBCOMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     "fleet": (_module(".fleet.cli"), "RACK.toml... [--scheduler local|slurm] [-- pytest args]: one run per rack, one report"),
     "survey": (_module(".survey.cli"), "--rack RACK.toml [--pick N] [--write-rack FILE]: which trays can be used now"),
+    "watch": (_module(".watch.cli"), "[--every S] [--state DIR] [SUITE ARGS]: re-run what expired or failed, on a cadence"),
+    "status": (_module(".report.status"), "[VERDICT.json|DIR...]: green, failed, unobserved, expired per node and GPU"),
+    "npd": (_module(".report.npd"), "gpu-ras|link|serving [--verdict FILE] [--node N]: a node-problem-detector plugin (0/1/2)"),
     "compare": (_module(".baseline.cli"), "OLD.json NEW.json: the regression table from two recorded runs"),
     "help": (_help, "this usage (rackgate --help)"),
 }

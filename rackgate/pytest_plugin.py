@@ -69,6 +69,8 @@ pytest_plugins = [
     "rackgate.fixtures.verdict_file",
     "rackgate.fixtures.quick_gate",
     "rackgate.fixtures.bracket",
+    "rackgate.fixtures.tier",
+    "rackgate.fixtures.metrics",
 ]
 
 # rackgate's options: name -> (metavar: None for a flag, help). `--verdict-file` is
@@ -83,12 +85,15 @@ OPTIONS: dict[str, tuple[str | None, str]] = {
                            "(default: the rack file's accuracy.gsm8k_dir, else lm-eval's dataset)"),
     "--tokenizer": ("PATH", "the served model's tokenizer.json (or its folder) on this machine, for "
                             "SRV-STREAM-CONSISTENCY's token count (default: the rack file's serving.tokenizer)"),
+    "--tier": ("NAME", "run a tier of rackgate/catalogue/tiers.toml (quick, standard, full): its rows, within its time budget"),
+    "--tier-budget": ("SECONDS", "with --tier: this budget instead of the tier's"),
+    "--metrics-file": ("FILE", "also write the verdict as a node_exporter textfile (Prometheus/OpenMetrics; docs/operations.md)"),
     "--record-baseline": (None, "store the facts this run observes as the baseline"),
     "--baseline": ("FILE", "baseline file (default: the rack file's)"),
 }
 VERDICT_FILE = "--verdict-file"
 # The options whose value is a path on this machine (the rackgate command makes them absolute).
-PATH_OPTIONS = ("--rack", "--baseline", "--gsm8k-dir", "--tokenizer", VERDICT_FILE, "--junitxml", "--alluredir")
+PATH_OPTIONS = ("--rack", "--baseline", "--metrics-file", "--gsm8k-dir", "--tokenizer", VERDICT_FILE, "--junitxml", "--alluredir")
 
 MARKERS = (
     "platform: one node, before anything else (PLAT rows)",

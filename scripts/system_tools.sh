@@ -12,3 +12,9 @@ if ! command -v dockerd >/dev/null 2>&1 || ! command -v sudo >/dev/null 2>&1; th
   apt-get update -qq >/dev/null
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker.io sudo >/dev/null
 fi
+# Debian's Prometheus and node_exporter for selftest/watch/test_prometheus.py (rackgate's metrics
+# textfile read by the real textfile collector, scraped and queried by the real Prometheus, on loopback).
+if ! command -v prometheus >/dev/null 2>&1 || ! command -v prometheus-node-exporter >/dev/null 2>&1; then
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter >/dev/null
+fi

@@ -97,15 +97,18 @@ LONG: dict[str, int] = {
     "selftest.fabric.test_bmc_card0": 29,
     "selftest.reports.test_fleet_overview": 28,
     "selftest.fabric.test_collective_probe": 27,
+    "selftest.watch.test_watch": 30,   # wave 13 (issue 54): its -n 2 duration, not yet a whole run's
     "selftest.accuracy.test_sim_e2e": 25,
     "selftest.properties.test_parsers_hold": 25,
     "selftest.serving.test_deadlock_rule": 21,
     "selftest.fleet.test_slurm_fleet": 19,
     "selftest.reports.test_fleet": 16,
     "selftest.test_bad_input": 14,
+    "selftest.watch.test_prometheus": 13,   # wave 13 (issue 54), as test_watch
     "selftest.serving.test_hang_rule": 13,
     "selftest.test_transport": 13,
     "selftest.test_ids_rootdir": 12,
+    "selftest.watch.test_tier_runs": 12,   # wave 13 (issue 54), as test_watch
     "selftest.test_transport_runners": 12,
     "selftest.test_options": 12,
     "selftest.test_dependencies": 12,

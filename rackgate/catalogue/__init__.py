@@ -5,6 +5,7 @@ its row by id; the report, the fault matrix and the diagnosis text all come from
 """
 from __future__ import annotations
 
+import fnmatch
 import functools
 import re
 import tomllib
@@ -30,6 +31,13 @@ FAMILY_STAGE = {"PLAT": "platform", "FAB": "fabric", "SRV": "serving load", "BEN
 # tray, the fix is in the launch, the rack file or the image; `re-run` -- clear the named leftover or
 # transient and run again; `reboot-or-reload-driver`; `service-hardware`; `do-not-use` -- keep work
 # off the tray until a person has looked (another owner, wrong pod, wrong answers).
+# How long a row's verdict stands (verdict.json's valid_until; rackgate/report/validity.py): a
+# duration (`10m`, `1h`, `1d`) or `image` -- until the container image changes (the digest the run
+# read is part of the result), at most validity.IMAGE_CAP. A row may name its own `validity`; the
+# family's is the default. Error counters move in minutes, link state within the hour, the fabric
+# rounds' figures over a day; what the image decides (answers, accuracy) stands while the image does.
+FAMILY_VALIDITY = {"PLAT": "1h", "FAB": "1h", "SRV": "1h", "BENCH": "1d", "ACC": "image", "REG": "image"}
+VALIDITY = re.compile(r"(?:[1-9]\d*[smhd]|image)")
 ACTION_CLASSES = ("none", "re-run", "reboot-or-reload-driver", "service-hardware", "do-not-use")
 ActionClass = Literal["none", "re-run", "reboot-or-reload-driver", "service-hardware", "do-not-use"]
 
@@ -91,6 +99,15 @@ class Row(_Data):
     # hardware error counter rises this row judges (its items then belong to no stage themselves).
     stage: str = ""
     brackets: tuple[str, ...] = ()
+    # How long its verdict stands (FAMILY_VALIDITY above): `<n>s|m|h|d` or `image`.
+    validity: str = ""
+
+    @field_validator("validity")
+    @classmethod
+    def _validity(cls, v: str) -> str:
+        if not VALIDITY.fullmatch(v):
+            raise ValueError(f"validity {v!r}: a duration such as 10m, 1h, 1d, or 'image'")
+        return v
 
     @property
     def area(self) -> str:
@@ -151,6 +168,34 @@ def matrix() -> list[dict[str, Any]]:
     return cases
 
 
+class Tier(_Data):
+    """A named selection of rows with a time budget (tiers.toml; rackgate --tier NAME)."""
+    name: str
+    budget_s: float = Field(gt=0)
+    when: str
+    rows: tuple[str, ...] = Field(min_length=1)   # row ids or fnmatch patterns
+
+    def selects(self, row_id: str) -> bool:
+        return any(fnmatch.fnmatchcase(row_id, p) for p in self.rows)
+
+
+@functools.cache
+def tiers() -> dict[str, Tier]:
+    """tiers.toml's tiers by name; ValueError (one line) for a malformed one or a pattern that
+    matches no row."""
+    out: dict[str, Tier] = {}
+    for raw in tomllib.loads((HERE / "tiers.toml").read_text())["tier"]:
+        try:
+            t = Tier(**raw)
+        except ValidationError as e:
+            raise ValueError(f"tiers.toml: tier {raw.get('name')}: {_one_line(e)}") from None
+        dead = [p for p in t.rows if not any(fnmatch.fnmatchcase(r, p) for r in rows())]
+        if dead:
+            raise ValueError(f"tiers.toml: tier {t.name}: {dead} match no catalogue row")
+        out[t.name] = t
+    return out
+
+
 class UnknownRow(KeyError):
     def __str__(self) -> str:  # KeyError's repr-quoting makes one-line messages ugly
         return str(self.args[0])
@@ -163,6 +208,7 @@ def rows() -> dict[str, Row]:
         for raw in tomllib.loads(path.read_text())["row"]:
             family = raw.get("id", "").split("-", 1)[0]
             raw.setdefault("order", FAMILY_ORDER.get(family, DEFAULT_ORDER))
+            raw.setdefault("validity", FAMILY_VALIDITY.get(family, "1h"))
             if not raw.get("brackets"):
                 raw.setdefault("stage", FAMILY_STAGE.get(family, ""))
             try:

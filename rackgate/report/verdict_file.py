@@ -73,6 +73,9 @@ class ItemOutcome(TypedDict):
     row: str
     where: str
     seen: str
+    judged_at: str      # when, and until when it stands (rackgate/report/validity.py)
+    valid_until: str
+    image: str          # the image it was judged on (validity: `image` rows)
 
 
 Verdict = TypedDict("Verdict", {
@@ -89,6 +92,9 @@ class Item:
     row: str = ""
     where: str = ""
     seen: str = ""
+    judged_at: str = ""             # when, and until when it stands (rackgate/report/validity.py)
+    valid_until: str = ""
+    image: str = ""
 
 
 @dataclass
@@ -148,8 +154,8 @@ def build(rack_name: str, nodes: list[tuple[str, int, str]], gpus_per_node: int,
             "action_class": action_class(all_findings),
             "counts": {v.file.lower(): sum(it.outcome.file == v.file for it in items) for v in (PASS, FAIL, UNKNOWN)},
             "rack_findings": rack.findings, "rack_unknown": rack.unknown, "nodes": out_nodes,
-            "items": [{"test": it.nodeid, "outcome": it.outcome.file, "row": it.row, "where": it.where, "seen": it.seen}
-                      for it in items]}
+            "items": [{"test": it.nodeid, "outcome": it.outcome.file, "row": it.row, "where": it.where, "seen": it.seen,
+                       "judged_at": it.judged_at, "valid_until": it.valid_until, "image": it.image} for it in items]}
 
 
 def rebuild(old: Verdict, new: Verdict) -> Verdict:
@@ -159,7 +165,8 @@ def rebuild(old: Verdict, new: Verdict) -> Verdict:
     base = new if new.get("nodes") else old
     nodes = [(n["node"], n["tray"], n["host"]) for n in base["nodes"]]
     gpus = max((len(n["gpus"]) for n in base["nodes"]), default=0)
-    return build(base["rack"], nodes, gpus, [Item(i["test"], verdicts.Verdict.read(i["outcome"]), i["row"], i["where"], i["seen"])
+    return build(base["rack"], nodes, gpus, [Item(i["test"], verdicts.Verdict.read(i["outcome"]), i["row"], i["where"], i["seen"],
+                                                  i.get("judged_at", ""), i.get("valid_until", ""), i.get("image", ""))
                                              for i in items.values()])
 
 
