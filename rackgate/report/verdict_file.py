@@ -94,8 +94,8 @@ Verdict = TypedDict("Verdict", {
 def unfinished_why(run: RunState, judged: int) -> str:
     """The rack unknown of a run that did not finish: what it left judged and what not."""
     if run["state"] == INTERRUPTED:
-        return (f"the run was interrupted by {run['signal'] or 'a signal'} after {judged} item(s) were judged: "
-                "the rest were not run (re-run them: rackgate fleet --failed-only, or the same command)")
+        return (f"the run did not finish: interrupted by {run['signal'] or 'a signal'} after {judged} item(s) were "
+                "judged; the rest were not run (re-run them: rackgate fleet --failed-only, or the same command)")
     return (f"the run had not finished when this file was last written ({judged} item(s) judged): it is still "
             "running, or it was killed without a chance to finish (SIGKILL, the OOM killer, a lost node)")
 

@@ -12,8 +12,9 @@ Bounded: the commands in flight on the nodes are ended at once (their process gr
 flight is lost, the teardown is not held by them), and a watchdog ends the process BOUND_S after
 the first signal whatever the teardown is doing -- first rewriting the reports from what was judged
 (`last_words`), then stopping what was started, each bounded -- well inside Slurm's KillWait. A
-second signal ends the run at once (what was started is stopped first, bounded): the reports on disk
-are those written as each item finished, which lose at most the item in flight.
+second signal (SAME_STOP_S after the first or later) ends the run at once (what was started is
+stopped first, bounded): the reports on disk are those written as each item finished, which lose at
+most the item in flight.
 """
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ from .procs import REGISTRY
 SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 BOUND_S = 20.0      # from the first signal to the process's end, whatever its teardown does (< KillWait 30 s)
 STOP_BOUND_S = 5.0  # what was started, stopped, at most this long when the bound or a second signal ends the run
+# A second signal this soon after the first is the same stop delivered twice (a scheduler signals every
+# process of the job, and the wrapper that started the run -- rackgate.fleet.task -- forwards it): not "end now".
+SAME_STOP_S = 2.0
 WHAT = {
     signal.SIGTERM: "SIGTERM (a scheduler's time limit, a container stop or a kill)",
     signal.SIGHUP: "SIGHUP (the terminal or session went away)",
@@ -38,6 +42,7 @@ WHAT = {
 }
 
 _received: list[int] = []
+_received_at: list[float] = []
 _finishing: list[bool] = []
 # Called (bounded, in order) when the bound ends the run before the session's end wrote the reports:
 # each rewrites its report from what was judged so far, given the signal's name.
@@ -121,11 +126,14 @@ def _at_exit(signum: int) -> None:
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
+    if _received and time.monotonic() - _received_at[0] < SAME_STOP_S:
+        return      # the same stop, delivered twice
     if _received:   # a second signal: end now
         _say(f"{signal.Signals(signum).name} again: ending now (the reports on disk hold every item that finished)")
         _stop_all_bounded(STOP_BOUND_S)
         _die(signum)
     _received.append(signum)
+    _received_at.append(time.monotonic())
     threading.Thread(target=_watchdog, args=(signum, BOUND_S), name="rackgate-bound", daemon=True).start()
     atexit.register(_at_exit, signum)   # runs first (last registered): the exit status names the signal
     REGISTRY.stop_local()
