@@ -60,3 +60,15 @@ def require_records(records: R, what: str, where: str, came_back: str = "") -> R
         tail = f"; it said: {came_back.strip()[:200]}" if came_back and came_back.strip() else ""
         raise UnrecognisedOutput(f"{where}: no {what} recognised{tail}")
     return records
+
+
+class ServerBrokeLimit(Exception):
+    """Positive evidence about a server, seen while reading its answer: it sent more than any answer
+    to the request could be -- a stream past the request's own max_tokens, a body larger than the
+    bound the request sets (rackgate/atom/bounded.py). The read stopped there and the connection was
+    closed. A FAILED of the check that asked (rackgate/fixtures/outcome.py), with the numbers; never
+    could-not-observe (the suite did observe: the server broke the request's limit)."""
+
+    def __init__(self, where: str, seen: str):
+        self.where, self.seen = where, seen
+        super().__init__(f"{where}: {seen}")

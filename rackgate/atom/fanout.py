@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..errors import ServerBrokeLimit
 from .client import Client, ServerError, StreamHandle, refusal
 
 COMPLETIONS, CHAT = "/v1/completions", "/v1/chat/completions"
@@ -54,6 +55,7 @@ class Got:
     reasoning: str = ""          # a chat answer's reasoning_content
     tokens: int | None = None    # usage.completion_tokens (streamed: the chunks read)
     body: dict[str, Any] = field(default_factory=dict)  # the reply as read (non-streamed: the server's)
+    broke: ServerBrokeLimit | None = None  # the answer broke the request's own limit (read stopped there)
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,8 @@ def fan_out(client: Client, asks: list[Ask], max_tokens: int, timeout: float,
             _read(g, r.status, r.body)
         except ServerError as e:
             g.error = str(e)
+        except ServerBrokeLimit as e:   # the server answered, past what the request allows: evidence
+            g.error, g.broke, g.replied = str(e), e, True
         g.seconds = time.monotonic() - t
         with changed:
             if not handles[i].cancelled:

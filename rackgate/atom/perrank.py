@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from ..errors import ServerBrokeLimit
 from .client import Client
 from .fanout import Ask, Fanned, Got, HangRule, fan_out, takes_rank_hint
 
@@ -115,6 +116,11 @@ class Spread(Fanned):
     def hung_ranks(self) -> list[int]:
         return sorted(set(self._ranks_of(self.hung)))
 
+    def broke(self) -> Got | None:
+        """The first answer that broke its request's own limit (a stream past max_tokens, a body
+        larger than any answer could be): positive evidence about the server (None: none did)."""
+        return next((g for g in self.got if g.broke is not None), None)
+
     def nothing_back(self) -> str | None:
         """Why nothing can be read (None: something came back)."""
         if self.replied:
@@ -182,14 +188,26 @@ class PerRank:
         asks = [Ask(prompts[i % len(prompts)], r, chat) for i, r in enumerate(targets)]
         out = fan_out(self.client, asks, max_tokens, timeout or self.timeout, stop_when, decisive, settle_s,
                       hang=self.hang, stream=stream, extra=extra, stop=stop)
-        return Spread(out.got, out.asked, out.cancelled, out.seconds, out.hung, out.bound_s, out.slowest_s,
-                      routing=self.routing, hang_rule=self.hang)
+        return self._spread(out)
+
+    def _spread(self, out: Fanned) -> Spread:
+        """The answers as a Spread; an answer that broke its request's own limit (a stream past
+        max_tokens, a body past the bound) raised as the evidence it is, naming its rank and node
+        where the hint attributes it (the asking check's FAILED: rackgate/fixtures/outcome.py)."""
+        spread = Spread(out.got, out.asked, out.cancelled, out.seconds, out.hung, out.bound_s, out.slowest_s,
+                        routing=self.routing, hang_rule=self.hang)
+        g = spread.broke()
+        if g is not None and g.broke is not None:
+            rank, table = g.ask.rank, self.routing.table
+            where = f"dp{rank} on {table[rank]}" if rank is not None and rank in table else g.broke.where
+            raise ServerBrokeLimit(where, f"{g.broke.seen} ({g.broke.where}; {len(spread.replied)} of {spread.asked} "
+                                          "requests answered)")
+        return spread
 
     def read(self, out: Fanned) -> Spread:
         """Requests a check sent its own way (the quick gate's paced questions) read as a Spread:
         the same hang, share and evidence as every check's."""
-        return Spread(out.got, out.asked, out.cancelled, out.seconds, out.hung, out.bound_s, out.slowest_s,
-                      routing=self.routing, hang_rule=self.hang)
+        return self._spread(out)
 
     def rank_of(self, i: int) -> int | None:
         """The rank the i-th request of a check's own goes to (ranks in turn; None: the server picks)."""
@@ -210,5 +228,4 @@ class PerRank:
         """Asks built by the caller (each names its own rank: e.g. a prefill on the rank that decoded)."""
         timeout = kw.pop("timeout", None) or self.timeout
         out = fan_out(self.client, asks, max_tokens, timeout, hang=self.hang, **kw)
-        return Spread(out.got, out.asked, out.cancelled, out.seconds, out.hung, out.bound_s, out.slowest_s,
-                      routing=self.routing, hang_rule=self.hang)
+        return self._spread(out)
