@@ -19,9 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from ..errors import ServerBrokeLimit
+from ..errors import CouldNotObserve, ServerBrokeLimit
 from .client import Client
 from .fanout import Ask, Fanned, Got, HangRule, fan_out, takes_rank_hint
+from .mismatch import line, mismatch
 
 
 @dataclass(frozen=True)
@@ -196,6 +197,10 @@ class PerRank:
         where the hint attributes it (the asking check's FAILED: rackgate/fixtures/outcome.py)."""
         spread = Spread(out.got, out.asked, out.cancelled, out.seconds, out.hung, out.bound_s, out.slowest_s,
                         routing=self.routing, hang_rule=self.hang)
+        refused = next(((g, kind) for g in spread.replied if g.error and (kind := mismatch(g.status, g.error))), None)
+        if refused is not None:
+            raise CouldNotObserve(line(refused[1], refused[0].error or "", f"{self.client.base_url} "
+                                       f"({len(spread.replied)} of {spread.asked} answered)"))
         g = spread.broke()
         if g is not None and g.broke is not None:
             rank, table = g.ask.rank, self.routing.table

@@ -20,7 +20,7 @@ from typing import Any, Mapping, Protocol
 from ..access import NodeAccess
 from ..config.model import Rack
 from ..errors import CouldNotObserve, NotRun
-from . import load, traces
+from . import fit, load, traces
 from .degenerate import degenerate, degenerate_so_far
 from .prefill import Decoded, cuts
 
@@ -47,6 +47,7 @@ class Server(Protocol):
     def post(self, path: str, timeout: float | None = None) -> Any: ...
     def host(self, node: str) -> NodeAccess | None: ...
     def batched_tokens(self) -> tuple[int, str]: ...
+    def max_model_len(self) -> tuple[int | None, str]: ...
     def grep(self, *patterns: str) -> list[str]: ...
     def log_tail(self, node: str, lines: int = 15) -> str: ...
     def stacks(self, ranks: list[int]) -> tuple[list[tuple[str, str]], str]: ...
@@ -431,6 +432,16 @@ def _long_degenerate(g: Any) -> bool:
     return bool(g.stopped or (not g.error and g.replied and degenerate(g.text)))
 
 
+def _sized(s: Server, words: int, size: str) -> tuple[int, str]:
+    """The long prompt cut to fit the model's length where the server or the rack file says it."""
+    max_len, where = s.max_model_len()
+    fitted, cut = fit.fitting_words(words, LONGCTX_ANSWER_TOKENS, max_len)
+    return fitted, (f"{size}, cut to fit max_model_len {max_len} ({where})" if cut else size)
+
+
+LONGCTX_ANSWER_TOKENS = 8
+
+
 def longctx(s: Server) -> LongCtx:
     """SRV-LONGCTX's reads: one long prompt for every DP rank (each runs a chunked prefill: a
     multiple of --max-num-batched-tokens, or serving.longctx_words), at least longctx_concurrency at
@@ -440,8 +451,9 @@ def longctx(s: Server) -> LongCtx:
     chunk, said = s.batched_tokens()
     words = cfg.longctx_words or int(chunk * cfg.longctx_multiple)
     size = "serving.longctx_words" if cfg.longctx_words else f"{cfg.longctx_multiple:g} x {said}"
+    words, size = _sized(s, words, size)
     n = max(len(s.table), cfg.longctx_concurrency)
-    spread = pr.ask([load.prompt(words, i) for i in range(n)], 8, attached=cfg.longctx_concurrency,
+    spread = pr.ask([load.prompt(words, i) for i in range(n)], LONGCTX_ANSWER_TOKENS, attached=cfg.longctx_concurrency,
                     at_least=cfg.longctx_concurrency, timeout=cfg.longctx_timeout_s, stop_when=degenerate_so_far,
                     decisive=_long_degenerate)
     shown = [("long-prompt load", f"{spread.asked} prompts of ~{words} tokens ({size}), all at once\n"

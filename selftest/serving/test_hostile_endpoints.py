@@ -99,3 +99,12 @@ def test_a_healthy_answer_is_read_whole():
     assert got.body["choices"][0]["text"] == " Paris."
     got, _, _, _ = _read("healthy", stream=False)
     assert got.body["choices"][0]["text"] == " Paris."
+
+
+def test_a_request_too_long_for_the_server_is_could_not_observe_naming_the_key():
+    """The issue's SRV-LONGCTX case: HTTP 400 'maximum context length' to every rank is rackgate's
+    mismatch, never a FAILED on the rack."""
+    with Hostile("too-long") as h:
+        per = PerRank(Client(h.url, "hostile/model", timeout=TIMEOUT_S), Routing({}, False), HangRule(), TIMEOUT_S)
+        with pytest.raises(CouldNotObserve, match="too long for the model.*serving.max_model_len"):
+            per.ask(["river stone " * 100], MAX_TOKENS, attached=4)
