@@ -72,3 +72,17 @@ class ServerBrokeLimit(Exception):
     def __init__(self, where: str, seen: str):
         self.where, self.seen = where, seen
         super().__init__(f"{where}: {seen}")
+
+
+class ServerGone(CouldNotObserve):
+    """A launched server whose process exited mid-run (the kernel's OOM killer: exit 137), read when
+    its API stopped answering: positive evidence about the rack, SRV-ALIVE's. Raised in a check's call
+    it is SRV-ALIVE's FAILED at `where` (rackgate/fixtures/outcome.py), and the ordering then does not
+    run the server's later checks (a dead rank: SRV-ALIVE); raised where a check could not start (a
+    fixture's setup) it is could-not-observe with the same line."""
+
+    row = "SRV-ALIVE"
+
+    def __init__(self, where: str, seen: str):
+        self.where, self.seen = where, seen
+        super().__init__(f"{where}: {seen}")
