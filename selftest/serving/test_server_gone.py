@@ -16,7 +16,7 @@ from rackgate.errors import CouldNotObserve, ServerGone
 from rackgate.fixtures.outcome import _gone
 from rackgate.report.verdict import CheckFailed
 
-from .test_life import READY, RACK, _attached
+from .test_life import RACK, READY, _attached
 
 pytestmark = pytest.mark.unit
 
