@@ -60,3 +60,29 @@ def require_records(records: R, what: str, where: str, came_back: str = "") -> R
         tail = f"; it said: {came_back.strip()[:200]}" if came_back and came_back.strip() else ""
         raise UnrecognisedOutput(f"{where}: no {what} recognised{tail}")
     return records
+
+
+class ServerBrokeLimit(Exception):
+    """Positive evidence about a server, seen while reading its answer: it sent more than any answer
+    to the request could be -- a stream past the request's own max_tokens, a body larger than the
+    bound the request sets (rackgate/atom/bounded.py). The read stopped there and the connection was
+    closed. A FAILED of the check that asked (rackgate/fixtures/outcome.py), with the numbers; never
+    could-not-observe (the suite did observe: the server broke the request's limit)."""
+
+    def __init__(self, where: str, seen: str):
+        self.where, self.seen = where, seen
+        super().__init__(f"{where}: {seen}")
+
+
+class ServerGone(CouldNotObserve):
+    """A launched server whose process exited mid-run (the kernel's OOM killer: exit 137), read when
+    its API stopped answering: positive evidence about the rack, SRV-ALIVE's. Raised in a check's call
+    it is SRV-ALIVE's FAILED at `where` (rackgate/fixtures/outcome.py), and the ordering then does not
+    run the server's later checks (a dead rank: SRV-ALIVE); raised where a check could not start (a
+    fixture's setup) it is could-not-observe with the same line."""
+
+    row = "SRV-ALIVE"
+
+    def __init__(self, where: str, seen: str):
+        self.where, self.seen = where, seen
+        super().__init__(f"{where}: {seen}")

@@ -67,6 +67,7 @@ pytest_plugins = [
     "rackgate.fixtures.rackmap",
     "rackgate.fixtures.ubench_plan",
     "rackgate.fixtures.verdict_file",
+    "rackgate.fixtures.as_they_finish",
     "rackgate.fixtures.quick_gate",
     "rackgate.fixtures.bracket",
     "rackgate.fixtures.tier",

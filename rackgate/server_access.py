@@ -19,7 +19,7 @@ from typing import Any, Callable, Protocol
 
 from .access import NodeAccess
 from .config.model import Rack
-from .errors import NotRun
+from .errors import NotRun, ServerBrokeLimit
 
 
 # --- a request to every rank, as it came back (rackgate.atom.fanout sends them) ----------------
@@ -43,6 +43,7 @@ class Got:
     reasoning: str = ""          # a chat answer's reasoning_content
     tokens: int | None = None    # usage.completion_tokens (streamed: the chunks read)
     body: dict[str, Any] = field(default_factory=dict)  # the reply as read (non-streamed: the server's)
+    broke: ServerBrokeLimit | None = None  # the answer broke the request's own limit (read stopped there)
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,11 @@ class Spread(Fanned):
 
     def hung_ranks(self) -> list[int]:
         return sorted(set(self._ranks_of(self.hung)))
+
+    def broke(self) -> Got | None:
+        """The first answer that broke its request's own limit (a stream past max_tokens, a body
+        larger than any answer could be): positive evidence about the server (None: none did)."""
+        return next((g for g in self.got if g.broke is not None), None)
 
     def nothing_back(self) -> str | None:
         """Why nothing can be read (None: something came back)."""
@@ -288,6 +294,7 @@ class ServerAccess(Protocol):
     def post(self, path: str, timeout: float | None = None) -> Posted: ...
     def host(self, node: str) -> NodeAccess | None: ...
     def batched_tokens(self) -> tuple[int, str]: ...
+    def max_model_len(self) -> tuple[int | None, str]: ...
     def grep(self, *patterns: str) -> list[str]: ...
     def log_tail(self, node: str, lines: int = 15) -> str: ...
     def stacks(self, ranks: list[int]) -> tuple[list[tuple[str, str]], str]: ...

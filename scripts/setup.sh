@@ -11,3 +11,8 @@ bash scripts/slurm_tools.sh     # slurm-wlm and munge: rackgate fleet --schedule
 # need none: their python gets the sim's stand-in, rackgate/sim/nccl/standin); the +cpu pin means
 # pip can never pull a CUDA build instead.
 python3 -c "import torch" 2>/dev/null || python3 -m pip install -q --disable-pip-version-check "torch==2.13.0+cpu"
+# The real engine for the `realengine` self-tests (transformers serve + SmolLM2-135M on the CPU,
+# aiperf, lm-eval): its venv and model folders under ~/.cache/rackgate, stamped, so a second run
+# is a check ("cached"). Here, so the README's self-test command proves on a fresh machine what CI
+# proves (issue 52): without it those tests were skipped there.
+bash scripts/real_engine/install.sh

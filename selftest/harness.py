@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rackgate.pytest_plugin import value_options
 from rackgate.report import junit
+from rackgate.transport import interrupt
 from rackgate.transport.runners import environ_copy
 
 from .bytecode import PYCACHE  # where the suite runs' bytecode goes (user_env)
@@ -120,10 +121,11 @@ def run_suite(tmp_path: Path, *args: str, timeout: float = 300, env: dict | None
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        # TERM first: the suite's handlers then end the processes it started (sim server, agents).
+        # TERM first: the suite ends as on Ctrl-C (the processes it started stopped, its reports
+        # written), within its own bound (rackgate/transport/interrupt.py BOUND_S).
         os.killpg(proc.pid, signal.SIGTERM)
         try:
-            out, err = proc.communicate(timeout=15)
+            out, err = proc.communicate(timeout=interrupt.BOUND_S + 5)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, err = proc.communicate()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import CouldNotObserve
 from ..secrets import redact
+from .bounded import Budget, chunks
 
 if TYPE_CHECKING:
     import requests
@@ -20,6 +21,38 @@ if TYPE_CHECKING:
 
 class ServerError(CouldNotObserve):
     """The server could not be asked (refused, timed out, non-JSON): one line, no traceback."""
+
+
+def _json_of(raw: bytes, what: str, status: int) -> Any:
+    """A body's JSON, or the one line that says why not: not UTF-8 (JSON is UTF-8, RFC 8259), not JSON."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ServerError(f"{what}: the answer is not UTF-8 (HTTP {status}, {len(raw):,} bytes; byte "
+                          f"0x{raw[e.start]:02x} at offset {e.start}): {raw[:80]!r}") from None
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise ServerError(f"{what}: non-JSON response (HTTP {status}): {text[:160]!r}") from None
+
+
+def _body(r: requests.Response, budget: Budget, what: str) -> bytes:
+    """The whole body, bounded in size (ServerBrokeLimit past it) and in time (the request's timeout
+    over the whole answer: a server that trickles ends there, one line)."""
+    import requests
+    buf = bytearray()
+    try:
+        for chunk in chunks(r, budget):
+            buf += chunk
+            if budget.late():
+                raise ServerError(f"{what}: the answer did not finish within {budget.timeout_s:g}s "
+                                  f"({len(buf):,} bytes read, still coming: the server trickles)")
+    except (requests.RequestException, OSError) as e:
+        if budget.late():
+            raise ServerError(f"{what}: the answer did not finish within {budget.timeout_s:g}s "
+                              f"({len(buf):,} bytes read)") from None
+        raise ServerError(f"{what}: the answer broke off after {len(buf):,} bytes: {str(e)[:160]}") from None
+    return bytes(buf)
 
 
 @dataclass(frozen=True)
@@ -53,7 +86,7 @@ class Client:
         t0 = time.monotonic()
         for attempt in (1, 2):
             try:
-                r = self.session.request(method, url, json=body, timeout=timeout or self.timeout)
+                r = self.session.request(method, url, json=body, timeout=timeout or self.timeout, stream=True)
                 break
             except requests.Timeout:
                 raise ServerError(f"{method} {url}: no answer within {timeout or self.timeout:g}s") from None
@@ -66,9 +99,10 @@ class Client:
                 reason = str(e.args[0]) if e.args else str(e)
                 raise ServerError(f"{method} {url}: cannot connect ({reason.split(':')[-1].strip()[:120]})") from None
         try:
-            data = r.json()
-        except ValueError:
-            raise ServerError(f"{method} {url}: non-JSON response (HTTP {r.status_code}): {r.text[:160]!r}") from None
+            data = _json_of(_body(r, Budget(f"{method} {url}", body, timeout or self.timeout), f"{method} {url}"),
+                            f"{method} {url}", r.status_code)
+        finally:
+            r.close()
         if not isinstance(data, dict):
             data = {"_": data}
         return Reply(r.status_code, data, time.monotonic() - t0, body or {})
@@ -128,22 +162,25 @@ class Client:
             reason = str(e.args[0]) if e.args else str(e)
             raise ServerError(f"POST {url}: cannot connect ({reason.split(':')[-1].strip()[:120]})") from None
         handle.attach(r)
+        budget = Budget(f"POST {url}", body, limit)
         try:
             if r.status_code != 200 or "text/event-stream" not in r.headers.get("content-type", ""):
-                try:
-                    data = r.json()
-                except ValueError:
-                    raise ServerError(f"POST {url}: non-JSON response (HTTP {r.status_code}): {r.text[:160]!r}") from None
+                data = _json_of(_body(r, budget, f"POST {url}"), f"POST {url}", r.status_code)
                 return Reply(r.status_code, data if isinstance(data, dict) else {"_": data}, time.monotonic() - t0, body)
             text, content, reasoning, finish, n, pieces, usage, stopped = [], [], [], None, 0, [], None, None
             said, told, thought = "", "", ""   # what stop_when reads, grown a chunk at a time (not joined per chunk)
-            for raw in _lines(r):
+            for raw in _lines(r, budget):
                 handle.progress = time.monotonic()
                 if handle.cancelled:
                     break
                 if time.monotonic() - t0 > limit:
-                    raise ServerError(f"POST {url}: the answer did not finish within {limit:g}s ({n} chunks read)")
-                line = raw.decode("utf-8", "replace").strip() if raw else ""
+                    raise ServerError(f"POST {url}: the answer did not finish within {limit:g}s ({n} chunks read, "
+                                      f"{budget.read:,} bytes)")
+                try:
+                    line = raw.decode("utf-8").strip() if raw else ""
+                except UnicodeDecodeError as e:
+                    raise ServerError(f"POST {url}: a stream line is not UTF-8 (byte 0x{raw[e.start]:02x} at offset "
+                                      f"{e.start}): {raw[:80]!r}") from None
                 if not line.startswith("data:"):
                     continue
                 data = line[5:].strip()
@@ -164,6 +201,7 @@ class Client:
                 content.append(delta.get("content") or "")
                 reasoning.append(think)
                 n += 1 if (piece or think) else 0
+                budget.pieces(n)
                 pieces.append(piece)
                 finish = finish or c.get("finish_reason")  # the first: ATOM adds a "stop" chunk after any reason
                 if stop_when is not None and (piece or think):
@@ -192,18 +230,25 @@ class Client:
         return Reply(200, out, time.monotonic() - t0, body)
 
 
-def _lines(r: requests.Response) -> Iterator[bytes]:
-    """The response's lines as they arrive: http.client's buffered readline (chunked or not)
-    where there is one, else requests' byte-wise iter_lines."""
+def _lines(r: requests.Response, budget: Budget) -> Iterator[bytes]:
+    """The response's lines as they arrive, every byte counted against the budget: http.client's
+    buffered readline (chunked or not) where there is one, else requests' byte-wise iter_lines. A
+    line without an end is read READ_LINE bytes at a time (each counted): never held whole."""
     fp = getattr(r.raw, "_fp", None)
     if fp is None or not hasattr(fp, "readline"):
-        yield from r.iter_lines(chunk_size=1, decode_unicode=False)
+        for line in r.iter_lines(chunk_size=1, decode_unicode=False):
+            budget.count(len(line) + 1)
+            yield line
         return
     while True:
-        line = fp.readline(1 << 20)
+        line = fp.readline(READ_LINE)
         if not line:
             return
+        budget.count(len(line))
         yield line.rstrip(b"\r\n")
+
+
+READ_LINE = 1 << 20
 
 
 class StreamHandle:
@@ -257,6 +302,8 @@ def refusal(reply: Reply) -> str:
     detail = body.get("detail")
     if detail is None and isinstance(body.get("error"), dict):
         detail = body["error"].get("message")
+    if detail is None and body.get("object") == "error":
+        detail = body.get("message")   # vLLM's ErrorResponse before the {"error": {...}} shape
     return f"HTTP {reply.status}: {detail if detail is not None else json.dumps(body)[:200]}"
 
 

@@ -28,13 +28,13 @@ import threading
 import time
 from typing import Any, Callable
 
+from ..errors import ServerBrokeLimit
 from ..server_access import Ask, Fanned, Got, HangRule
 from .client import Client, ServerError, StreamHandle, refusal
 
 __all__ = ["Ask", "Fanned", "Got", "HangRule", "fan_out", "takes_rank_hint"]   # the values: rackgate.server_access
 
 COMPLETIONS, CHAT = "/v1/completions", "/v1/chat/completions"
-
 
 
 def takes_rank_hint(client: Client, ranks: int, timeout: float) -> tuple[bool, str]:
@@ -121,6 +121,8 @@ def fan_out(client: Client, asks: list[Ask], max_tokens: int, timeout: float,
             _read(g, r.status, r.body)
         except ServerError as e:
             g.error = str(e)
+        except ServerBrokeLimit as e:   # the server answered, past what the request allows: evidence
+            g.error, g.broke, g.replied = str(e), e, True
         g.seconds = time.monotonic() - t
         with changed:
             if not handles[i].cancelled:

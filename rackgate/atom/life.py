@@ -27,7 +27,7 @@ from types import TracebackType
 from typing import Callable
 
 from ..config.model import Rack
-from ..errors import NotRun
+from ..errors import NotRun, ServerGone
 from ..probes.runs import Runs
 from ..transport import Host
 from . import server as atom_srv
@@ -185,6 +185,9 @@ class ServerLife:
         try:
             ids = srv.client.model_ids()
         except ServerError as e:
+            gone = None if srv.attached else srv.gone()
+            if gone is not None:   # it stopped answering because it is gone: SRV-ALIVE's finding
+                raise ServerGone(self.rack.head.name, f"the launched server is gone mid-run: {gone}; its API: {e}") from None
             raise CouldNotObserve(str(e)) from None
         if srv.client.model not in ids:
             raise NotRun("SRV-MODELS", f"failed: /v1/models lists {ids}, not {srv.client.model!r} "

@@ -19,9 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from ..errors import CouldNotObserve, ServerBrokeLimit
 from ..server_access import Ask, Fanned, Got, HangRule, Routing, Share, Spread
 from .client import Client
 from .fanout import fan_out, takes_rank_hint
+from .mismatch import line, mismatch
 
 __all__ = ["PerRank", "Routing", "Share", "Spread", "decide", "routing"]   # the values: rackgate.server_access
 
@@ -64,14 +66,30 @@ class PerRank:
         asks = [Ask(prompts[i % len(prompts)], r, chat) for i, r in enumerate(targets)]
         out = fan_out(self.client, asks, max_tokens, timeout or self.timeout, stop_when, decisive, settle_s,
                       hang=self.hang, stream=stream, extra=extra, stop=stop)
-        return Spread(out.got, out.asked, out.cancelled, out.seconds, out.hung, out.bound_s, out.slowest_s,
-                      routing=self.routing, hang_rule=self.hang)
+        return self._spread(out)
+
+    def _spread(self, out: Fanned) -> Spread:
+        """The answers as a Spread; an answer that broke its request's own limit (a stream past
+        max_tokens, a body past the bound) raised as the evidence it is, naming its rank and node
+        where the hint attributes it (the asking check's FAILED: rackgate/fixtures/outcome.py)."""
+        spread = Spread(out.got, out.asked, out.cancelled, out.seconds, out.hung, out.bound_s, out.slowest_s,
+                        routing=self.routing, hang_rule=self.hang)
+        refused = next(((g, kind) for g in spread.replied if g.error and (kind := mismatch(g.status, g.error))), None)
+        if refused is not None:
+            raise CouldNotObserve(line(refused[1], refused[0].error or "", f"{self.client.base_url} "
+                                       f"({len(spread.replied)} of {spread.asked} answered)"))
+        g = spread.broke()
+        if g is not None and g.broke is not None:
+            rank, table = g.ask.rank, self.routing.table
+            where = f"dp{rank} on {table[rank]}" if rank is not None and rank in table else g.broke.where
+            raise ServerBrokeLimit(where, f"{g.broke.seen} ({g.broke.where}; {len(spread.replied)} of {spread.asked} "
+                                          "requests answered)")
+        return spread
 
     def read(self, out: Fanned) -> Spread:
         """Requests a check sent its own way (the quick gate's paced questions) read as a Spread:
         the same hang, share and evidence as every check's."""
-        return Spread(out.got, out.asked, out.cancelled, out.seconds, out.hung, out.bound_s, out.slowest_s,
-                      routing=self.routing, hang_rule=self.hang)
+        return self._spread(out)
 
     def rank_of(self, i: int) -> int | None:
         """The rank the i-th request of a check's own goes to (ranks in turn; None: the server picks)."""
@@ -92,5 +110,4 @@ class PerRank:
         """Asks built by the caller (each names its own rank: e.g. a prefill on the rank that decoded)."""
         timeout = kw.pop("timeout", None) or self.timeout
         out = fan_out(self.client, asks, max_tokens, timeout, hang=self.hang, **kw)
-        return Spread(out.got, out.asked, out.cancelled, out.seconds, out.hung, out.bound_s, out.slowest_s,
-                      routing=self.routing, hang_rule=self.hang)
+        return self._spread(out)

@@ -101,6 +101,27 @@ class Served:
             return int(raw), f"--max-num-batched-tokens {raw}"
         return lint.ATOM_DEFAULT_BATCHED_TOKENS, f"--max-num-batched-tokens {lint.ATOM_DEFAULT_BATCHED_TOKENS}"
 
+    def max_model_len(self) -> tuple[int | None, str]:
+        """The model's length in tokens the server serves, and where that came from: the rack file's
+        serving.max_model_len, the launch command's --max-model-len, the server's /v1/models entry for
+        the served name (`max_model_len`: vLLM's model card; ATOM's has none), else (None, why not)."""
+        from ..gates import lint
+        if self.rack.serving.max_model_len:
+            return self.rack.serving.max_model_len, "serving.max_model_len"
+        cmd = self.server.command_for(self.rack.head, 0) if not self.server.attached else self.rack.launch.command
+        raw = lint.flags(cmd).get("max-model-len") if cmd else None
+        if raw and raw.isdigit():
+            return int(raw), f"--max-model-len {raw}"
+        from ..probes.fit import published_max_model_len
+        try:
+            reply = self.client.models()
+            got = published_max_model_len(reply.body, self.client.model) if reply.status == 200 else None
+        except CouldNotObserve:
+            got = None
+        if got is not None:
+            return got, "the server's /v1/models max_model_len"
+        return None, "not known (set serving.max_model_len: the server's /v1/models does not say it)"
+
     def grep(self, *patterns: str) -> list[str]:
         """Every node's server log lines with any of `patterns` ("node2/dp5 line 812: text"); could
         not observe where a node's log cannot be read."""

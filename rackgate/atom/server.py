@@ -19,7 +19,7 @@ from ..errors import CouldNotObserve
 from ..transport import Host, Spawned, TransportError, container_for, fanout
 from .client import Client, ServerError
 from .logs import NodeLog
-from .watch import READY_LINE, BootVerdict, BootWatcher
+from .watch import READY_LINE, BootVerdict, BootWatcher, exit_from_log
 
 # The launch command runs under this wrapper, so that its end is observable in the log itself
 # (whatever runs it: a node, a container): the exit code, on a line of its own (watch.EXIT_LINE).
@@ -106,6 +106,20 @@ class AtomServer:
                 self.stop()
                 raise BootFailed(f"could not launch on {node.name}: {res}")
             self.launched[node.name] = res
+
+    def gone(self) -> str | None:
+        """A launched server's process that exited (None: all alive, attached, or not known): which
+        node, and its exit status read (rackgate/atom/outcome.py), e.g. 137: the OOM killer."""
+        from . import outcome
+        for name, proc in self.launched.items():
+            try:
+                if proc.alive():
+                    continue
+            except CouldNotObserve:
+                continue
+            code = exit_from_log(self.node_logs()[name])
+            return f"the launch command on {name} {outcome.explain(code, name)}"
+        return None
 
     def watch_boot(self) -> BootVerdict:
         watcher = BootWatcher(self.node_logs(), self.rack.head.name, self.launched, self.api_ready, self.rack.launch)

@@ -352,12 +352,7 @@ class BootWatcher:
 
     def _exit_from_log(self, node: str) -> int | None:
         """The wrapper's exit line read from the log itself (the stream may lag behind it)."""
-        try:
-            found = self.logs[node].grep("rackgate: the launch command exited with code", max_matches=5)
-        except Exception:  # noqa: BLE001 - the log unreadable: the status stays unknown, and is said so
-            return None
-        codes = [int(m[1]) for r in found if (m := EXIT_LINE.match(r.text))]
-        return codes[-1] if codes else None
+        return exit_from_log(self.logs[node])
 
     def _drain(self, q: Lines, state: dict[str, _NodeState], wait_s: float, node: str = "") -> None:
         """Read what the streams still bring for wait_s (until `node`'s exit line, when given)."""
@@ -379,3 +374,14 @@ class BootWatcher:
                     st.raw.append((rec.lineno, line))
                     st.cause.feed(rec)
                     st.drained_fatal = st.drained_fatal or st.judge.feed(rec)
+
+
+def exit_from_log(log: NodeLog) -> int | None:
+    """The launch wrapper's exit status as its last line in the node's log says it (None: not there,
+    or the log unreadable)."""
+    try:
+        found = log.grep("rackgate: the launch command exited with code", max_matches=5)
+    except Exception:  # noqa: BLE001 - the log unreadable: the status stays unknown, and is said so
+        return None
+    codes = [int(m[1]) for r in found if (m := EXIT_LINE.match(r.text))]
+    return codes[-1] if codes else None

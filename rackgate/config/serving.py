@@ -139,6 +139,10 @@ class ServingExpect(Section):
     # longctx_words > 0 sets the length in words instead (a model with fewer positions than
     # 3 x ATOM's default chunk, 49152: the self-tests' 8192-position engine).
     longctx_multiple: float = Field(default=3.0, gt=1)
+    # The model's length in tokens (prompt + answer) the server serves: SRV-LONGCTX's prompts are
+    # sized to fit it. 0: the launch command's --max-model-len, else the server's /v1/models
+    # `max_model_len` (vLLM publishes it; ATOM's model card does not), else not known (unsized).
+    max_model_len: int = Field(default=0, ge=0)
     longctx_words: int = Field(default=0, ge=0)
     longctx_concurrency: int = Field(default=4, ge=1)
     longctx_timeout_s: float = Field(default=900.0, gt=0)

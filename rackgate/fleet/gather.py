@@ -38,6 +38,8 @@ class RackEntry(TypedDict):
     results: str
     exit_code: int | None
     verdict: str
+    time_limited: bool      # stopped by a time limit: the fleet's --timeout, or SIGTERM (what Slurm's TimeLimit sends)
+    stopped: str            # why the run did not finish ('' when it did): the verdict's items are those judged before
     action_class: str
     findings: list[FleetFinding]
     unknown: list[verdict_file.Unknown]
@@ -62,6 +64,25 @@ def rack_verdict(r: RackRun, rc: int | None) -> verdict_file.Verdict:
         return verdict_file.unknown(r.name, why + (f"; last output: {tail[0][:300]}" if tail else ""))
 
 
+def stopped(v: verdict_file.Verdict, rc: int | None) -> tuple[bool, str]:
+    """(time-limited, why) of a rack's run that did not finish; (False, '') for one that did. rc None:
+    the fleet's own timeout ended it (TERM, then KILL past the run's bound)."""
+    run = v.get("run", verdict_file.DONE)
+    sig = run["signal"] if run["state"] == verdict_file.INTERRUPTED else ""
+    if rc is None:
+        how = f"it wrote its reports on {sig}" if sig else "it left no reports of its own"
+        return True, f"time limit: the run passed rackgate fleet's --timeout and was stopped ({how})"
+    if sig == "SIGTERM":
+        return True, ("time limit or stop: the run was ended by SIGTERM (what Slurm sends at the job's TimeLimit, "
+                      "scancel and a container stop send); its verdict holds the items judged before it")
+    if sig:
+        return False, f"interrupted by {sig}: its verdict holds the items judged before it"
+    if run["state"] == verdict_file.RUNNING:
+        return False, (f"the run ended without finishing (exit {rc}: killed, e.g. SIGKILL or the OOM killer); "
+                       "its verdict holds the items judged before it")
+    return False, ""
+
+
 def gather(results: Path, runs: list[RackRun], codes: dict[str, int | None]) -> Fleet:
     """codes: the exit codes of the racks run now; the others (kept by --failed-only) from their results."""
     racks: list[RackEntry] = []
@@ -70,8 +91,9 @@ def gather(results: Path, runs: list[RackRun], codes: dict[str, int | None]) -> 
         v = rack_verdict(r, code)
         findings: list[FleetFinding] = [{**f, "node": n["node"], "host": n["host"]} for n in v["nodes"] for f in n["findings"]]
         findings += [{**f, "node": "", "host": ""} for f in v["rack_findings"]]
+        limited, why = stopped(v, code)
         racks.append({"rack": r.name, "rack_file": r.rack_file, "results": r.results, "exit_code": code,
-                      "verdict": v["verdict"], "action_class": v["action_class"],
+                      "verdict": v["verdict"], "time_limited": limited, "stopped": why, "action_class": v["action_class"],
                       "findings": findings,
                       "unknown": [u for n in v["nodes"] for u in n["unknown"] if u["test"] != verdict_file.NOTHING]
                       + v["rack_unknown"],

@@ -7,12 +7,13 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from ..transport import interrupt
 from ..transport.procs import kill_group
 from .plan import RackRun
 
 RC = "rc"            # the run's exit code, written next to its results (absent: it never finished)
 OUTPUT = "output.txt"
-STOP_GRACE_S = 15.0  # after TERM the suite ends what it started (its signal handlers), then KILL
+STOP_GRACE_S = interrupt.BOUND_S + 5.0  # after TERM the run stops what it started and writes its reports (bounded), then KILL
 
 
 def run(runs: list[RackRun], timeout_s: float, progress: Callable[[str], object] = print) -> dict[str, int | None]:

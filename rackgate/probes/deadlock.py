@@ -16,7 +16,7 @@ from typing import Callable, Mapping
 
 from ..errors import CouldNotObserve
 from ..server_access import Got, ServerAccess, ServerLog, Spread
-from . import load
+from . import fit, load
 from .atom_log_facts import kv_usage, sync_dp_failed
 from .degenerate import degenerate, degenerate_so_far
 from .served import Hang, hang_of
@@ -71,16 +71,21 @@ def _until_settled(logs: Mapping[str, ServerLog]) -> Callable[[], bool]:
     return stop
 
 
+LOAD_WORDS, LOAD_TOKENS = 600, 64
+
+
 def under_load(s: ServerAccess) -> dict[int, Synced]:
-    """SRV-DEADLOCK's one read: the load (serving.deadlock_requests prompts of ~600 tokens, 64 tokens
-    each, every rank asked, at most serving.deadlock_window_s), stopped once the logs settle or on a
-    degenerate answer; then every node's `_sync_dp_state failed` and `KV usage:` records by rank."""
+    """SRV-DEADLOCK's one read: the load (serving.deadlock_requests prompts of ~600 tokens -- fewer where
+    the model's length is shorter (probes/fit.py) --, 64 tokens each, every rank asked, at most
+    serving.deadlock_window_s), stopped once the logs settle or on a degenerate answer; then every
+    node's `_sync_dp_state failed` and `KV usage:` records by rank."""
     note = s.log_note()
     if note:  # the verdict rests on what the ranks log: a log the suite cannot read says nothing
         raise CouldNotObserve(note)
     cfg = s.rack.serving
     logs = s.logs()
-    spread = s.per_rank.ask([load.prompt(600, i) for i in range(cfg.deadlock_requests)], 64,
+    words, _ = fit.fitting_words(LOAD_WORDS, LOAD_TOKENS, s.max_model_len()[0])   # sized to what the server serves
+    spread = s.per_rank.ask([load.prompt(words, i) for i in range(cfg.deadlock_requests)], LOAD_TOKENS,
                             attached=cfg.deadlock_requests, at_least=cfg.deadlock_requests,
                             timeout=cfg.deadlock_window_s, stop=_until_settled(logs),
                             stop_when=degenerate_so_far, decisive=_degenerate)

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import CouldNotObserve
 from ..server_access import Got, PerRankAccess, Posted, ServerAccess, Spread, Tokens
-from . import load, traces
+from . import fit, load, traces
 from .degenerate import degenerate, degenerate_so_far
 from .prefill import Decoded, cuts
 
@@ -405,6 +405,16 @@ def _long_degenerate(g: Got) -> bool:
     return bool(g.stopped or (not g.error and g.replied and degenerate(g.text)))
 
 
+def _sized(s: ServerAccess, words: int, size: str) -> tuple[int, str]:
+    """The long prompt cut to fit the model's length where the server or the rack file says it."""
+    max_len, where = s.max_model_len()
+    fitted, cut = fit.fitting_words(words, LONGCTX_ANSWER_TOKENS, max_len)
+    return fitted, (f"{size}, cut to fit max_model_len {max_len} ({where})" if cut else size)
+
+
+LONGCTX_ANSWER_TOKENS = 8
+
+
 def longctx(s: ServerAccess) -> LongCtx:
     """SRV-LONGCTX's reads: one long prompt for every DP rank (each runs a chunked prefill: a
     multiple of --max-num-batched-tokens, or serving.longctx_words), at least longctx_concurrency at
@@ -414,8 +424,9 @@ def longctx(s: ServerAccess) -> LongCtx:
     chunk, said = s.batched_tokens()
     words = cfg.longctx_words or int(chunk * cfg.longctx_multiple)
     size = "serving.longctx_words" if cfg.longctx_words else f"{cfg.longctx_multiple:g} x {said}"
+    words, size = _sized(s, words, size)
     n = max(len(s.table), cfg.longctx_concurrency)
-    spread = pr.ask([load.prompt(words, i) for i in range(n)], 8, attached=cfg.longctx_concurrency,
+    spread = pr.ask([load.prompt(words, i) for i in range(n)], LONGCTX_ANSWER_TOKENS, attached=cfg.longctx_concurrency,
                     at_least=cfg.longctx_concurrency, timeout=cfg.longctx_timeout_s, stop_when=degenerate_so_far,
                     decisive=_long_degenerate)
     shown = [("long-prompt load", f"{spread.asked} prompts of ~{words} tokens ({size}), all at once\n"

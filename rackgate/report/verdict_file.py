@@ -13,10 +13,16 @@ TypedDict `Verdict` below is the file's shape.
 A finding that names no node (a server-wide check) is a rack finding. The run's verdict is FAIL with
 any finding, else UNKNOWN with anything unobserved (or nothing run), else PASS; `exit_code` is
 rackgate's documented exit code for it (0 / 1 / 3, `Verdict.exit_code`).
+
+`run` says whether the run finished: "finished"; "running" (the file is rewritten as each item
+finishes: a run that died without finishing -- SIGKILL, the OOM killer -- leaves this, with every
+item judged before it); "interrupted" (a signal stopped it, `signal` names it: the items judged so
+far, the rest not run). A run that did not finish is never PASS: "(the run)" is a rack unknown.
 """
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypedDict
@@ -78,10 +84,27 @@ class ItemOutcome(TypedDict):
     image: str          # the image it was judged on (validity: `image` rows)
 
 
+class RunState(TypedDict):
+    state: str      # FINISHED, RUNNING or INTERRUPTED
+    signal: str     # the signal that stopped it ('' unless interrupted)
+
+
+FINISHED, RUNNING, INTERRUPTED = "finished", "running", "interrupted"
+DONE: RunState = {"state": FINISHED, "signal": ""}
+
 Verdict = TypedDict("Verdict", {
     "format": str, "rack": str, "verdict": str, "exit_code": int, "action_class": str,
     "counts": dict[str, int], "rack_findings": list[Finding], "rack_unknown": list[Unknown],
-    "nodes": list[NodeVerdict], "items": list[ItemOutcome]})
+    "nodes": list[NodeVerdict], "items": list[ItemOutcome], "run": RunState})
+
+
+def unfinished_why(run: RunState, judged: int) -> str:
+    """The rack unknown of a run that did not finish: what it left judged and what not."""
+    if run["state"] == INTERRUPTED:
+        return (f"the run did not finish: interrupted by {run['signal'] or 'a signal'} after {judged} item(s) were "
+                "judged; the rest were not run (re-run them: rackgate fleet --failed-only, or the same command)")
+    return (f"the run had not finished when this file was last written ({judged} item(s) judged): it is still "
+            "running, or it was killed without a chance to finish (SIGKILL, the OOM killer, a lost node)")
 
 
 @dataclass
@@ -123,8 +146,10 @@ def action_class(findings: list[Finding]) -> str:
     return max((f["action_class"] for f in findings), key=_SEVERITY.__getitem__, default="none")
 
 
-def build(rack_name: str, nodes: list[tuple[str, int, str]], gpus_per_node: int, items: list[Item]) -> Verdict:
-    """nodes: (name, tray, host) of the rack; items: every item's outcome (skipped ones left out)."""
+def build(rack_name: str, nodes: list[tuple[str, int, str]], gpus_per_node: int, items: list[Item],
+          run: RunState = DONE) -> Verdict:
+    """nodes: (name, tray, host) of the rack; items: every item's outcome (skipped ones left out);
+    run: whether the run finished (a run that did not is a rack unknown: never PASS)."""
     names = {n for n, _, _ in nodes}
     cells = {(n, g): _Place() for n, _, _ in nodes for g in range(gpus_per_node)}
     per_node = {n: _Place() for n, _, _ in nodes}
@@ -147,6 +172,8 @@ def build(rack_name: str, nodes: list[tuple[str, int, str]], gpus_per_node: int,
         out_nodes.append({"node": n, "tray": tray, "host": host, "verdict": worst(p.verdicts),
                           "action_class": action_class(p.findings), "findings": p.findings, "unknown": unknown,
                           "gpus": [{"gpu": g, "verdict": worst(cells[(n, g)].verdicts)} for g in range(gpus_per_node)]})
+    if run["state"] != FINISHED:
+        rack.unknown.append({"test": RUN, "why": unfinished_why(run, len(items))})
     all_findings = [f for p in (*per_node.values(), rack) for f in p.findings]
     all_unknown = [u for p in (*per_node.values(), rack) for u in p.unknown]
     verdict = FAIL if all_findings else UNKNOWN if all_unknown or not items else PASS
@@ -155,7 +182,8 @@ def build(rack_name: str, nodes: list[tuple[str, int, str]], gpus_per_node: int,
             "counts": {v.file.lower(): sum(it.outcome.file == v.file for it in items) for v in (PASS, FAIL, UNKNOWN)},
             "rack_findings": rack.findings, "rack_unknown": rack.unknown, "nodes": out_nodes,
             "items": [{"test": it.nodeid, "outcome": it.outcome.file, "row": it.row, "where": it.where, "seen": it.seen,
-                       "judged_at": it.judged_at, "valid_until": it.valid_until, "image": it.image} for it in items]}
+                       "judged_at": it.judged_at, "valid_until": it.valid_until, "image": it.image} for it in items],
+            "run": run}
 
 
 def rebuild(old: Verdict, new: Verdict) -> Verdict:
@@ -167,12 +195,12 @@ def rebuild(old: Verdict, new: Verdict) -> Verdict:
     gpus = max((len(n["gpus"]) for n in base["nodes"]), default=0)
     return build(base["rack"], nodes, gpus, [Item(i["test"], verdicts.Verdict.read(i["outcome"]), i["row"], i["where"], i["seen"],
                                                   i.get("judged_at", ""), i.get("valid_until", ""), i.get("image", ""))
-                                             for i in items.values()])
+                                             for i in items.values()], new.get("run", DONE))
 
 
 def write(path: Path, verdict: Verdict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")   # atomically replaced: a reader sees the old or the new
     tmp.write_text(json.dumps(verdict, indent=1) + "\n")
     tmp.replace(path)
 
@@ -182,7 +210,7 @@ def unknown(rack_name: str, why: str) -> Verdict:
     return {"format": FORMAT, "rack": rack_name, "verdict": UNKNOWN.file, "exit_code": UNKNOWN.exit_code,
             "action_class": "none",
             "counts": {v.file.lower(): int(v is UNKNOWN) for v in (PASS, FAIL, UNKNOWN)}, "rack_findings": [],
-            "rack_unknown": [{"test": RUN, "why": why}], "nodes": [], "items": []}
+            "rack_unknown": [{"test": RUN, "why": why}], "nodes": [], "items": [], "run": DONE}
 
 
 def read(path: Path) -> Verdict:

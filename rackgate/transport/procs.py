@@ -2,8 +2,8 @@
 
 Short commands are local process groups (ended on timeout). Long-lived processes on nodes
 (servers, ubench listeners) are recorded as (host, pid) and stopped through their host at
-teardown, at exit, and on SIGINT/SIGTERM. Nothing is ever ended by name pattern, and nothing
-the suite did not start is ever touched.
+teardown, at exit, and on SIGINT/SIGTERM/SIGHUP (rackgate/transport/interrupt.py). Nothing is
+ever ended by name pattern, and nothing the suite did not start is ever touched.
 """
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from types import FrameType
 from typing import IO, Callable, Protocol
 
 from .deadline import Deadline
@@ -59,6 +58,11 @@ class Registry:
                 proc.stop()
             except Exception:  # noqa: BLE001 - teardown must reach every process
                 pass
+        self.stop_local()
+
+    def stop_local(self) -> None:
+        """End the local command process groups running now (a signal stopped the run: the
+        commands in flight end, so the teardown is not held by them)."""
         with self._lock:
             local = list(self._local.values())
             self._local.clear()
@@ -138,16 +142,3 @@ def run_bounded(argv: list[str], timeout: float, *, stdin: str | None = None,
             kill_group(proc, grace=1.0)
         REGISTRY.drop_local(proc)
     return Finished(proc.pid, proc.returncode, out or "", err or "", time.monotonic() - t0)
-
-
-def _on_signal(signum: int, frame: FrameType | None) -> None:  # pragma: no cover - exercised by the interrupt selftest
-    REGISTRY.stop_all()
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
-
-
-def install_signal_handlers() -> None:
-    """SIGTERM ends what we started, then dies as it would have. (SIGINT is pytest's
-    KeyboardInterrupt, whose session teardown calls stop_all.)"""
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _on_signal)

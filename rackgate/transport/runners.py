@@ -22,6 +22,7 @@ import subprocess
 import threading
 from typing import Protocol, Sequence
 
+from . import gone
 from .procs import REGISTRY, Overran, run_bounded
 from .result import CommandTimeout, Result, TransportError
 
@@ -170,6 +171,7 @@ class SshRunner:
             self.opts += ["-o", "ControlMaster=no", "-o", f"ControlPath={control_dir}/%C"]
         for o in options:
             self.opts += ["-o", o]
+        self.gone_key = " ".join([*options, target])   # the node as ssh reaches it (its port, its config)
 
     def _ensure_master(self) -> None:
         """Start the shared connection once, detached from our pipes; without it commands connect
@@ -196,10 +198,15 @@ class SshRunner:
         return ["ssh", *self.opts, self.target, shlex.join(bounded(with_env(cmd, self.env), timeout))]
 
     def run(self, cmd: Sequence[str], timeout: float, stdin: str | None = None) -> Result:
+        said = gone.check(self.gone_key)   # a node that stopped answering: said at once, re-tried on a schedule
+        if said is not None:
+            raise TransportError(self.node, f"unreachable over ssh ({self.target}): {said} (running `{shown(cmd)[:80]}`)")
         res = run_process(self.node, self.argv(cmd, timeout), shown(cmd), timeout + KILL_AFTER_S + 15, stdin)
         if res.rc == 255:
             why = (res.stderr.strip().splitlines() or ["ssh exited 255"])[-1]
+            gone.failed(self.gone_key, why)
             raise TransportError(self.node, f"unreachable over ssh ({self.target}): {why} (running `{shown(cmd)[:80]}`)")
+        gone.answered(self.gone_key)
         return _timed_out_remotely(res, timeout)
 
     def stop(self) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rackgate.transport.procs import install_signal_handlers
+from rackgate.transport import interrupt
 
 from .. import gsm8k_data
 from . import env
@@ -85,4 +85,4 @@ def healthy(serve):
 
 def pytest_configure(config):
     """SIGTERM/Ctrl-C end the engine servers these self-tests started (by PID), as in a suite run."""
-    install_signal_handlers()
+    interrupt.install()

@@ -108,7 +108,7 @@ def test_a_slow_rank_that_streams_is_not_hung(ranks):
     """Rank 1 streams a chunk every 0.1 s for ~6 s, past a 3 s floor: it moves, so it is waited for.
     The floor is 30 chunk gaps: a loaded machine may hold the reader back for a second or two
     (a 0.5 s floor over 0.2 s gaps read it as hung at load 15 on 2 cores, 2026-12-05 20:35)."""
-    spread = _per_rank(ranks.url, 3.0).ask(["x"], 16)
+    spread = _per_rank(ranks.url, 3.0).ask(["x"], 64)  # 60 chunks: within max_tokens (past it is the server's finding, issue 52)
     assert spread.seconds > 3.0  # it streamed past the floor, so the floor was in play
     assert not spread.hung and len(spread.replied) == 4 and spread.hang() is None
 
