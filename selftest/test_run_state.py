@@ -21,7 +21,7 @@ SCHEMA = json.loads(vf.SCHEMA.read_text())
 def test_a_run_that_did_not_finish_is_never_pass(run):
     v = vf.build("r", NODES, 1, PASSED, run)
     jsonschema.validate(v, SCHEMA)
-    assert v["verdict"] == vf.UNKNOWN and v["exit_code"] == 3 and v["run"] == run
+    assert v["verdict"] == vf.UNKNOWN.file and v["exit_code"] == 3 and v["run"] == run
     (why,) = [u["why"] for u in v["rack_unknown"] if u["test"] == vf.RUN]
     assert "2 item(s)" in why and (run["signal"] in why if run["signal"] else "killed" in why)
 
@@ -29,12 +29,12 @@ def test_a_run_that_did_not_finish_is_never_pass(run):
 def test_a_finding_stays_a_finding_when_interrupted():
     items = [*PASSED[:1], vf.Item(PASSED[1].nodeid, vf.FAIL, row="PLAT-DRIVER", where="node2", seen="x")]
     v = vf.build("r", NODES, 1, items, {"state": vf.INTERRUPTED, "signal": "SIGHUP"})
-    assert v["verdict"] == vf.FAIL and v["nodes"][1]["verdict"] == vf.FAIL
+    assert v["verdict"] == vf.FAIL.file and v["nodes"][1]["verdict"] == vf.FAIL.file
 
 
 def test_a_finished_run_is_as_before():
     v = vf.build("r", NODES, 1, PASSED)
-    assert v["verdict"] == vf.PASS and v["run"] == vf.DONE and v["rack_unknown"] == []
+    assert v["verdict"] == vf.PASS.file and v["run"] == vf.DONE and v["rack_unknown"] == []
 
 
 @pytest.mark.parametrize("run, rc, limited, says", [

@@ -34,8 +34,8 @@ def retest_with(results: Path, timeout_s: float, say: Callable[[str], object] = 
     def retest(t: Target, step: str) -> tuple[str, list[dict[str, str]]]:
         rr = runs.get(t.rack)
         if rr is None:
-            return verdict_file.UNKNOWN.file, [{"test": x, "outcome": "not run", "seen": f"{results / plan.PLAN} has no rack {t.rack}"}
-                                          for x in t.tests]
+            why = f"{results / plan.PLAN} has no rack {t.rack}"
+            return verdict_file.UNKNOWN.file, [{"test": x, "outcome": "not run", "seen": why} for x in t.tests]
         argv = [a for a in rr.argv if not plan.is_test_path(a)] + sorted({path_arg(x) for x in t.tests})
         run = plan.RackRun(t.rack, rr.rack_file, str(results / "remediate" / t.rack / f"{t.node}-{step}"), argv, rr.hosts)
         code = local.run([run], timeout_s, progress=say)[t.rack]
