@@ -1,8 +1,20 @@
-"""The ids of rackgate's checks: `rackgate/checks/<module's path in the package>::<test>`, whatever
-pytest's rootdir (rackgate/pytest_plugin.py names the modules so). The baseline's sources,
-`-m regression`, `rackgate fleet --failed-only`, verdict.json, JUnit and Allure key on them."""
+"""The ids of rackgate's checks. A declared check's item is named for its row and its place:
+`PLAT-DRIVER[node1]`, `PLAT-RAS[node1-card2]` (GPU 2 of node1), `FAB-P2P[node1-node2]` (a ubench07
+pair), `SRV-GOLDEN[node3-dp11]` (DP rank 11, on node3), `SRV-BOOT` (the server's one item); the
+same from a checkout, a wheel or any rootdir (rackgate/checks/declared.py makes them). A
+hand-written check keeps `rackgate/checks/<module's path in the package>::<test>` (rackgate/
+pytest_plugin.py names the modules so). The baseline's sources, `-m regression`, `rackgate fleet
+--failed-only`, verdict.json, JUnit and Allure key on them.
+
+The one migration (check_id): an id recorded before -- `rackgate/checks/test_declared.py::
+test_plat_driver[node1]` (the declared checks' module until issue 56), a hand-written check since
+declared (MOVED), `platform/...` (a moved rootdir, a wheel) or `tests/...` (before the package
+move) -- reads as the id the check has now. Baselines (their facts' sources), fleet results and
+the fault matrix read ids through it; `python -m rackgate.migrate_ids` rewrites the matrix TOML and
+the self-tests' literal ids with it."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 CHECKS = Path(__file__).resolve().parent / "checks"
@@ -12,8 +24,8 @@ ID_PREFIX = "rackgate/checks/"
 _OLD_PREFIXES = ("tests/", "")
 
 
-# Hand-written checks since declared (rackgate/checks/test_declared.py): their old module::test ->
-# the declared item's, the parameter unchanged, so a baseline recorded before still names its check.
+# Hand-written checks since declared: their old module::test -> the declared item's old name (its
+# row: row_of_test), the parameter unchanged, so a baseline recorded before still names its check.
 MOVED = {
     "fabric/test_links.py::test_accel_id": "test_declared.py::test_fab_accel_id",
     "fabric/test_links.py::test_link_training": "test_declared.py::test_fab_training",
@@ -38,6 +50,31 @@ MOVED = {
 }
 
 
+# The declared checks' items were `rackgate/checks/test_declared.py::test_<row, lower, _ for ->` (to issue 56).
+DECLARED_MODULE = "test_declared.py"
+# The file the declared checks' collector stands on (rackgate/checks/declared.py): a test path for
+# pytest (path_arg: `<it>::PLAT-DRIVER[node1]`), never part of an id.
+DECLARED = CHECKS / "declared.py"
+_ROW_ID = re.compile(r"[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+")
+
+
+def row_of_test(test: str) -> str:
+    """The row a declared item's old test name was made from: test_plat_driver -> PLAT-DRIVER."""
+    return test.removeprefix("test_").upper().replace("_", "-")
+
+
+def is_row_id(nodeid: str) -> bool:
+    """Whether an id names a declared check (a row, with its place or not): PLAT-DRIVER[node1]."""
+    return bool(_ROW_ID.fullmatch(nodeid.partition("[")[0]))
+
+
+def _declared(path: str, test: str, bracket: str, param: str) -> str | None:
+    """The row-and-place id of an old declared item's path::test[param] (None: not one)."""
+    if path.removeprefix(ID_PREFIX) not in (DECLARED_MODULE, f"tests/{DECLARED_MODULE}") or not test.startswith("test_"):
+        return None
+    return f"{row_of_test(test)}{bracket}{param}"
+
+
 def check_id(nodeid: str) -> str:
     """The id of one of rackgate's checks however it was recorded: `rackgate/checks/...` as it is,
     `platform/...` (pytest's own id under a moved rootdir or from a wheel) or `tests/...` (before
@@ -48,7 +85,12 @@ def check_id(nodeid: str) -> str:
     for old in (ID_PREFIX, *_OLD_PREFIXES):
         moved = MOVED.get(f"{path[len(old):]}::{test}") if path.startswith(old) else None
         if moved is not None:
-            return f"{ID_PREFIX}{moved}{bracket}{param}"
+            _, _, test = moved.partition("::")
+            return f"{row_of_test(test)}{bracket}{param}"
+    for old in (ID_PREFIX, *_OLD_PREFIXES):
+        got = _declared(path[len(old):], test, bracket, param) if sep and path.startswith(old) else None
+        if got is not None:
+            return got
     if nodeid.startswith(ID_PREFIX):
         return nodeid
     for old in _OLD_PREFIXES:
@@ -58,6 +100,57 @@ def check_id(nodeid: str) -> str:
 
 
 def path_arg(nodeid: str) -> str:
-    """A check's id as a test path pytest resolves from any directory (the module's absolute path)."""
+    """A check's id (or a row's: `PLAT-DRIVER`, every place) as a test path pytest resolves from any
+    directory: `<rackgate/checks/declared.py>::PLAT-DRIVER[node1]`, or the module's absolute path."""
     nodeid = check_id(nodeid)
+    if is_row_id(nodeid):
+        return f"{DECLARED}::{nodeid}"
     return str(CHECKS / nodeid[len(ID_PREFIX):]) if nodeid.startswith(ID_PREFIX) else nodeid
+
+
+# An old declared item's id written in a file (a matrix case, a self-test): the path, the test, a
+# parameter (possibly a {placeholder} of an f-string); and the declared checks' old module alone.
+_OLD_IN_TEXT = re.compile(r"(?:rackgate/checks/)?(?:tests/)?" + re.escape(DECLARED_MODULE) + r"::test_\w+(?:\[[^\]\"'\s]*\])?")
+_OLD_MODULE_IN_TEXT = re.compile(r"rackgate/checks/" + re.escape(DECLARED_MODULE) + r"\b")
+MATRIX = Path(__file__).resolve().parent / "catalogue" / "matrix"
+
+
+def migrate_text(text: str) -> str:
+    """Every old declared item's id in `text` as its row-and-place id (check_id), the old module's
+    path as the collector's file: `rackgate/checks/test_declared.py::test_srv_boot` -> `SRV-BOOT`."""
+    text = _OLD_IN_TEXT.sub(lambda m: check_id(m.group(0) if "/" in m.group(0) else ID_PREFIX + m.group(0)), text)
+    return _OLD_MODULE_IN_TEXT.sub("rackgate/checks/" + DECLARED.name, text)
+
+
+def migrate(paths: list[Path]) -> list[Path]:
+    """Rewrite the files in place (migrate_text); the ones that changed."""
+    changed = []
+    for p in paths:
+        old = p.read_text()
+        new = migrate_text(old)
+        if new != old:
+            p.write_text(new)
+            changed.append(p)
+    return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m rackgate.ids [FILE...]: old declared ids in the files (default: the fault matrix,
+    rackgate/catalogue/matrix/*.toml) rewritten as rows and places; re-runnable (new ids stay)."""
+    import sys
+    args = sys.argv[1:] if argv is None else argv
+    if any(a.startswith("-") for a in args):
+        print("usage: python -m rackgate.ids [FILE...]  (default: rackgate/catalogue/matrix/*.toml)", file=sys.stderr)
+        return 2
+    paths = [Path(a) for a in args] or sorted(MATRIX.glob("*.toml"))
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        print(f"rackgate.ids: no such file: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    changed = migrate(paths)
+    print(f"rackgate.ids: {len(changed)} of {len(paths)} file(s) rewritten" + "".join(f"\n  {p}" for p in changed))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

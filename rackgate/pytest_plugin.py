@@ -69,6 +69,7 @@ pytest_plugins = [
     "rackgate.fixtures.verdict_file",
     "rackgate.fixtures.quick_gate",
     "rackgate.fixtures.bracket",
+    "rackgate.checks.declared",  # the declared checks' collector (one item per check and place)
 ]
 
 # rackgate's options: name -> (metavar: None for a flag, help). `--verdict-file` is

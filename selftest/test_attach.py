@@ -13,8 +13,8 @@ from .simserver import sim_server
 
 pytestmark = pytest.mark.suite
 
-SANITY = "rackgate/checks/test_declared.py::test_srv_sanity"
-LINT = "rackgate/checks/test_declared.py::test_srv_launch_lint"
+SANITY = "SRV-SANITY"
+LINT = "SRV-LAUNCH-LINT"
 
 
 def test_gate_against_a_healthy_server_passes(tmp_path, gsm8k_dir):
@@ -46,7 +46,7 @@ def test_attach_without_a_rack_file_is_its_own_profile(tmp_path):
     assert "rackgate-sim-gsm8k" not in run.stdout + run.stderr
     # lm-eval's dataset comes from the hub (or this machine's hub cache): a pass needs the sim to
     # answer real questions, which it does from its shared copy only
-    quick = run.outcomes["rackgate/checks/test_declared.py::test_acc_quick"]
+    quick = run.outcomes["ACC-QUICK"]
     assert quick.status != "passed" or (SHARED_GSM8K / "test.jsonl").is_file(), quick
 
 

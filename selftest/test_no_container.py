@@ -7,8 +7,8 @@ from .harness import REPO, run_suite
 
 pytestmark = pytest.mark.suite
 
-SLICE = ["rackgate/checks/test_declared.py::test_srv_models",
-         "rackgate/checks/test_declared.py::test_srv_sanity", "rackgate/checks/test_declared.py::test_plat_container"]
+SLICE = ["SRV-MODELS",
+         "SRV-SANITY", "PLAT-CONTAINER"]
 
 
 def test_engine_on_the_node_is_a_rack_file_choice(tmp_path):

@@ -9,8 +9,8 @@ from .simserver import sim_server
 
 pytestmark = pytest.mark.suite
 
-MODELS = "rackgate/checks/test_declared.py::test_srv_models"
-LINT = "rackgate/checks/test_declared.py::test_srv_launch_lint"
+MODELS = "SRV-MODELS"
+LINT = "SRV-LAUNCH-LINT"
 
 
 def test_attach_served_model_overrides_the_rack_file_everywhere(tmp_path):

@@ -26,7 +26,7 @@ from .harness import REPO, SUITE_PLUGINS, parse_junit, user_env
 pytestmark = [pytest.mark.suite, pytest.mark.timeout(1800)]
 
 ROW_ID = "PLAT-DRYRUN-NUMA"
-ITEM = "rackgate/checks/test_declared.py::test_plat_dryrun_numa"
+ITEM = "PLAT-DRYRUN-NUMA"
 FAULT = "dryrun-numa-balancing-on"
 TARGET = "node2"
 STEP_TIMEOUT_S = 600  # each subprocess below is bounded; none is timed
@@ -246,7 +246,7 @@ def test_adding_a_check_touches_four_files_and_works(tmp_path):
 
 # --- the per-rank SRV check ----------------------------------------------------------------------
 SRV_ROW_ID = "SRV-DRYRUN-TEXT"
-SRV_ITEM = "rackgate/checks/test_declared.py::test_srv_dryrun_text"
+SRV_ITEM = "SRV-DRYRUN-TEXT"
 SRV_FAULT = "dryrun-rank-no-text"
 SRV_TARGET = "node3-dp9"  # the fault's pick (1, 2) of node3's ranks dp8..dp11
 
@@ -323,7 +323,7 @@ def test_adding_a_per_rank_check_touches_four_files_and_fails_exactly_its_rank(t
 
 # --- the per-pair FAB check -----------------------------------------------------------------------
 PAIR_ROW_ID = "FAB-DRYRUN-MTU"
-PAIR_ITEM = "rackgate/checks/test_declared.py::test_fab_dryrun_mtu"
+PAIR_ITEM = "FAB-DRYRUN-MTU"
 PAIR_FAULT = "dryrun-mtu-mismatch"
 PAIR_TARGET = "node4"
 # the sim's ubench07 pairs (triangles of node1..node4, rackgate/fabric/pairs.py); node4's are two of them

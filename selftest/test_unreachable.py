@@ -29,9 +29,9 @@ def test_unreachable_node_is_its_own_error(tmp_path):
         data_ip = "127.0.0.2"
         tray = 2
     """))
-    run = run_suite(tmp_path, "--rack", str(rack), "rackgate/checks/test_declared.py::test_plat_driver", timeout=120)
-    ghost = "rackgate/checks/test_declared.py::test_plat_driver[ghost]"
-    assert set(run.outcomes) == {ghost, "rackgate/checks/test_declared.py::test_plat_driver[good]"}
+    run = run_suite(tmp_path, "--rack", str(rack), "PLAT-DRIVER", timeout=120)
+    ghost = "PLAT-DRIVER[ghost]"
+    assert set(run.outcomes) == {ghost, "PLAT-DRIVER[good]"}
     assert run.outcomes[ghost].status == "error"
     assert "node ghost: unreachable over ssh (root@127.0.0.1)" in run.outcomes[ghost].message
 
@@ -80,8 +80,8 @@ def test_one_dead_node_errors_only_its_items_and_rack_wide_checks_judge_the_rest
         data_ip = "127.0.0.3"
         tray = 3
     """))
-    run = run_suite(tmp_path, "--rack", str(rack), "rackgate/checks/test_declared.py::test_fab_state",
-                    "rackgate/checks/test_declared.py::test_fab_pod", timeout=180)
+    run = run_suite(tmp_path, "--rack", str(rack), "FAB-STATE",
+                    "FAB-POD", timeout=180)
     state = {k: o for k, o in run.outcomes.items() if "test_fab_state" in k}
     assert len(state) == 6, sorted(run.outcomes)
     for k, o in state.items():

@@ -2,7 +2,7 @@
 sees), its probe, its judge and the evidence it attaches. Declarations sit next to their judges
 (`rackgate/gates/<area>.py`, a `declare(Check(...))` after the judge); the registry
 (rackgate/registry/, the layer above) collects them, and everything else takes them from it: one
-generic pytest module makes the items (rackgate/checks/test_declared.py, `registry.ITEMS_MODULE`),
+collector makes the items (rackgate/checks/declared.py: one per place, named PLAT-SHM[node2]),
 the survey runs them on a tray, the fault matrix derives a fault's default case from them and
 docs/catalogue.md names each row's probe and judge.
 
@@ -197,11 +197,6 @@ class Check(Generic[F]):
     keeps: Callable[[F, str], Mapping[str, dict[str, Any]]] | None = None  # sets kept in the baseline (recording)
     unranked: bool = False  # "rank": also one item (keyed "server") for a server whose ranks are not known
     timeout_s: int = 0  # the item's pytest timeout where its run is longer than the default (0: the default)
-
-    @property
-    def test_name(self) -> str:
-        """The pytest item's name: test_plat_shm for PLAT-SHM."""
-        return "test_" + self.row.lower().replace("-", "_")
 
 
 

@@ -15,8 +15,9 @@ class Verdict:
 
 
 def test_id(classname: str, name: str) -> str:
-    """pytest's node id from a testcase's classname ("rackgate.checks.fabric.test_links") and name."""
-    return f"{classname.replace('.', '/')}.py::{name}"
+    """pytest's node id from a testcase's classname ("rackgate.checks.fabric.test_links") and name; a
+    declared check's item has none (its id is its name, PLAT-SHM[node2]: rackgate/ids.py)."""
+    return f"{classname.replace('.', '/')}.py::{name}" if classname else name
 
 
 def read(path: str | Path) -> dict[str, Verdict]:
@@ -49,7 +50,8 @@ def _rank(status: str) -> int:
 def junit_name(nodeid: str, prefix: str = "") -> tuple[str, str]:
     """(classname, name) of a test id as pytest's junitxml writes them: the file's path dotted,
     without .py, any class after it, the function with its parameters as the name
-    (rackgate/checks/test_declared.py::test_plat_shm[node2] -> rackgate.checks.test_declared, test_plat_shm[node2])."""
+    (rackgate/checks/survey/test_tray.py::test_x[node2] -> rackgate.checks.survey.test_tray, test_x[node2]; a
+    declared check's item: PLAT-SHM[node2] -> no classname, PLAT-SHM[node2])."""
     path, bracket, params = nodeid.partition("[")
     names = path.split("::")
     names[0] = names[0].replace("/", ".").removesuffix(".py")

@@ -37,7 +37,7 @@ def test_no_check_passes_on_a_blank_rack(blank_run):
 
 
 def test_platform_and_fabric_blame_nothing_on_a_blank_rack(blank_run):
-    moved = tuple(f"rackgate/checks/test_declared.py::test_{r}[" for r in (
+    moved = tuple(f"rackgate/checks/declared.py::test_{r}[" for r in (
         "plat_driver", "plat_ifoe", "plat_params", "plat_wedged", "plat_atom_commit", "fab_state", "fab_pod",
         "fab_p2p", "fab_bw", "fab_dmesg", "fab_leftover", "fab_unpopulated", "fab_transport", "fab_collective",
         "fab_accel_id", "fab_training", "fab_errors"))

@@ -12,7 +12,7 @@ from .dockerd import Dockerd, local_node, usable
 WHY = usable()
 pytestmark = [pytest.mark.system, pytest.mark.docker, pytest.mark.skipif(bool(WHY), reason=f"real dockerd: {WHY}")]
 IMAGE = "rg/atom:selftest"
-ITEM = "rackgate/checks/test_declared.py::test_fab_collective[dk1]"
+ITEM = "FAB-COLLECTIVE[dk1]"
 
 
 @pytest.fixture

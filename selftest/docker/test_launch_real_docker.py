@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.system, pytest.mark.docker, pytest.mark.skipif(bool(WH
 IMAGE = "rg/atom:selftest"
 MODEL = "moonshotai/Kimi-K3"
 REPO = str(Path(__file__).resolve().parents[2])
-BOOT = "rackgate/checks/test_declared.py::test_srv_boot"
+BOOT = "SRV-BOOT"
 
 
 @pytest.fixture

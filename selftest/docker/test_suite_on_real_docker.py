@@ -17,10 +17,10 @@ from .dockerd import Dockerd, usable
 WHY = usable()
 pytestmark = [pytest.mark.system, pytest.mark.docker, pytest.mark.skipif(bool(WHY), reason=f"real dockerd: {WHY}")]
 IMAGE = "rg/atom:selftest"
-ITEMS = {"free": "rackgate/checks/test_declared.py::test_plat_free[dk1]",
-         "container": "rackgate/checks/test_declared.py::test_plat_container[dk1]",
-         "commit": "rackgate/checks/test_declared.py::test_plat_atom_commit[dk1]",
-         "patch": "rackgate/checks/test_declared.py::test_plat_patch_size[dk1]"}
+ITEMS = {"free": "PLAT-FREE[dk1]",
+         "container": "PLAT-CONTAINER[dk1]",
+         "commit": "PLAT-ATOM-COMMIT[dk1]",
+         "patch": "PLAT-PATCH-SIZE[dk1]"}
 PATCH = {"atom/model_ops/mla_unfused_gather.py": 120, "atom/utils/envs.py": 80}
 GREP = ("atom/model_ops/attention_mla.py", "use_unfused_gather_kv_b_proj", 3)
 

@@ -23,14 +23,14 @@ from .server import free_loopback_port
 
 pytestmark = [pytest.mark.realengine, pytest.mark.timeout(900)]
 
-BOOT = "rackgate/checks/test_declared.py::test_srv_boot"
-RENDEZVOUS = "rackgate/checks/test_declared.py::test_srv_rendezvous"
-MODELS = "rackgate/checks/test_declared.py::test_srv_models"
-SANITY = "rackgate/checks/test_declared.py::test_srv_sanity"
-ENGINE_ARGS = "rackgate/checks/test_declared.py::test_srv_engine_args[cpu]"  # the one node's
+BOOT = "SRV-BOOT"
+RENDEZVOUS = "SRV-RENDEZVOUS"
+MODELS = "SRV-MODELS"
+SANITY = "SRV-SANITY"
+ENGINE_ARGS = "SRV-ENGINE-ARGS[cpu]"  # the one node's
 # every check that reads the server log (docs/serving.md, "what a missing line means")
-LOG_CHECKS = ("rackgate/checks/test_declared.py::test_srv_kv", ENGINE_ARGS, "rackgate/checks/test_declared.py::test_srv_translation",
-              RENDEZVOUS, "rackgate/checks/test_declared.py::test_srv_deadlock")
+LOG_CHECKS = ("SRV-KV", ENGINE_ARGS, "SRV-TRANSLATION",
+              RENDEZVOUS, "SRV-DEADLOCK")
 SUITE_TIMEOUT = 600
 
 
@@ -87,9 +87,9 @@ def _launches(tmp_path: Path) -> int:
 # the refused hint, not the length, so 300 words (2000 made four 2,008-token prefills, 33 engine CPU
 # s against 6; docs/performance.md)
 LONGCTX_WORDS = 300
-LONGCTX = "rackgate/checks/test_declared.py::test_srv_longctx"
+LONGCTX = "SRV-LONGCTX"
 REQUEST_CHECKS = (SANITY, LONGCTX)
-ALIVE = "rackgate/checks/test_declared.py::test_srv_alive"
+ALIVE = "SRV-ALIVE"
 
 
 def _log_checks_could_not_observe(run) -> None:

@@ -22,9 +22,9 @@ def merged(tmp_path_factory):
     text = (REPO / "rackgate" / "sim" / "racks" / "sim.toml").read_text()
     rack_b.write_text(text.replace('name = "sim-4x4"', 'name = "sim-4x4-b"', 1)
                       .replace('baseline = "sim-baseline.json"', f'baseline = "{REPO / "rackgate/sim/racks/sim-baseline.json"}"', 1))
-    a = run_suite(d / "a", "--sim-fault", "params-default", "rackgate/checks/test_declared.py::test_plat_params", allure=True)
+    a = run_suite(d / "a", "--sim-fault", "params-default", "PLAT-PARAMS", allure=True)
     b = run_suite(d / "b", "--rack", str(rack_b), "-m", "fabric", "-k", "test_fab_state",
-                  "--sim-fault", "stuck-link", "rackgate/checks/test_declared.py", allure=True)
+                  "--sim-fault", "stuck-link", "rackgate/checks/declared.py", allure=True)
     for run in (a, b):
         assert run.rc == 1 and run.outcomes, run.stdout[-2000:] + run.stderr[-2000:]
     counts = fleet.merge(d / "merged", [d / "a" / "allure", d / "b" / "allure"])

@@ -10,7 +10,7 @@ from ..harness import REPO, run_suite
 
 pytestmark = pytest.mark.suite
 
-CHECK = "rackgate/checks/test_declared.py::test_srv_deadlock["
+CHECK = "SRV-DEADLOCK["
 
 
 def _items(run):

@@ -10,7 +10,7 @@ from ..harness import REPO, run_suite, selected
 
 pytestmark = pytest.mark.suite
 
-CHECK = "rackgate/checks/test_declared.py::test_srv_golden"  # one item per DP rank (test_srv_golden[node3-dp9])
+CHECK = "SRV-GOLDEN"  # one item per DP rank (test_srv_golden[node3-dp9])
 ITEMS = {f"{CHECK}[node{r // 4 + 1}-dp{r}]" for r in range(16)}
 
 
