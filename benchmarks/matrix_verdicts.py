@@ -10,7 +10,7 @@ selftest/test_fault_matrix.py does (selftest/matrix.py's Runs: shared runs, solo
 "outcomes": {item: [outcome, first line]}}}}: each case's outcomes are its own part of its run.
 `compare` reads both files with every item id migrated to its row-and-place id
 (rackgate.ids.check_id: an old `rackgate/checks/test_declared.py::test_plat_driver[node1]` and a new
-`PLAT-DRIVER[node1]` compare as one) and prints every case and item whose outcome or diagnosis
+`PLAT-DRIVER::node1` compare as one) and prints every case and item whose outcome or diagnosis
 (the message's first line, ids in it migrated too) differs; exit 1 on any difference.
 """
 from __future__ import annotations
@@ -58,7 +58,10 @@ def run(out: Path, jobs: int, only: str) -> int:
 
 def _norm(outcomes: dict[str, list[str]]) -> dict[str, tuple[str, str]]:
     from rackgate.ids import check_id
-    return {check_id(t): (s, OLD_ID.sub(lambda m: check_id(m.group(0)), line)) for t, (s, line) in outcomes.items()}
+    from rackgate.registry.migrate import server_rows
+    servers = server_rows()
+    return {check_id(t, servers): (s, OLD_ID.sub(lambda m: check_id(m.group(0), servers), line))
+            for t, (s, line) in outcomes.items()}
 
 
 def compare(before: Path, after: Path) -> int:

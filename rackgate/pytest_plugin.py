@@ -50,7 +50,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from . import baseline as bl
-from .ids import CHECKS, ID_PREFIX
+from .ids import CHECKS, ID_PREFIX, is_row_id, path_arg
 
 # The suite's fixtures and hooks, one module per concern.
 pytest_plugins = [
@@ -218,8 +218,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     in force, or a run of the rackgate command: collect rackgate/checks. A run of rackgate's checks
     only: the suite's defaults. A separate value that moved the rootdir: a warning naming it."""
     ns = parser.parse_known_args(args)
-    paths = list(getattr(ns, "file_or_dir", None) or [])
     here = Path(early_config.invocation_params.dir)
+    paths = rows_as_paths(args, list(getattr(ns, "file_or_dir", None) or []), here)
     by_command = any(isinstance(p, Command) for p in early_config.pluginmanager.get_plugins())
     testpaths_in_force = bool(early_config.getini("testpaths")) and here.resolve() == early_config.rootpath.resolve()
     if not paths and (by_command or not testpaths_in_force):
@@ -235,6 +235,22 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
             "and its test ids are the same (the value is the option's), but pytest's cache goes to that rootdir "
             "and an ini here is not read; write the option as --opt=VALUE (or run the rackgate command) to keep "
             "the rootdir here"), stacklevel=2)
+
+
+def rows_as_paths(args: list[str], paths: list[str], here: Path) -> list[str]:
+    """A declared row (or one item of it) given as a test path -- `pytest PLAT-DRIVER`, `rackgate
+    SRV-GOLDEN[node3-dp11]` -- as the path pytest resolves (rackgate.ids.path_arg), in `args` too
+    (the last occurrences: an earlier one may be an option's value, `-k PLAT-DRIVER`); a file of
+    that name here stays a file. Returns the test paths."""
+    out = []
+    for p in paths:
+        if is_row_id(p) and not (here / p).exists():
+            arg = path_arg(p)
+            i = len(args) - 1 - args[::-1].index(p)
+            args[i] = arg
+            p = arg
+        out.append(p)
+    return out
 
 
 def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module | None:

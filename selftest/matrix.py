@@ -53,7 +53,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from rackgate.catalogue import Row, case_problems
-from rackgate.ids import DECLARED, ID_PREFIX, is_row_id, path_arg
+from rackgate.ids import DECLARED, ID_PREFIX, is_row_id
 
 from .harness import SuiteRun, run_suite
 
@@ -101,16 +101,10 @@ def suite_args(case: dict, baseline: Path | None = None) -> list[str]:
     return args
 
 
-def as_test_paths(args: list[str]) -> list[str]:
-    """The suite's arguments with each declared row (or item) a case names as the test path pytest
-    resolves (rackgate.ids.path_arg: `<rackgate/checks/declared.py>::PLAT-SHM`)."""
-    return [path_arg(a) if is_row_id(a) else a for a in args]
-
-
 def run_group(group: list[dict], workdir: Path) -> SuiteRun:
     """The one suite run a group of cases shares (plan())."""
     (workdir / "record").mkdir(parents=True, exist_ok=True)
-    return run_suite(workdir, *as_test_paths(group_args(group)), timeout=HEALTHY_TIMEOUT_S)
+    return run_suite(workdir, *group_args(group), timeout=HEALTHY_TIMEOUT_S)
 
 
 def run_case(case: dict | None, workdir: Path, baseline: Path | None = None) -> SuiteRun:
@@ -124,13 +118,13 @@ def run_case(case: dict | None, workdir: Path, baseline: Path | None = None) -> 
     if case.get("baseline") and baseline is None:
         baseline = workdir / "baseline.json"
         args = case["baseline"] if isinstance(case["baseline"], list) else ["-m", case["baseline"]]
-        rec = run_suite(workdir / "record", *as_test_paths(args), "--record-baseline", "--baseline", str(baseline),
+        rec = run_suite(workdir / "record", *args, "--record-baseline", "--baseline", str(baseline),
                         timeout=RUN_TIMEOUT_S)
         if rec.rc != 0 or not baseline.exists():
             rec.stderr += f"\nmatrix: recording the healthy baseline failed (rc {rec.rc})"
             return rec
     (workdir / "run").mkdir(exist_ok=True)
-    return run_suite(workdir / "run", *as_test_paths(suite_args(case, baseline)), timeout=RUN_TIMEOUT_S)
+    return run_suite(workdir / "run", *suite_args(case, baseline), timeout=RUN_TIMEOUT_S)
 
 
 # --- the healthy reference: one recording for every case that compares with a healthy baseline
@@ -163,7 +157,7 @@ def record_reference(cases: list[dict], workdir: Path) -> tuple[SuiteRun, Path]:
     """The one healthy recording of every sharing case's baseline tests (reference_args())."""
     (workdir / "record").mkdir(parents=True, exist_ok=True)
     baseline = workdir / "reference.json"
-    rec = run_suite(workdir / "record", *as_test_paths(reference_args(cases)), "--record-baseline", "--baseline", str(baseline),
+    rec = run_suite(workdir / "record", *reference_args(cases), "--record-baseline", "--baseline", str(baseline),
                     timeout=HEALTHY_TIMEOUT_S)
     if rec.rc != 0 or not baseline.exists():
         rec.stderr += f"\nmatrix: recording the healthy reference failed (rc {rec.rc})"
@@ -229,8 +223,8 @@ def _overlap(p: str, q: str) -> bool:
     """Whether two paths share tests: a folder, a file, one test function of a file (file::name),
     or a declared check's row (PLAT-SHM: its items; the collector's file holds every row)."""
     p, q = p.rstrip("/"), q.rstrip("/")
-    if is_row_id(p) and is_row_id(q):  # a row and a row (or one item of it: PLAT-SHM[node2])
-        return p == q or (p.split("[", 1)[0] == q.split("[", 1)[0] and ("[" not in p or "[" not in q))
+    if is_row_id(p) and is_row_id(q):  # a row (every place of it) or one item of it: PLAT-SHM, PLAT-SHM::node2
+        return p == q or any(a.startswith(b + "::") for a, b in ((p, q), (q, p)))
     if is_row_id(p) or is_row_id(q):  # a row and a path: the path holds the collector's file, or not
         return _overlap(DECLARED_FILE, q if is_row_id(p) else p)
     return p == q or any(a.startswith(b + sep) for a, b in ((p, q), (q, p)) for sep in ("/", "::"))
@@ -626,8 +620,8 @@ def validate(cases: list[dict], rows: dict, faults: dict) -> list[str]:
             problems.append(f"{where}: duplicate case id {case_id(c)!r} (give one an 'id')")
         seen.add(case_id(c))
         for tid in [*c.get("fail", []), *c.get("also_fail", [])]:
-            if not (re.fullmatch(r"rackgate/checks/[\w/]+\.py::\w+(\[[^\]]+\])?", tid) or is_row_id(tid)):
-                problems.append(f"{where}: {tid!r} is not a test id (ROW[<place>] or rackgate/checks/<file>.py::<name>[<param>])")
+            if not (re.fullmatch(r"rackgate/checks/[\w/]+\.py::\w+(\[[^\]]+\])?", tid) or (is_row_id(tid) and "::" in tid)):
+                problems.append(f"{where}: {tid!r} is not a test id (ROW::<place> or rackgate/checks/<file>.py::<name>[<param>])")
     return problems
 
 def _first_line(msg: str) -> str:

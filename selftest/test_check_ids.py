@@ -19,7 +19,7 @@ def test_an_id_from_any_rootdir_names_the_packages_check(recorded):
     assert check_id(recorded) == ID
 
 
-TRAINING = "FAB-TRAINING[node1-card0]"
+TRAINING = "FAB-TRAINING::node1-card0"
 
 
 @pytest.mark.parametrize("recorded", ["rackgate/checks/fabric/test_links.py::test_link_training[node1-card0]",
@@ -29,7 +29,7 @@ def test_an_id_of_a_check_since_declared_names_its_declared_item(recorded):
     """A baseline recorded before FAB-TRAINING was declared still names its check (-m regression)."""
     assert check_id(recorded) == TRAINING
     assert check_id("serving/test_hw_errors.py::test_srv_hw_errors[node2]") == \
-        "SRV-HW-ERRORS[node2]"
+        "SRV-HW-ERRORS::node2"
 
 
 @pytest.mark.parametrize("other", ["selftest/test_ids.py::test_x", "platform/test_nothing_here.py::t", "", "x"])
@@ -39,31 +39,36 @@ def test_an_id_of_no_check_of_the_package_stays(other):
 
 @pytest.mark.parametrize("recorded", ["rackgate/checks/test_declared.py::test_plat_driver[node1]",
                                       "test_declared.py::test_plat_driver[node1]",
-                                      "tests/test_declared.py::test_plat_driver[node1]", "PLAT-DRIVER[node1]"])
+                                      "tests/test_declared.py::test_plat_driver[node1]", "PLAT-DRIVER::node1"])
 def test_a_declared_items_old_id_names_its_row_and_place(recorded):
     """The declared checks' module until issue 56, from any rootdir, reads as the row and the place."""
-    assert check_id(recorded) == "PLAT-DRIVER[node1]"
-    assert check_id("rackgate/checks/test_declared.py::test_srv_boot") == "SRV-BOOT"
-    assert check_id("rackgate/checks/test_declared.py::test_srv_golden[node3-dp11]") == "SRV-GOLDEN[node3-dp11]"
+    assert check_id(recorded) == "PLAT-DRIVER::node1"
+    assert check_id("rackgate/checks/test_declared.py::test_srv_golden[node3-dp11]") == "SRV-GOLDEN::node3-dp11"
+    # without a parameter: the row (every place), or a "server" check's one item
+    assert check_id("rackgate/checks/test_declared.py::test_plat_shm") == "PLAT-SHM"
+    assert check_id("rackgate/checks/test_declared.py::test_srv_boot", {"SRV-BOOT"}) == "SRV-BOOT::server"
 
 
 def test_the_migration_rewrites_old_ids_in_text_and_is_rerunnable():
     from rackgate.ids import migrate_text
-    old = ('paths = ["rackgate/checks/test_declared.py::test_srv_boot", "rackgate/checks/survey"]\n'
-           'fail = ["rackgate/checks/test_declared.py::test_plat_ras[node2-card3]"]\n'
+    from rackgate.registry.migrate import server_rows
+    servers = server_rows()
+    assert {"SRV-BOOT", "ACC-QUICK"} <= servers and "PLAT-SHM" not in servers
+    old = ('paths = ["rackgate/checks/test_declared.py::test_srv_boot", "rackgate/checks/test_declared.py::test_plat_shm"]\n'
+           'fail = ["rackgate/checks/test_declared.py::test_fab_state[node2-card3]"]\n'
            'f"rackgate/checks/test_declared.py::test_plat_shm[{node}]" rackgate/checks/test_declared.py\n')
-    new = migrate_text(old)
-    assert new == ('paths = ["SRV-BOOT", "rackgate/checks/survey"]\n'
-                   'fail = ["PLAT-RAS[node2-card3]"]\n'
-                   'f"PLAT-SHM[{node}]" rackgate/checks/declared.py\n')
-    assert migrate_text(new) == new
+    new = migrate_text(old, servers)
+    assert new == ('paths = ["SRV-BOOT::server", "PLAT-SHM"]\n'
+                   'fail = ["FAB-STATE::node2-card3"]\n'
+                   'f"PLAT-SHM::{node}" rackgate/checks/declared.py\n')
+    assert migrate_text(new, servers) == new
 
 
 def test_an_id_turns_into_an_absolute_test_path():
     arg = path_arg("fabric/test_links.py::test_link_training[node1-card0]")
     path, _, name = arg.partition("::")
     assert Path(path).is_absolute() and Path(path) == CHECKS / "declared.py" and Path(path).is_file()
-    assert name == "FAB-TRAINING[node1-card0]"
+    assert name == "FAB-TRAINING::node1-card0"
     assert path_arg("PLAT-DRIVER") == f"{CHECKS / 'declared.py'}::PLAT-DRIVER"
 
 

@@ -49,9 +49,9 @@ def test_the_derived_case_names_the_declared_item_at_the_fault_s_default_place()
     case = derived_case(node_fault, _check("node"))
     assert case == {"fault": "f", "row": "PLAT-SHM", "select": "platform",
                     "paths": ["PLAT-SHM"],
-                    "fail": ["PLAT-SHM[node3]"], "source": "derived"}
-    assert derived_case(gpu_fault, _check("node"))["fail"] == ["PLAT-SHM[node2]"]
-    assert derived_case(gpu_fault, _check("gpu"))["fail"] == ["PLAT-SHM[node2-card1]"]
+                    "fail": ["PLAT-SHM::node3"], "source": "derived"}
+    assert derived_case(gpu_fault, _check("node"))["fail"] == ["PLAT-SHM::node2"]
+    assert derived_case(gpu_fault, _check("gpu"))["fail"] == ["PLAT-SHM::node2-card1"]
     # which GPUs a node-wide fault fails, or what a rack-wide one does, is an explicit case
     assert derived_case(node_fault, _check("gpu")) is None
     assert derived_case(Fault("r", "PLAT-SHM", "h"), _check("node")) is None
@@ -62,11 +62,11 @@ def test_a_rank_fault_derives_the_items_of_the_ranks_it_picks_and_a_server_check
     one = Fault("h", "PLAT-SHM", "h", target="node", default="node3", rank=sim_faults.RankFault("hung-ranks", (1, 2)))
     node = Fault("n", "PLAT-SHM", "h", target="node", default="node2", rank=sim_faults.RankFault("hung-ranks"))
     item = "PLAT-SHM"
-    assert derived_case(one, _check("rank"))["fail"] == [f"{item}[node3-dp9]"]
-    assert derived_case(node, _check("rank"))["fail"] == [f"{item}[node2-dp{r}]" for r in (4, 5, 6, 7)]
+    assert derived_case(one, _check("rank"))["fail"] == [f"{item}::node3-dp9"]
+    assert derived_case(node, _check("rank"))["fail"] == [f"{item}::node2-dp{r}" for r in (4, 5, 6, 7)]
     # a fault that picks no rank names no rank item; a server check has one item, whatever the fault
     assert derived_case(Fault("f", "PLAT-SHM", "h", target="node", default="node3"), _check("rank")) is None
-    assert derived_case(Fault("r", "PLAT-SHM", "h"), _check("server"))["fail"] == [item]
+    assert derived_case(Fault("r", "PLAT-SHM", "h"), _check("server"))["fail"] == [f"{item}::server"]
 
 
 def test_a_fault_s_node_file_is_healthy_everywhere_and_faulted_on_its_target(tmp_path, monkeypatch):

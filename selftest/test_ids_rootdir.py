@@ -14,7 +14,7 @@ pytestmark = pytest.mark.suite
 # The checks that record the baseline: two of the platform's five fact producers (GPU inventory,
 # container image). A check's id is made alike for every check (rackgate/ids.py), and the comparisons
 # re-run only the producers of what was recorded: the other three proved nothing more (wave 12).
-RECORDERS = "test_plat_gpus or test_plat_container"
+RECORDERS = "PLAT-GPUS or PLAT-CONTAINER"
 # No Allure results (an empty --alluredir, over the ini's): nothing here reads them, and the recorded and
 # compared facts' plots were ~0.75 CPU s a run (selftest/harness.py suite_command)
 NO_ALLURE = "--alluredir="

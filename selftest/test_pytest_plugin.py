@@ -76,4 +76,4 @@ def test_the_command_runs_the_checks_where_an_ini_names_other_testpaths(tmp_path
     assert [i for i in own.stdout.splitlines() if "::" in i] == ["mine/test_own.py::test_own"], own.stdout[-2000:]
     ids = [i for i in ours.stdout.splitlines() if "::" in i]
     assert ours.returncode == 0 and ids and all("test_own" not in i for i in ids), ours.stdout[-2000:] + ours.stderr[-2000:]
-    assert any(i.endswith("PLAT-DRIVER[node1]") for i in ids), ids[:5]
+    assert any(i.endswith("PLAT-DRIVER::node1") for i in ids), ids[:5]

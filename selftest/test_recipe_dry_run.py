@@ -181,7 +181,7 @@ def _prove(copy: Path, env: dict[str, str], tmp_path: Path, p: Proof) -> None:
     listed = _run([sys.executable, "-m", "rackgate.faultmatrix"], copy, env)
     assert listed.returncode == 0, listed.stderr[-2000:]
     case = next((c for c in json.loads(listed.stdout) if c["fault"] == p.fault), None)
-    bad = [f"{p.item}[{t}]" for t in p.targets]
+    bad = [f"{p.item}::{t}" for t in p.targets]
     assert case == {"fault": p.fault, "row": p.row, "select": p.select, "paths": [p.item],
                     "fail": bad, "source": "derived"}, case
     kept = tmp_path / "matrix"
@@ -199,7 +199,7 @@ def _prove(copy: Path, env: dict[str, str], tmp_path: Path, p: Proof) -> None:
     for b in bad:
         assert got[b] == "failed", faulted[b].message
         msg = faulted[b].message
-        assert all(said.format(item=b[b.index("[") + 1:-1]) in msg for said in p.says), msg
+        assert all(said.format(item=b.rpartition("::")[2]) in msg for said in p.says), msg
 
     # thrown away: the copy goes with tmp_path; the real checkout was never written
     shutil.rmtree(copy)
@@ -214,7 +214,7 @@ def _matrix_outcomes(kept: Path, p: Proof) -> dict:
     assert made == [p.fault], f"the matrix's runs for -k {p.fault}: {made}"
     runs = sorted(kept.glob(f"rackgate-matrix-*/{p.fault}/run/junit.xml"))
     assert len(runs) == 1, f"the matrix's run of {p.fault}: {runs}"
-    return {k: o for k, o in parse_junit(runs[0]).items() if k.startswith(f"{p.item}[")}
+    return {k: o for k, o in parse_junit(runs[0]).items() if k.startswith(f"{p.item}::")}
 
 
 def _follow(tmp_path: Path, area: str, gate: str, row: str, probe: tuple[str, str], judge: tuple[str, str],

@@ -36,7 +36,7 @@ STATUS_ONLY = {"true"}
 # are logged against the pair item that ran the rounds): a pair item may pass when only these
 # failed. `ps` is FAB-LEFTOVER's scan: its failure must then show on that node's FAB-LEFTOVER item
 # (not passed); `kill` ends the suite's own tool, and fails the pair itself when the tool still runs.
-BESIDE = {"ps": "FAB-LEFTOVER[{node}]",
+BESIDE = {"ps": "FAB-LEFTOVER::{node}",
           'sh:kill -"$1" -"$2" 2>/dev/null': ""}
 # The failing runs are independent (each its own directory, sim, plan and log) and spend much of
 # their time in the sim's bounded waits (a failed tool sits until p2p_run_s/bw_run_s), so this many

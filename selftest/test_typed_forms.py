@@ -27,7 +27,7 @@ from .harness import REPO
 
 pytestmark = pytest.mark.suite
 
-SELECT = ["-m", "platform", "-k", "test_plat_driver or test_plat_atom_commit"]  # PLAT-ATOM-COMMIT records a fact
+SELECT = ["-m", "platform", "-k", "PLAT-DRIVER or PLAT-ATOM-COMMIT"]  # PLAT-ATOM-COMMIT records a fact
 FAULT = "driver-not-loaded@node2"
 DIMS = {"launcher": ["rackgate", "python -m pytest", "wheel rackgate", "wheel pytest -p rackgate"],
         "form": ["--opt value", "--opt=value"],

@@ -30,8 +30,8 @@ def test_unreachable_node_is_its_own_error(tmp_path):
         tray = 2
     """))
     run = run_suite(tmp_path, "--rack", str(rack), "PLAT-DRIVER", timeout=120)
-    ghost = "PLAT-DRIVER[ghost]"
-    assert set(run.outcomes) == {ghost, "PLAT-DRIVER[good]"}
+    ghost = "PLAT-DRIVER::ghost"
+    assert set(run.outcomes) == {ghost, "PLAT-DRIVER::good"}
     assert run.outcomes[ghost].status == "error"
     assert "node ghost: unreachable over ssh (root@127.0.0.1)" in run.outcomes[ghost].message
 
@@ -82,7 +82,7 @@ def test_one_dead_node_errors_only_its_items_and_rack_wide_checks_judge_the_rest
     """))
     run = run_suite(tmp_path, "--rack", str(rack), "FAB-STATE",
                     "FAB-POD", timeout=180)
-    state = {k: o for k, o in run.outcomes.items() if "test_fab_state" in k}
+    state = {k: o for k, o in run.outcomes.items() if "FAB-STATE" in k}
     assert len(state) == 6, sorted(run.outcomes)
     for k, o in state.items():
         if "[ghost-" in k:
@@ -91,6 +91,6 @@ def test_one_dead_node_errors_only_its_items_and_rack_wide_checks_judge_the_rest
         else:
             assert o.status == "passed", (k, o.message)
     # FAB-POD: each reachable node judged across the nodes that answered; the ghost's own item ERRORs
-    pod = {k.split("[", 1)[1].rstrip("]"): o for k, o in run.outcomes.items() if "test_fab_pod" in k}
+    pod = {k.split("[", 1)[1].rstrip("]"): o for k, o in run.outcomes.items() if "FAB-POD" in k}
     assert pod["live1"].status == pod["live2"].status == "passed", pod
     assert pod["ghost"].status == "error" and "node ghost: unreachable over ssh" in pod["ghost"].message

@@ -42,7 +42,7 @@ def _platform_ran_and_passed(run_dir: Path, p: subprocess.CompletedProcess[str])
     """reports/ in the run's directory: JUnit with the PLAT checks, none failed; the ids."""
     outcomes = parse_junit(run_dir / "reports" / "junit.xml")
     ran = {k: o.status for k, o in outcomes.items()}
-    assert any("PLAT-DRIVER[node1]" in k for k in ran), (sorted(ran)[:10], _said(p))
+    assert any("PLAT-DRIVER::node1" in k for k in ran), (sorted(ran)[:10], _said(p))
     assert {s for s in ran.values()} <= {"passed", "skipped"} and "passed" in ran.values(), (ran, _said(p))
     return ran
 
@@ -81,7 +81,7 @@ def test_rack_file_in_the_space_form_from_another_directory(venv, tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     p = _run([venv["python"], "-m", "pytest", "-p", "rackgate", "--rack", str(racks / "mine.toml"), "--sim-fault",
-              "params-default@node2", "-m", "platform", "-k", "test_plat_params", "-p", "no:cacheprovider"],
+              "params-default@node2", "-m", "platform", "-k", "PLAT-PARAMS", "-p", "no:cacheprovider"],
              run, venv["env"])
     assert p.returncode == 1, _said(p)
     assert f"rack file {racks / 'mine.toml'}" in p.stdout, _said(p)

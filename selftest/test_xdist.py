@@ -29,7 +29,7 @@ server.launch = launch
 """
 
 # tests that use the server, and tests that do not (they spread over both workers)
-SELECTION = ("PLAT-DRIVER", "SRV-LAUNCH-LINT", "SRV-BOOT", "SRV-RENDEZVOUS", "SRV-SANITY")
+SELECTION = ("PLAT-DRIVER", "SRV-LAUNCH-LINT::server", "SRV-BOOT::server", "SRV-RENDEZVOUS::server", "SRV-SANITY::server")
 
 
 def _run(tmp_path, name, *args):

@@ -4,15 +4,16 @@ collector (pytest's way for tests that are not Python functions: `pytest_collect
 collects it with the rest of rackgate/checks, and a test path `<this file>::PLAT-DRIVER` selects a
 row's items (rackgate.ids.path_arg).
 
-One item per place of the check's scope, named for its row and its place (rackgate/ids.py):
+A `Row` per check (its id: PLAT-DRIVER), an item per place of the check's scope, named for the
+place (rackgate/ids.py):
 
-    node      PLAT-DRIVER[node1]          every node of the rack file
-    gpu       PLAT-RAS[node1-card2]       every GPU (numbered as ever; its DRM card discovered)
-    rack      PLAT-ATOM-COMMIT[node1]     every node, judged across every node read once a session
-    rack-gpu  FAB-ACCEL-ID[node1-card2]   every GPU, judged across every node read once a session
-    pair      FAB-P2P[node1-node2]        every ubench07 pair
-    rank      SRV-GOLDEN[node3-dp11]      every DP rank (named for its node)
-    server    SRV-BOOT                    the one endpoint
+    node      PLAT-DRIVER::node1          every node of the rack file
+    gpu       FAB-STATE::node1-card2      every GPU (numbered as ever; its DRM card discovered)
+    rack      PLAT-ATOM-COMMIT::node1     every node, judged across every node read once a session
+    rack-gpu  FAB-ACCEL-ID::node1-card2   every GPU, judged across every node read once a session
+    pair      FAB-P2P::node1-node2        every ubench07 pair
+    rank      SRV-GOLDEN::node3-dp11      every DP rank (named for its node)
+    server    SRV-BOOT::server            the one endpoint
 
 Each item runs probe -> judge -> verdict (`judge()`: registry.judge_at, then the row's diagnosis)
 on one typed context (`On`, `OnPair`, the server stage, `Ranked`), built in the item's setup from
@@ -42,7 +43,7 @@ from rackgate.fixtures.nodes import GpuCtx, NodeCtx, discovered_cards, gpu_map, 
 from rackgate.fixtures.rack import get_rack
 from rackgate.fixtures.server import NO_LOGS, blocked
 from rackgate.gates.declare import UNRANKED, Across, Check, Finding, Ranked, qualname
-from rackgate.ids import DECLARED
+from rackgate.ids import DECLARED, SERVER
 from rackgate.probes import boot as boot_probe
 from rackgate.probes.pair_runs import pair_id
 from rackgate.probes.target import On, OnPair, Recorded, ServerLogs
@@ -171,8 +172,8 @@ def _here(fn: Callable[[], Any]) -> Callable[[], Any]:
 
 @dataclass(frozen=True)
 class Place:
-    """Where one item looks: its id in the item's name (node1, node1-card2, node1-node2, node3-dp11;
-    "" for the server's one item) and the value its scope reads (a node's name, (node, GPU), a pair,
+    """Where one item looks: its id, the item's name (node1, node1-card2, node1-node2, node3-dp11;
+    "server" for the server's one item) and the value its scope reads (a node's name, (node, GPU), a pair,
     a DP rank); `skip`: the rack file says the check does not apply (why)."""
     id: str
     value: Any = None
@@ -183,11 +184,11 @@ def places(c: Check[Any], config: pytest.Config) -> list[Place]:
     """The check's places on this run's rack file."""
     rack = get_rack(config)
     if c.per == "server":
-        return [Place("")]
+        return [Place(SERVER)]
     if c.per == "rank":
         table = rank_table(rack)
         if not table and c.unranked:  # a "rank" check that also judges a server whose ranks are not known
-            return [Place("server", UNRANKED)]
+            return [Place(SERVER, UNRANKED)]
         if not table:
             return [Place("no-ranks", skip=NO_RANKS)]
         return [Place(f"{n}-dp{r}", r) for r, n in table.items()]
@@ -208,8 +209,7 @@ class DeclaredItem(pytest.Function):
 
     def __init__(self, *, declared: Check[Any], place: Place, **kw: Any) -> None:
         self.declared, self.place = declared, place
-        super().__init__(callobj=self.check, originalname=declared.row, **kw)
-        self._nodeid = self.name  # PLAT-DRIVER[node1]: the row and the place, whatever the rootdir
+        super().__init__(callobj=self.check, **kw)  # its id: the row's, then the place (PLAT-DRIVER::node1)
         for m in marks(declared):
             self.add_marker(m)
         if place.skip:
@@ -233,7 +233,7 @@ class DeclaredItem(pytest.Function):
         self.check(**{name: self.funcargs[name] for name in self._fixtureinfo.argnames})
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"{self.name}: {row(self.declared.row).title}"
+        return self.path, None, f"{self.nodeid}: {row(self.declared.row).title}"
 
     @property
     def probe(self) -> Callable[[Any], Any]:
@@ -420,14 +420,25 @@ def item_class(c: Check[Any]) -> type[DeclaredItem]:
     return {"gpu": GpuItem, "rack": RackItem, "rack-gpu": RackGpuItem, "pair": PairItem}[c.per]
 
 
-class DeclaredChecks(pytest.File):
-    """The collector of the declared checks: one item per check and place (`places`)."""
+class Row(pytest.Collector):
+    """A declared check's row: its items, one per place (`places`). Its node id is the row's id
+    (PLAT-DRIVER), whatever the rootdir, so its items' are PLAT-DRIVER::node1."""
 
-    def collect(self) -> Iterator[DeclaredItem]:
+    def __init__(self, *, declared: Check[Any], **kw: Any) -> None:
+        self.declared = declared
+        super().__init__(nodeid=declared.row, **kw)
+
+    def collect(self) -> list[DeclaredItem]:
+        cls = item_class(self.declared)
+        return [cls.from_parent(self, name=p.id, declared=self.declared, place=p) for p in places(self.declared, self.config)]
+
+
+class DeclaredChecks(pytest.File):
+    """The collector of the declared checks: a `Row` per check."""
+
+    def collect(self) -> Iterator[Row]:
         for c in registry.checks().values():
-            cls = item_class(c)
-            for p in places(c, self.config):
-                yield cls.from_parent(self, name=f"{c.row}[{p.id}]" if p.id else c.row, declared=c, place=p)
+            yield Row.from_parent(self, name=c.row, declared=c)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> DeclaredChecks | None:

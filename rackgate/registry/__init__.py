@@ -22,6 +22,7 @@ from typing import Any
 
 from ..gates import declare
 from ..gates.declare import Check, qualname
+from ..ids import SERVER
 from .run import Judged, Place, across_trays, judge_at, judge_on, on_tray, read_across
 
 
@@ -34,13 +35,13 @@ def checks() -> dict[str, Check[Any]]:
 
 
 def item_id(c: Check[Any], node: str = "", gpu: int | None = None) -> str:
-    """A declared check's item id, its row and its place (rackgate/ids.py): at a node, PLAT-SHM[node2];
-    at one GPU of it, PLAT-RAS[node2-card3]; at a pair or a rank, `node` is its id (node1-node2,
-    node3-dp9); the server's one item, the row alone (SRV-BOOT)."""
+    """A declared check's item id, its row and its place (rackgate/ids.py): at a node, PLAT-SHM::node2;
+    at one GPU of it, FAB-STATE::node2-card3; at a pair or a rank, `node` is its id (node1-node2,
+    node3-dp9); the server's one item, SRV-BOOT::server."""
     if c.per == "server":
-        return c.row
-    param = f"{node}-card{gpu if gpu is not None else 0}" if c.per in ("gpu", "rack-gpu") else node
-    return f"{c.row}[{param}]"
+        return f"{c.row}::{SERVER}"
+    place = f"{node}-card{gpu if gpu is not None else 0}" if c.per in ("gpu", "rack-gpu") else node
+    return f"{c.row}::{place}"
 
 
 def declared_as() -> dict[str, str]:

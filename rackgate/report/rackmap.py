@@ -14,6 +14,8 @@ import io
 import re
 from typing import TYPE_CHECKING, Mapping, Protocol, Sequence
 
+from ..ids import is_row_id
+
 if TYPE_CHECKING:
     from ..config import Rack
 
@@ -151,9 +153,9 @@ def targets(names: set[str], gpus_per_node: int, nodeid: str) -> list[tuple[str,
     """The (node, GPU) cells an item's id names: a GPU item its GPU, a node item every GPU of the
     node, a pair item every GPU of both nodes; none for an item that names no node."""
     m = _PARAM.search(nodeid)
-    if not m:
+    if not m and not (is_row_id(nodeid) and "::" in nodeid):
         return []
-    param = m.group(1)
+    param = m.group(1) if m else nodeid.rpartition("::")[2]  # a declared item's place: PLAT-SHM::node2
     gm = re.fullmatch(r"(.+)-card(\d+)", param)
     if gm and gm.group(1) in names:
         g = int(gm.group(2))

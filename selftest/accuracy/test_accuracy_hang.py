@@ -8,8 +8,8 @@ from ..harness import run_suite
 
 pytestmark = [pytest.mark.suite, pytest.mark.timeout(600)]
 
-CHECKS = {"ACC-QUICK": "ACC-QUICK",
-          "ACC-GSM8K": "ACC-GSM8K"}
+CHECKS = {"ACC-QUICK": "ACC-QUICK::server",
+          "ACC-GSM8K": "ACC-GSM8K::server"}
 
 
 @pytest.mark.parametrize("row", sorted(CHECKS))

@@ -62,8 +62,8 @@ def test_healthy_foreign_rack_fails_nothing(tmp_path, foreign):
     assert any("node fn1: docker is not installed" in m for m in errors.values())
     assert any("fn2: no perf_setup report matches platform.perf_report_glob" in m for m in errors.values())
     # its GPUs show no ras/ directory: the hardware error rows could not observe, naming the GPU
-    for item in ("PLAT-RAS[fn1]",
-                 "FAB-ERRORS[fn1]"):
+    for item in ("PLAT-RAS::fn1",
+                 "FAB-ERRORS::fn1"):
         assert "no ras/ directory" in errors.get(item, ""), (item, run.outcomes.get(item))
     assert run.ids("passed"), "nothing passed on a healthy rack"
 
@@ -77,14 +77,14 @@ def test_each_fault_fails_exactly_its_row_on_its_node(tmp_path, foreign):
     run = _run(tmp_path, foreign.start(), "four faults")
     failed = _failed(run)
     assert set(failed) == {
-        "FAB-STATE[fn2-card1]",
-        "FAB-ACCEL-ID[fn1-card2]",
-        "FAB-POD[fn3]",
-        "PLAT-PARAMS[fn2]",
+        "FAB-STATE::fn2-card1",
+        "FAB-ACCEL-ID::fn1-card2",
+        "FAB-POD::fn3",
+        "PLAT-PARAMS::fn2",
     }, failed
-    assert "fn3/gpu3 (card4, 0000:14:00.0)" in failed["FAB-POD[fn3]"]  # BMC card0
-    assert "noretry" in failed["PLAT-PARAMS[fn2]"]
-    assert UNSET in failed["FAB-ACCEL-ID[fn1-card2]"]
+    assert "fn3/gpu3 (card4, 0000:14:00.0)" in failed["FAB-POD::fn3"]  # BMC card0
+    assert "noretry" in failed["PLAT-PARAMS::fn2"]
+    assert UNSET in failed["FAB-ACCEL-ID::fn1-card2"]
 
 
 def test_one_host_down_errors_only_its_items(tmp_path, foreign):
@@ -100,7 +100,7 @@ def test_one_host_down_errors_only_its_items(tmp_path, foreign):
         if k not in down:
             assert "fn3" not in o.message, (k, o.message)
     # FAB-POD judges each reachable node across the nodes that answered
-    assert {run.outcomes[f"FAB-POD[{n}]"].status for n in ("fn1", "fn2")} == {"passed"}
+    assert {run.outcomes[f"FAB-POD::{n}"].status for n in ("fn1", "fn2")} == {"passed"}
 
 
 def _on(run, node: str) -> dict:

@@ -23,11 +23,11 @@ from .server import free_loopback_port
 
 pytestmark = [pytest.mark.realengine, pytest.mark.timeout(900)]
 
-BOOT = "SRV-BOOT"
-RENDEZVOUS = "SRV-RENDEZVOUS"
-MODELS = "SRV-MODELS"
-SANITY = "SRV-SANITY"
-ENGINE_ARGS = "SRV-ENGINE-ARGS[cpu]"  # the one node's
+BOOT = "SRV-BOOT::server"
+RENDEZVOUS = "SRV-RENDEZVOUS::server"
+MODELS = "SRV-MODELS::server"
+SANITY = "SRV-SANITY::server"
+ENGINE_ARGS = "SRV-ENGINE-ARGS::cpu"  # the one node's
 # every check that reads the server log (docs/serving.md, "what a missing line means")
 LOG_CHECKS = ("SRV-KV", ENGINE_ARGS, "SRV-TRANSLATION",
               RENDEZVOUS, "SRV-DEADLOCK")
@@ -87,7 +87,7 @@ def _launches(tmp_path: Path) -> int:
 # the refused hint, not the length, so 300 words (2000 made four 2,008-token prefills, 33 engine CPU
 # s against 6; docs/performance.md)
 LONGCTX_WORDS = 300
-LONGCTX = "SRV-LONGCTX"
+LONGCTX = "SRV-LONGCTX::server"
 REQUEST_CHECKS = (SANITY, LONGCTX)
 ALIVE = "SRV-ALIVE"
 

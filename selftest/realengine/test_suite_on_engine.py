@@ -26,10 +26,10 @@ from . import runners
 
 pytestmark = [pytest.mark.realengine, pytest.mark.timeout(1800)]
 
-SANITY = "SRV-SANITY"
-MODELS = "SRV-MODELS"
-BUDGET = "ACC-BUDGET"
-BENCH_RESULT = "BENCH-RESULT"
+SANITY = "SRV-SANITY::server"
+MODELS = "SRV-MODELS::server"
+BUDGET = "ACC-BUDGET::server"
+BENCH_RESULT = "BENCH-RESULT::server"
 SUITE_TIMEOUT = 1500  # seconds: a suite run against a 2-core CPU engine, aiperf included
 
 
@@ -47,7 +47,7 @@ def _diagnosis_in(run, test_id: str, row_id: str) -> str:
     return msg
 
 
-STREAM = "SRV-STREAM-CONSISTENCY"
+STREAM = "SRV-STREAM-CONSISTENCY::server"
 
 
 def test_healthy_engine_passes_sanity_models_budget_and_stream_consistency(healthy, models, tmp_path):

@@ -16,8 +16,8 @@ COMPARE = "rackgate/checks/regression/test_regression.py::test_facts_within_tole
 
 # Every fact kind the healthy sim can record cheaply (GSM8K, ~2 min of lm-eval start-up per run,
 # is covered by the lower-accuracy matrix case).
-CHEAP = ["-k", ("test_plat_gpus or test_plat_container or test_plat_patch_size or test_fab_bw or "
-               "test_srv_kv or test_srv_engine_args or test_srv_translation or test_srv_boot or test_bench_aggregate")]
+CHEAP = ["-k", ("PLAT-GPUS or PLAT-CONTAINER or PLAT-PATCH-SIZE or FAB-BW or "
+               "SRV-KV or SRV-ENGINE-ARGS or SRV-TRANSLATION or SRV-BOOT or BENCH-AGGREGATE")]
 KINDS = {"platform.gpu.hbm_gib", "platform.image.tag", "platform.image.id", "platform.patch.size_bytes",
          "fabric.ubench07.read_gbps", "serving.kv.available_gb", "serving.kv.blocks", "serving.engine.kwarg",
          "serving.translation.translated", "serving.cold_start_s", "bench.tok_s_per_gpu", "bench.ttft_ms",

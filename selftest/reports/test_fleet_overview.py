@@ -62,7 +62,7 @@ def test_the_rack_of_each_failing_item_is_read_back_from_its_page(fleet):
             rack, item = named[0]
             assert re.search(rf"^rack\n{rack}$", page, flags=re.M), page[:3000]     # and its rack parameter
             read[item] = rack
-    assert read == {"test_plat_params[node2]": "sim-b", "test_plat_wedged[node3]": "sim-c"}
+    assert read == {"PLAT-PARAMS::node2": "sim-b", "PLAT-WEDGED::node3": "sim-c"}
 
 
 def test_the_first_page_says_each_racks_verdict_and_findings(fleet):

@@ -10,9 +10,9 @@ from ..simserver import sim_server
 
 pytestmark = pytest.mark.suite
 
-SANITY = "SRV-SANITY"
-CONSISTENCY = "SRV-CONSISTENCY"
-BUDGET = "ACC-BUDGET"
+SANITY = "SRV-SANITY::server"
+CONSISTENCY = "SRV-CONSISTENCY::server"
+BUDGET = "ACC-BUDGET::server"
 MODEL = "moonshotai/Kimi-K3"
 
 

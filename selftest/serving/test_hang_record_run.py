@@ -10,7 +10,7 @@ from ..simserver import sim_server
 
 pytestmark = pytest.mark.suite
 
-SANITY = "SRV-SANITY"
+SANITY = "SRV-SANITY::server"
 
 # a user's own check after SANITY (order 99, no `needs`) that uses the server
 LATER = '''

@@ -108,7 +108,7 @@ def test_both_rows_are_declared_reading_the_logs_and_old_ids_move():
     assert (c["SRV-KV"].per, c["SRV-KV"].sees) == ("rank", "log")
     assert (c["SRV-TRANSLATION"].per, c["SRV-TRANSLATION"].sees) == ("node", "log")
     assert ids.check_id("rackgate/checks/serving/test_logs.py::test_kv_budget[ct2-dp5]") == \
-        "SRV-KV[ct2-dp5]"
+        "SRV-KV::ct2-dp5"
     assert ids.check_id("rackgate/checks/serving/test_logs.py::test_translation") == \
         "SRV-TRANSLATION"
 

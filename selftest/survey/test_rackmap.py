@@ -14,11 +14,11 @@ RACK = NS(gpus_per_node=2, nodes=[NS(name="node1", tray=1), NS(name="node2", tra
 
 def test_run_grid_maps_gpu_node_and_pair_items():
     outcomes = {
-        "FAB-STATE[node1-card1]": rackmap.FAIL,
-        "FAB-STATE[node1-card0]": rackmap.PASS,
-        "PLAT-DRIVER[node2]": rackmap.UNOBSERVED,
-        "FAB-P2P[node1-node3]": rackmap.PASS,
-        "FAB-POD[node2]": rackmap.PASS,   # judged across the rack, per node
+        "FAB-STATE::node1-card1": rackmap.FAIL,
+        "FAB-STATE::node1-card0": rackmap.PASS,
+        "PLAT-DRIVER::node2": rackmap.UNOBSERVED,
+        "FAB-P2P::node1-node3": rackmap.PASS,
+        "FAB-POD::node2": rackmap.PASS,   # judged across the rack, per node
         "rackgate/checks/survey/test_survey.py::test_node_set": rackmap.FAIL,   # names no node
     }
     grid = rackmap.run_grid(RACK, outcomes)
