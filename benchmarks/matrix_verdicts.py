@@ -67,7 +67,7 @@ def run(out: Path, jobs: int, only: str) -> int:
 
 def _norm(outcomes: dict[str, list[str]]) -> dict[str, tuple[str, str]]:
     from rackgate.ids import check_id
-    from rackgate.registry.migrate import server_rows
+    from rackgate.registry import server_rows
     servers = server_rows()
     return {check_id(t, servers): (s, OLD_ID.sub(lambda m: check_id(m.group(0), servers), line))
             for t, (s, line) in outcomes.items()}

@@ -51,7 +51,7 @@ def test_a_declared_items_old_id_names_its_row_and_place(recorded):
 
 def test_the_migration_rewrites_old_ids_in_text_and_is_rerunnable():
     from rackgate.ids import migrate_text
-    from rackgate.registry.migrate import server_rows
+    from rackgate.registry import server_rows
     servers = server_rows()
     assert {"SRV-BOOT", "ACC-QUICK"} <= servers and "PLAT-SHM" not in servers
     old = ('paths = ["rackgate/checks/test_declared.py::test_srv_boot", "rackgate/checks/test_declared.py::test_plat_shm"]\n'

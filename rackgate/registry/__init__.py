@@ -44,6 +44,12 @@ def item_id(c: Check[Any], node: str = "", gpu: int | None = None) -> str:
     return f"{c.row}::{place}"
 
 
+def server_rows() -> frozenset[str]:
+    """The rows of "server" checks (one item, at the server: SRV-BOOT::server), for reading an old
+    id without a parameter as that item (rackgate/ids.py check_id)."""
+    return frozenset(r for r, c in checks().items() if c.per == "server")
+
+
 def declared_as() -> dict[str, str]:
     """Row id -> 'probe `probes.shm.stale`, judge `gates.plat.shm_segments`' of each declared check."""
     return {rid: f"probe `{qualname(c.probe)}`, judge `{qualname(c.judge)}`" for rid, c in checks().items()}
@@ -62,4 +68,4 @@ def drain_hint(row_id: str, seen: str) -> str:
 
 
 __all__ = ["Judged", "Place", "across_trays", "checks", "declared_as", "drain_hint", "item_id", "judge_at",
-           "judge_on", "on_tray", "read_across"]
+           "judge_on", "on_tray", "read_across", "server_rows"]

@@ -13,14 +13,9 @@ import sys
 from pathlib import Path
 
 from ..ids import migrate_text
-from . import checks
+from . import server_rows
 
 MATRIX = Path(__file__).resolve().parents[1] / "catalogue" / "matrix"
-
-
-def server_rows() -> frozenset[str]:
-    """The rows of "server" checks: one item, at the server."""
-    return frozenset(r for r, c in checks().items() if c.per == "server")
 
 
 def migrate(paths: list[Path]) -> list[Path]:
