@@ -34,7 +34,7 @@ from selftest.realengine.balancer import Balancer  # noqa: E402
 from selftest.realengine.model_store import ensure_models  # noqa: E402
 from selftest.realengine.server import TransformersServer  # noqa: E402
 
-GOLDEN = "SRV-GOLDEN["  # one item per DP rank
+GOLDEN = "SRV-GOLDEN::"  # one item per DP rank
 
 
 def gate(bal: Balancer, out: Path, baseline: Path, max_tokens: int, *extra: str) -> dict:

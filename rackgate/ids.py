@@ -72,6 +72,21 @@ def is_row_id(nodeid: str) -> bool:
     return bool(_ROW_ID.fullmatch(nodeid.partition("::")[0]))
 
 
+def place_of(nodeid: str) -> str:
+    """The place an item's id names: `PLAT-SHM::node2` -> node2, `SRV-BOOT::server` -> server; a
+    hand-written test's parameter (`...::test_x[node2]` -> node2); "" where it names none."""
+    if is_row_id(nodeid):
+        return nodeid.partition("::")[2]
+    _, bracket, param = nodeid.partition("[")
+    return param.removesuffix("]") if bracket else ""
+
+
+def check_of(nodeid: str) -> str:
+    """What an item is an item of: its row (`PLAT-SHM::node2` -> PLAT-SHM), a test function without
+    its parameters (`...::test_x[node2]` -> `...::test_x`)."""
+    return nodeid.partition("::")[0] if is_row_id(nodeid) else nodeid.partition("[")[0]
+
+
 def _row_item(test: str, param: str, servers: Container[str]) -> str:
     """An old declared test name and parameter as the row's id (no parameter: the whole row, or the
     server's one item for a row in `servers`) or its item's."""

@@ -84,3 +84,13 @@ def test_every_moved_check_names_a_declared_rows_item():
             "fabric/test_errors.py::test_fab_errors"} <= set(MOVED)
     assert check_id("rackgate/checks/serving/test_bench.py::test_per_gpu_throughput") == \
         "BENCH-AGGREGATE"
+
+
+@pytest.mark.parametrize("nodeid, check, place", [
+    ("PLAT-SHM::node2", "PLAT-SHM", "node2"), ("SRV-BOOT::server", "SRV-BOOT", "server"),
+    ("FAB-P2P::node1-node2", "FAB-P2P", "node1-node2"), ("PLAT-SHM", "PLAT-SHM", ""),
+    ("rackgate/checks/regression/test_regression.py::test_facts_within_tolerance[ualink.local_accels]",
+     "rackgate/checks/regression/test_regression.py::test_facts_within_tolerance", "ualink.local_accels")])
+def test_an_item_names_its_check_and_its_place(nodeid, check, place):
+    from rackgate.ids import check_of, place_of
+    assert (check_of(nodeid), place_of(nodeid)) == (check, place)

@@ -42,7 +42,7 @@ BESIDE = {"ps": "FAB-LEFTOVER::{node}",
 # their time in the sim's bounded waits (a failed tool sits until p2p_run_s/bw_run_s), so this many
 # go at once: the serial chain (discovery + 18 fabric runs: 484 s) was a tail of the whole run.
 JOBS = max(1, int(os.environ.get("RACKGATE_TOOL_FAILURE_JOBS", "2")))
-PAIR_ITEMS = ("FAB-P2P[", "FAB-BW[")
+PAIR_ITEMS = ("FAB-P2P::", "FAB-BW::")
 
 
 def _run(tmp_path, name: str, fail: dict[str, dict[str, str]], selection: tuple[str, ...],

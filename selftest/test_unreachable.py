@@ -85,12 +85,12 @@ def test_one_dead_node_errors_only_its_items_and_rack_wide_checks_judge_the_rest
     state = {k: o for k, o in run.outcomes.items() if "FAB-STATE" in k}
     assert len(state) == 6, sorted(run.outcomes)
     for k, o in state.items():
-        if "[ghost-" in k:
+        if "::ghost-" in k:
             assert o.status == "error" and "node ghost: unreachable over ssh (root@deadnode)" in o.message, o.message
             assert "port 1" in o.message.lower()  # ssh's words, from the -F file's Port
         else:
             assert o.status == "passed", (k, o.message)
     # FAB-POD: each reachable node judged across the nodes that answered; the ghost's own item ERRORs
-    pod = {k.split("[", 1)[1].rstrip("]"): o for k, o in run.outcomes.items() if "FAB-POD" in k}
+    pod = {k.partition("::")[2]: o for k, o in run.outcomes.items() if k.startswith("FAB-POD::")}
     assert pod["live1"].status == pod["live2"].status == "passed", pod
     assert pod["ghost"].status == "error" and "node ghost: unreachable over ssh" in pod["ghost"].message

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from rackgate.ids import is_row_id
+
 from .harness import parse_junit
 
 pytestmark = pytest.mark.suite
@@ -53,7 +55,7 @@ def test_the_rackgate_command_from_another_directory(venv, tmp_path):
     p = _run([venv["rackgate"], "-m", "platform", "-p", "no:cacheprovider"], tmp_path, venv["env"])
     assert p.returncode == 0, _said(p)
     ran = _platform_ran_and_passed(tmp_path, p)
-    assert all(k.startswith("rackgate/checks/") for k in ran), sorted(ran)[:5]  # the ids a checkout run gives (rackgate/ids.py)
+    assert all(is_row_id(k) and "::" in k for k in ran), sorted(ran)[:5]  # the ids a checkout run gives (ROW::place, rackgate/ids.py)
     assert str(venv["package"] / "sim" / "racks" / "sim.toml") in p.stdout, _said(p)   # the header names the rack
     assert _verdict(tmp_path)["verdict"] == "PASS"
     assert any((tmp_path / "reports" / "allure-results").iterdir())

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 if TYPE_CHECKING:
     import pytest
 
-from ..ids import is_row_id
+from ..ids import check_of
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,12 +36,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="write the collected checks (node id, catalogue row, markers) as JSON")
 
 
-def _function(nodeid: str) -> str:
-    """What implements the item: a declared check's row (PLAT-SHM::node2 -> PLAT-SHM), a test
-    function without its parameters (file.py::test_x[a] -> file.py::test_x)."""
-    return nodeid.split("::", 1)[0] if is_row_id(nodeid) else nodeid.split("[", 1)[0]
-
-
 def pytest_collection_finish(session: pytest.Session) -> None:
     path = session.config.getoption("rackgate_inventory")
     if not path:
@@ -50,7 +44,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for item in session.items:
         row = item.get_closest_marker("row")
         items.append({"nodeid": item.nodeid, "row": row.args[0] if row and row.args else None,
-                      "function": _function(item.nodeid),
+                      "function": check_of(item.nodeid),  # a declared check: its row
                       "markers": sorted({m.name for m in item.iter_markers()} - {"row", "parametrize"})})
     tmp = Path(path).with_suffix(".tmp")
     tmp.write_text(json.dumps(items, indent=1))

@@ -14,7 +14,7 @@ import io
 import re
 from typing import TYPE_CHECKING, Mapping, Protocol, Sequence
 
-from ..ids import is_row_id
+from ..ids import place_of
 
 if TYPE_CHECKING:
     from ..config import Rack
@@ -146,16 +146,14 @@ def png_survey(reports: Sequence[SurveyedTray], proposal: SurveyProposal, gpus_p
 
 
 # --- from a suite run -------------------------------------------------------------------------
-_PARAM = re.compile(r"\[([^\]]+)\]$")
 
 
 def targets(names: set[str], gpus_per_node: int, nodeid: str) -> list[tuple[str, int]]:
     """The (node, GPU) cells an item's id names: a GPU item its GPU, a node item every GPU of the
     node, a pair item every GPU of both nodes; none for an item that names no node."""
-    m = _PARAM.search(nodeid)
-    if not m and not (is_row_id(nodeid) and "::" in nodeid):
+    param = place_of(nodeid)  # PLAT-SHM::node2 -> node2; a hand-written test's [param]
+    if not param:
         return []
-    param = m.group(1) if m else nodeid.rpartition("::")[2]  # a declared item's place: PLAT-SHM::node2
     gm = re.fullmatch(r"(.+)-card(\d+)", param)
     if gm and gm.group(1) in names:
         g = int(gm.group(2))

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from rackgate.ids import check_of
+
 from ..harness import run_suite
 from ..test_cleanup import processes_mentioning
 from .server import free_loopback_port
@@ -95,7 +97,7 @@ ALIVE = "SRV-ALIVE"
 def _log_checks_could_not_observe(run) -> None:
     """Every log-reading check could-not-observe (none FAILED, none PASSED on the log), but
     SRV-RENDEZVOUS, PASSED: ready by the API, every rank joined."""
-    st = {k: o.status for k, o in run.outcomes.items() if k.split("[")[0] in {c.split("[")[0] for c in LOG_CHECKS}}
+    st = {k: o.status for k, o in run.outcomes.items() if check_of(k) in {check_of(c) for c in LOG_CHECKS}}
     rendezvous = st.pop(RENDEZVOUS)
     assert rendezvous == "passed", run.stdout[-3000:]
     assert st and set(st.values()) == {"error"}, st

@@ -40,7 +40,7 @@ def test_record_under_xdist_merges_every_worker(recorded):
     assert base.provenance["rack"] == "sim-4x4" and base.provenance["image"] and base.provenance["time"]
     counts = [f for f in base.facts.values() if f.name == "platform.gpu.count"]
     assert sorted(f.where for f in counts) == ["node1", "node2", "node3", "node4"], base.facts.keys()
-    assert all(f.source.startswith("PLAT-GPUS[") for f in counts)
+    assert all(f.source.startswith("PLAT-GPUS::") for f in counts)
     said = re.search(r"recorded (\d+) facts as the baseline", run.stdout)
     assert said and int(said.group(1)) == len(base.facts), run.stdout[-2000:]
 
@@ -65,7 +65,7 @@ def test_regression_run_shows_old_new_and_names_the_fact(recorded, tmp_path):
     assert msg.lstrip().startswith("REG-FACTS [platform.gpu.hbm_gib]") and "2 of 17 platform.gpu.hbm_gib figures" in msg, msg
     assert f"{hbm[0]['where']}" in msg and "288 -> 432" in msg and "node1/gpu9" in msg and "missing" in msg
     # the producers ran again without being named: -m regression selected them from the baseline
-    assert sum(1 for k in out if k.startswith("PLAT-GPUS[")) == 4
+    assert sum(1 for k in out if k.startswith("PLAT-GPUS::")) == 4
     assert "rackgate regression: baseline" in run.stdout and "288 -> 432 GiB" in run.stdout
 
 

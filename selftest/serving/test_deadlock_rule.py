@@ -10,7 +10,7 @@ from ..harness import REPO, run_suite
 
 pytestmark = pytest.mark.suite
 
-CHECK = "SRV-DEADLOCK["
+CHECK = "SRV-DEADLOCK::"
 
 
 def _items(run):
@@ -33,9 +33,9 @@ def test_a_slow_answer_is_not_a_deadlock(tmp_path):
 def test_the_deadlock_names_the_silent_rank_and_its_kv_usage(tmp_path):
     run = run_suite(tmp_path, "--sim-fault", "dp-deadlock", "-k", "SRV-DEADLOCK", timeout=400)
     items = _items(run)
-    assert {k for k, o in items.items() if o.status != "passed"} == {CHECK + "node3-dp11]"}, \
+    assert {k for k, o in items.items() if o.status != "passed"} == {CHECK + "node3-dp11"}, \
         {k: o.status for k, o in items.items()}
-    o = items[CHECK + "node3-dp11]"]
+    o = items[CHECK + "node3-dp11"]
     assert o.status == "failed" and o.message.lstrip().startswith("SRV-DEADLOCK [node3/dp11]"), (o.status, o.message)
     m = re.search(r"(\d+) of (\d+) ranks logged `_sync_dp_state failed`.*the rank\(s\) that did not: (\S+)/dp(\d+)",
                   o.message)
