@@ -249,6 +249,11 @@ class DeclaredItem(pytest.Function):
         assert self.shared is not None, "set in setup"
         return self.shared
 
+    def needs_serving(self) -> None:
+        """A row that needs SRV-MODELS sends the served name: not run while it is not served."""
+        if "SRV-MODELS" in row(self.declared.row).needs:
+            self.sharing().serving()
+
 
 class NodeItem(DeclaredItem):
     def at(self, rack: Any) -> NodeCtx:
@@ -335,10 +340,8 @@ def _not_blocked(item: DeclaredItem, read: bool = True) -> None:
     its row's record is another row's finding, SRV-LONGCTX's hang recorded for SRV-DEADLOCK too, and
     blocks it as any) --, and a row that needs SRV-MODELS not run while the configured name is not
     served (`serving`)."""
-    c = item.declared
-    if "SRV-MODELS" in row(c.row).needs:
-        item.sharing().serving()
-    cause = blocked(item.config, c.row if read else None)
+    item.needs_serving()
+    cause = blocked(item.config, item.declared.row if read else None)
     if cause is not None:
         raise cause
 
@@ -364,8 +367,7 @@ class LaunchedItem(ServerItem):
     stage = "atom_server"
 
     def check(self, rack: Any, read_once: Any, evidence: Any, facts: Any, atom_server: Any) -> None:  # type: ignore[override]
-        if "SRV-MODELS" in row(self.declared.row).needs:
-            self.sharing().serving()
+        self.needs_serving()
         self.judge_stage(atom_server, rack, read_once, evidence, facts)
 
 
@@ -373,8 +375,7 @@ class PlannedItem(ServerItem):
     stage = "planned"
 
     def check(self, rack: Any, read_once: Any, evidence: Any, facts: Any, planned: Any) -> None:  # type: ignore[override]
-        if "SRV-MODELS" in row(self.declared.row).needs:
-            self.sharing().serving()
+        self.needs_serving()
         self.judge_stage(planned, rack, read_once, evidence, facts)
 
 
