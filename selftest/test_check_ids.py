@@ -94,3 +94,13 @@ def test_every_moved_check_names_a_declared_rows_item():
 def test_an_item_names_its_check_and_its_place(nodeid, check, place):
     from rackgate.ids import check_of, place_of
     assert (check_of(nodeid), place_of(nodeid)) == (check, place)
+
+
+def test_the_migration_command_rewrites_the_files_it_is_given_and_says_so(tmp_path, capsys):
+    from rackgate.registry import migrate
+    case = tmp_path / "case.toml"
+    case.write_text('fail = ["rackgate/checks/test_declared.py::test_srv_boot"]\n')
+    assert migrate.main([str(case)]) == 0 and case.read_text() == 'fail = ["SRV-BOOT::server"]\n'
+    assert "1 of 1 file(s) rewritten" in capsys.readouterr().out
+    assert migrate.main([str(case)]) == 0 and "0 of 1" in capsys.readouterr().out   # re-runnable
+    assert migrate.main([str(tmp_path / "none.toml")]) == 2 and "no such file" in capsys.readouterr().err
