@@ -67,6 +67,12 @@ def row_of_test(test: str) -> str:
     return test.removeprefix("test_").upper().replace("_", "-")
 
 
+def old_test_name(row: str) -> str:
+    """A declared row's test name before issue 56 (PLAT-DRIVER -> test_plat_driver): an old `-k` of it
+    still selects the row's items."""
+    return "test_" + row.lower().replace("-", "_")
+
+
 def is_row_id(nodeid: str) -> bool:
     """Whether an id names a declared row, or one item of it: PLAT-DRIVER, PLAT-DRIVER::node1."""
     return bool(_ROW_ID.fullmatch(nodeid.partition("::")[0]))

@@ -90,7 +90,7 @@ def _suite(tmp_path, daemon):
     tmp_path.mkdir(exist_ok=True)
     rack = _rack(tmp_path / "rack.toml", daemon)
     run = run_suite(tmp_path, "-m", "platform", f"--rack={rack}", "-p", "no:randomly",
-                    "-k", "PLAT-FREE or PLAT-CONTAINER or atom_commit or PLAT-PATCH-SIZE", timeout=300)
+                    "-k", "PLAT-FREE or PLAT-CONTAINER or ATOM-COMMIT or PLAT-PATCH-SIZE", timeout=300)
     assert set(ITEMS.values()) <= set(run.outcomes), run.stdout[-3000:] + run.stderr[-2000:]
     return {k: run.outcomes[v] for k, v in ITEMS.items()}
 
