@@ -1,12 +1,12 @@
 """docs/DEVELOPING.md's "Adding a check", followed literally in a throw-away copy of the checkout,
-for three scopes: a per-node PLAT check of a kernel setting the sim does not show yet
-(kernel.numa_balancing, judged 0), a per-rank SRV check (every DP rank answers a completion with
-text) and a per-pair FAB check (the data-plane NIC's MTU the same on both nodes of each ubench07
-pair), each with its fault and nothing else by hand. Each counts the hand-edited files (git
-status), runs the check on the healthy sim (PASSED on every node / rank / pair) and under its fault
-(FAILED on the faulted node / rank only, or on the faulted node's pairs only, with the row's
-diagnosis), proves the fault-matrix case derived for it, and throws the copy away. The real
-checkout is only read."""
+for three scopes (the other three: selftest/test_recipe_dry_run_scopes.py): a per-node PLAT check of
+a kernel setting the sim does not show yet (kernel.numa_balancing, judged 0), a per-rank SRV check
+(every DP rank answers a completion with text) and a per-pair FAB check (the data-plane NIC's MTU
+the same on both nodes of each ubench07 pair), each with its fault and nothing else by hand. Each
+counts the hand-edited files (git status), runs the check on the healthy sim (PASSED on every node /
+rank / pair) and under its fault (FAILED on the faulted node / rank only, or on the faulted node's
+pairs only, with the row's diagnosis), proves the fault-matrix case derived for it, and throws the
+copy away. The real checkout is only read."""
 from __future__ import annotations
 
 import json
@@ -405,3 +405,4 @@ def test_adding_a_per_pair_check_touches_four_files_and_fails_exactly_its_pairs(
     _prove(copy, env, tmp_path, Proof(PAIR_ROW_ID, PAIR_HAND_EDITED, PAIR_ITEM, PAIR_FAULT, FAULTED_PAIRS, len(PAIRS),
                                       "fabric", (PAIR_ROW_ID, f"{PAIR_TARGET} 1500", "9000")))
     assert not (REPO / "rackgate/probes/netmtu.py").exists()
+
