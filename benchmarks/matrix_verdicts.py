@@ -24,13 +24,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# What differs between two runs of one case whatever the code: the sim server's port, and the first
-# rank or node to give out where several fail at once (a boot's dead rank, a stall's first node).
+# What differs between two runs of one case whatever the code: the sim server's port, the first
+# rank or node to give out where several fail at once (a boot's dead rank, a stall's first node),
+# and how long a stalled boot was seen standing (8.0 s or 8.1 s past its 8 s limit).
 VOLATILE = ((re.compile(r"(https?://[\w.-]+):\d+"), r"\1:PORT"),
             (re.compile(r"\[node\d+/dp\d+\]"), "[NODE/RANK]"),
             (re.compile(r"rank \d+: (connection closed by|timed out after \d+s waiting for) rank \d+"), "rank N: LOST"),
             (re.compile(r"SRV-RENDEZVOUS \[node\d+\]"), "SRV-RENDEZVOUS [NODE]"),
-            (re.compile(r"the boot did not finish: node\d+:"), "the boot did not finish: NODE:"))
+            (re.compile(r"the boot did not finish: node\d+:"), "the boot did not finish: NODE:"),
+            (re.compile(r"no progress after (`[^`]*`) for \d+(?:\.\d+)?s"), r"no progress after \1 for Ns"))
 OLD_ID = re.compile(r"(?:rackgate/checks/)?[\w/]+\.py::test_\w+(?:\[[^\]\s]*\])?")
 
 
