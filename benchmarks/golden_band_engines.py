@@ -6,7 +6,7 @@ golden set, run after run, with CPU burners beside it; and the seconds each phas
 The self-tests' real-engine rack (selftest/realengine/test_golden_engine.py): three healthy
 `transformers serve` engines (SmolLM2-135M-Instruct, CPU, one thread each) behind the self-tests'
 balancer as three DP ranks, ATOM's data_parallel_rank hint taken, the real-engine rack file.
-The golden set is recorded once (`pytest --rack FILE -m gate rackgate/checks/test_declared.py::test_srv_golden
+The golden set is recorded once (`pytest --rack FILE -m gate SRV-GOLDEN
 --record-baseline`), then `--burners` busy loops start
 (`while :; do :; done`, one core each, ended by their PIDs) and the same gate compares `--runs`
 times. Per phase: the engines' start-up, the suite run's wall seconds and the golden item's own
@@ -34,14 +34,14 @@ from selftest.realengine.balancer import Balancer  # noqa: E402
 from selftest.realengine.model_store import ensure_models  # noqa: E402
 from selftest.realengine.server import TransformersServer  # noqa: E402
 
-GOLDEN = "test_declared.py::test_srv_golden["  # one item per DP rank
+GOLDEN = "SRV-GOLDEN::"  # one item per DP rank
 
 
 def gate(bal: Balancer, out: Path, baseline: Path, max_tokens: int, *extra: str) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     rack = runners.rack_file(out / "rack.toml", bal.model, gpus_per_node=3,
                              serving={"golden_max_tokens": max_tokens})
-    cmd = [sys.executable, "-m", "pytest", "-q", "-m", "gate", "rackgate/checks/test_declared.py::test_srv_golden", "--rack",
+    cmd = [sys.executable, "-m", "pytest", "-q", "-m", "gate", "SRV-GOLDEN", "--rack",
            str(rack), "--atom-url", bal.url, "--served-model", bal.model, f"--baseline={baseline}",
            f"--junitxml={out / 'junit.xml'}", "-p", "no:cacheprovider", *extra]
     t0 = time.monotonic()

@@ -5,8 +5,8 @@ registry, rackgate/registry/): the fault at its default place fails the declared
 on the ranks the fault's rank behaviour picks of the target node, as the sim rack numbers them; a
 per-server check's one item; a per-pair check's on every ubench07 pair of the target node: a bad
 tray fails all its pairs) and nothing else, run as `-m <the row's first marker>` over the check's
-own items (rackgate/checks/test_declared.py::test_<row>, so cases of different rows can share a
-suite run). A fault with consequences elsewhere, or one that must pass, keeps an explicit case.
+own items (the row's id as the case's path: every place of it, so cases of different rows can share
+a suite run). A fault with consequences elsewhere, or one that must pass, keeps an explicit case.
 
     python -m rackgate.faultmatrix          # every case (explicit and derived) as JSON
 
@@ -23,7 +23,7 @@ from .catalogue import matrix, row
 from .fabric.pairs import triangles
 from .gates.declare import Check
 from .probes.pair_runs import pair_id
-from .registry import ITEMS_MODULE, item_id
+from .registry import item_id
 
 
 class Fault(Protocol):
@@ -43,7 +43,7 @@ def rank_items(c: Check[Any], f: Fault) -> list[str]:
     node = f.default.partition(":")[0]
     ranks = sorted(r for r, n in simrack.rank_nodes().items() if n == node)
     pick = f.rank.pick
-    return [f"{ITEMS_MODULE}::{c.test_name}[{node}-dp{r}]" for r in (ranks[pick[0]:pick[1]] if pick else ranks)]
+    return [item_id(c, f"{node}-dp{r}") for r in (ranks[pick[0]:pick[1]] if pick else ranks)]
 
 
 def pairs_of(node: str, nodes: list[str] | None = None) -> list[str]:
@@ -55,10 +55,10 @@ def pairs_of(node: str, nodes: list[str] | None = None) -> list[str]:
 def derived_case(f: Fault, c: Check[Any]) -> dict[str, Any] | None:
     """The default case of fault f on its row's declared check c (None when there is no single
     item to name: a node-wide fault on a per-GPU check, a rack-wide fault on a per-node one)."""
-    case = {"fault": f.name, "row": f.row, "select": row(f.row).markers[0], "paths": [f"{ITEMS_MODULE}::{c.test_name}"],
+    case = {"fault": f.name, "row": f.row, "select": row(f.row).markers[0], "paths": [c.row],
             "source": DERIVED}
     if c.per == "server":
-        return {**case, "fail": [f"{ITEMS_MODULE}::{c.test_name}"]}
+        return {**case, "fail": [item_id(c)]}
     if c.per == "rank":
         ranks = rank_items(c, f)
         return {**case, "fail": ranks} if ranks else None

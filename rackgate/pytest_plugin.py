@@ -3,7 +3,7 @@ pytest in an environment where rackgate is installed has it (`pytest -p rackgate
 plugin autoloading is off). It brings:
 
 - the suite's options (OPTIONS below) and its fixtures and hooks (the modules of rackgate.fixtures,
-  `pytest_plugins`);
+  `pytest_plugins`), and the declared checks' collector (rackgate.checks.declared);
 - the checks, collected from the package: with no test path on the command line, and no `testpaths`
   in force (pytest uses an ini's only when it runs in the ini's folder) or a run of the `rackgate`
   command (Command), the run collects rackgate/checks wherever the package is installed (a
@@ -28,15 +28,17 @@ naming the option (taken_for_paths), since pytest's cache goes to that rootdir. 
 command writes every option of OPTIONS that takes a value as `--opt=value` (paths made absolute)
 before pytest sees it, so its runs keep the rootdir of the directory they start in.
 
-Test ids. pytest names a test by its path from the rootdir (or, outside it, from the test path
-given), so the same check would be `rackgate/checks/platform/test_driver.py::...` from a checkout,
-`platform/test_driver.py::...` from a wheel or after the rootdir moved. The ids are what the
-baseline's sources, `-m regression`, `rackgate fleet --failed-only`, verdict.json, JUnit and Allure
-key on, so this plugin names every module of rackgate/checks itself (pytest_pycollect_makemodule):
-`rackgate/checks/<path in the package>::<test>`, the same whatever the rootdir, the form of the
-options, the directory or the install. rackgate/ids.py's check_id() reads an id recorded under another rootdir
-(`platform/...`, or `tests/...` before the package move) as that one; its path_arg() turns an id back
-into a test path that pytest resolves from any directory.
+Test ids. A declared check's items are its row's, then their place -- `PLAT-DRIVER::node1`,
+`SRV-BOOT::server` -- made by rackgate's own collector (rackgate/checks/declared.py, registered
+below), the same whatever the rootdir, the form of the options, the directory or the install. A row
+or an item given as a test path (`pytest PLAT-DRIVER`, `rackgate SRV-GOLDEN::node3-dp9`) is the
+collector's path (rows_as_paths; rackgate/ids.py path_arg). pytest names a hand-written test by
+its path from the rootdir (or, outside it, from the test path given), so this plugin names every
+module of rackgate/checks itself (pytest_pycollect_makemodule): `rackgate/checks/<path in the
+package>::<test>`. The ids are what the baseline's sources, `-m regression`, `rackgate fleet
+--failed-only`, verdict.json, JUnit and Allure key on; rackgate/ids.py's check_id() reads an id
+recorded before (the declared checks' `rackgate/checks/test_declared.py::test_plat_driver[node1]`,
+`platform/...` under another rootdir, `tests/...` before the package move) as today's.
 """
 from __future__ import annotations
 
@@ -50,7 +52,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from . import baseline as bl
-from .ids import CHECKS, ID_PREFIX
+from .ids import CHECKS, ID_PREFIX, is_row_id, path_arg
 
 # The suite's fixtures and hooks, one module per concern.
 pytest_plugins = [
@@ -72,6 +74,7 @@ pytest_plugins = [
     "rackgate.fixtures.bracket",
     "rackgate.fixtures.tier",
     "rackgate.fixtures.metrics",
+    "rackgate.checks.declared",  # the declared checks' collector (one item per check and place)
 ]
 
 # rackgate's options: name -> (metavar: None for a flag, help). `--verdict-file` is
@@ -223,8 +226,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     in force, or a run of the rackgate command: collect rackgate/checks. A run of rackgate's checks
     only: the suite's defaults. A separate value that moved the rootdir: a warning naming it."""
     ns = parser.parse_known_args(args)
-    paths = list(getattr(ns, "file_or_dir", None) or [])
     here = Path(early_config.invocation_params.dir)
+    paths = rows_as_paths(args, list(getattr(ns, "file_or_dir", None) or []), here)
     by_command = any(isinstance(p, Command) for p in early_config.pluginmanager.get_plugins())
     testpaths_in_force = bool(early_config.getini("testpaths")) and here.resolve() == early_config.rootpath.resolve()
     if not paths and (by_command or not testpaths_in_force):
@@ -240,6 +243,22 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
             "and its test ids are the same (the value is the option's), but pytest's cache goes to that rootdir "
             "and an ini here is not read; write the option as --opt=VALUE (or run the rackgate command) to keep "
             "the rootdir here"), stacklevel=2)
+
+
+def rows_as_paths(args: list[str], paths: list[str], here: Path) -> list[str]:
+    """A declared row (or one item of it) given as a test path -- `pytest PLAT-DRIVER`, `rackgate
+    SRV-GOLDEN[node3-dp11]` -- as the path pytest resolves (rackgate.ids.path_arg), in `args` too
+    (the last occurrences: an earlier one may be an option's value, `-k PLAT-DRIVER`); a file of
+    that name here stays a file. Returns the test paths."""
+    out = []
+    for p in paths:
+        if is_row_id(p) and not (here / p).exists():
+            arg = path_arg(p)
+            i = len(args) - 1 - args[::-1].index(p)
+            args[i] = arg
+            p = arg
+        out.append(p)
+    return out
 
 
 def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module | None:

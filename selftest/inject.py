@@ -9,7 +9,7 @@ wraps every node's runner in a FailingRunner, through the transport's runner wra
   PYTEST_CURRENT_TEST, "" outside one), so a healthy run (no "fail") discovers the commands;
 - a command whose tool is in "fail" does not reach the node: it comes back failed in that WAY.
   A key "TOOL@CHECK" fails the tool only while that check (a test's node id without its
-  parameters, e.g. `rackgate/checks/test_declared.py::test_fab_p2p`) runs, so one run can fail a
+  parameters, e.g. `FAB-P2P`) runs, so one run can fail a
   different command in each check of a node without one failure hiding the next.
 
 A command's tool is what runs under the wrappers the transport adds (`docker exec -i NAME`,

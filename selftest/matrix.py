@@ -53,6 +53,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from rackgate.catalogue import Row, case_problems
+from rackgate.ids import DECLARED, ID_PREFIX, is_row_id
 
 from .harness import SuiteRun, run_suite
 
@@ -63,6 +64,8 @@ HEALTHY_TIMEOUT_S = 600  # the whole suite, every area (also a shared run's boun
 # What one matrix test may wait: its run queued behind others, a shared run, then its solo re-run.
 WAIT_TIMEOUT_S = 2400
 HEALTHY = "healthy"
+# The declared checks' file, as a path names it: every row's items are in it.
+DECLARED_FILE = ID_PREFIX + DECLARED.name
 # A verdict message starts with a catalogue id (rackgate.report.verdict.message); a suite error
 # with "could not observe".
 VERDICT = re.compile(r"^\s*(?:[\w.]+\.)?(?:CheckFailed: )?([A-Z]+-[A-Z0-9-]+) \[")
@@ -217,9 +220,13 @@ def fault_touches(specs: list[str]) -> dict[str, frozenset[tuple]]:
 
 
 def _overlap(p: str, q: str) -> bool:
-    """Whether two paths share tests: a folder, a file, or one test function of a file
-    (file::name, as the declared checks' cases narrow rackgate/checks/test_declared.py)."""
+    """Whether two paths share tests: a folder, a file, one test function of a file (file::name),
+    or a declared check's row (PLAT-SHM: its items; the collector's file holds every row)."""
     p, q = p.rstrip("/"), q.rstrip("/")
+    if is_row_id(p) and is_row_id(q):  # a row (every place of it) or one item of it: PLAT-SHM, PLAT-SHM::node2
+        return p == q or any(a.startswith(b + "::") for a, b in ((p, q), (q, p)))
+    if is_row_id(p) or is_row_id(q):  # a row and a path: the path holds the collector's file, or not
+        return _overlap(DECLARED_FILE, q if is_row_id(p) else p)
     return p == q or any(a.startswith(b + sep) for a, b in ((p, q), (q, p)) for sep in ("/", "::"))
 
 
@@ -613,8 +620,8 @@ def validate(cases: list[dict], rows: dict, faults: dict) -> list[str]:
             problems.append(f"{where}: duplicate case id {case_id(c)!r} (give one an 'id')")
         seen.add(case_id(c))
         for tid in [*c.get("fail", []), *c.get("also_fail", [])]:
-            if not re.fullmatch(r"rackgate/checks/[\w/]+\.py::\w+(\[[^\]]+\])?", tid):
-                problems.append(f"{where}: {tid!r} is not a test id (rackgate/checks/<file>.py::<name>[<param>])")
+            if not (re.fullmatch(r"rackgate/checks/[\w/]+\.py::\w+(\[[^\]]+\])?", tid) or (is_row_id(tid) and "::" in tid)):
+                problems.append(f"{where}: {tid!r} is not a test id (ROW::<place> or rackgate/checks/<file>.py::<name>[<param>])")
     return problems
 
 def _first_line(msg: str) -> str:
@@ -750,6 +757,8 @@ def _in_paths(tid: str, paths: list[str]) -> bool:
 def _in_tuple(tid: str, paths: tuple[str, ...]) -> bool:
     """_in_paths, remembered: the plan asks it for every collected test, every pair of cases
     (~1.5 CPU s of the module's process uncached: wave 11)."""
+    if is_row_id(tid):  # a declared check's item: in its row, in the collector's file
+        return any(_overlap(tid, p) for p in paths)
     file, function = tid.split("::", 1)[0], tid.split("[", 1)[0]
     return any(_overlap(function if "::" in p else file, p) for p in paths)
 

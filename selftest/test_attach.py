@@ -13,8 +13,8 @@ from .simserver import sim_server
 
 pytestmark = pytest.mark.suite
 
-SANITY = "rackgate/checks/test_declared.py::test_srv_sanity"
-LINT = "rackgate/checks/test_declared.py::test_srv_launch_lint"
+SANITY = "SRV-SANITY::server"
+LINT = "SRV-LAUNCH-LINT::server"
 
 
 def test_gate_against_a_healthy_server_passes(tmp_path, gsm8k_dir):
@@ -46,7 +46,7 @@ def test_attach_without_a_rack_file_is_its_own_profile(tmp_path):
     assert "rackgate-sim-gsm8k" not in run.stdout + run.stderr
     # lm-eval's dataset comes from the hub (or this machine's hub cache): a pass needs the sim to
     # answer real questions, which it does from its shared copy only
-    quick = run.outcomes["rackgate/checks/test_declared.py::test_acc_quick"]
+    quick = run.outcomes["ACC-QUICK::server"]
     assert quick.status != "passed" or (SHARED_GSM8K / "test.jsonl").is_file(), quick
 
 
@@ -55,7 +55,7 @@ def test_lint_of_a_server_the_head_does_not_run_is_could_not_observe(tmp_path):
     A head where no process serves the port (the server runs elsewhere) is nothing read: ERROR
     saying where it looked, never a SKIP (the rack file does not say the check does not apply)."""
     with sim_server() as (_proc, url):
-        run = run_suite(tmp_path, "--rack", str(REPO / "rackgate/sim/racks/sim.toml"), "-k", "test_srv_launch_lint",
+        run = run_suite(tmp_path, "--rack", str(REPO / "rackgate/sim/racks/sim.toml"), "-k", "SRV-LAUNCH-LINT",
                         "--atom-url", url, "--served-model", "moonshotai/Kimi-K3")
     lint = run.outcomes[LINT]
     assert lint.status == "error", (lint, run.stdout[-2000:])

@@ -48,10 +48,10 @@ def test_the_derived_case_names_the_declared_item_at_the_fault_s_default_place()
     gpu_fault = Fault("g", "PLAT-SHM", "h", target="gpu", default="node2:1")
     case = derived_case(node_fault, _check("node"))
     assert case == {"fault": "f", "row": "PLAT-SHM", "select": "platform",
-                    "paths": ["rackgate/checks/test_declared.py::test_plat_shm"],
-                    "fail": ["rackgate/checks/test_declared.py::test_plat_shm[node3]"], "source": "derived"}
-    assert derived_case(gpu_fault, _check("node"))["fail"] == ["rackgate/checks/test_declared.py::test_plat_shm[node2]"]
-    assert derived_case(gpu_fault, _check("gpu"))["fail"] == ["rackgate/checks/test_declared.py::test_plat_shm[node2-card1]"]
+                    "paths": ["PLAT-SHM"],
+                    "fail": ["PLAT-SHM::node3"], "source": "derived"}
+    assert derived_case(gpu_fault, _check("node"))["fail"] == ["PLAT-SHM::node2"]
+    assert derived_case(gpu_fault, _check("gpu"))["fail"] == ["PLAT-SHM::node2-card1"]
     # which GPUs a node-wide fault fails, or what a rack-wide one does, is an explicit case
     assert derived_case(node_fault, _check("gpu")) is None
     assert derived_case(Fault("r", "PLAT-SHM", "h"), _check("node")) is None
@@ -61,12 +61,12 @@ def test_a_rank_fault_derives_the_items_of_the_ranks_it_picks_and_a_server_check
     """The sim rack's ranks: node3 runs dp8..dp11; a pick (1, 2) is dp9, none is the whole node."""
     one = Fault("h", "PLAT-SHM", "h", target="node", default="node3", rank=sim_faults.RankFault("hung-ranks", (1, 2)))
     node = Fault("n", "PLAT-SHM", "h", target="node", default="node2", rank=sim_faults.RankFault("hung-ranks"))
-    item = "rackgate/checks/test_declared.py::test_plat_shm"
-    assert derived_case(one, _check("rank"))["fail"] == [f"{item}[node3-dp9]"]
-    assert derived_case(node, _check("rank"))["fail"] == [f"{item}[node2-dp{r}]" for r in (4, 5, 6, 7)]
+    item = "PLAT-SHM"
+    assert derived_case(one, _check("rank"))["fail"] == [f"{item}::node3-dp9"]
+    assert derived_case(node, _check("rank"))["fail"] == [f"{item}::node2-dp{r}" for r in (4, 5, 6, 7)]
     # a fault that picks no rank names no rank item; a server check has one item, whatever the fault
     assert derived_case(Fault("f", "PLAT-SHM", "h", target="node", default="node3"), _check("rank")) is None
-    assert derived_case(Fault("r", "PLAT-SHM", "h"), _check("server"))["fail"] == [item]
+    assert derived_case(Fault("r", "PLAT-SHM", "h"), _check("server"))["fail"] == [f"{item}::server"]
 
 
 def test_a_fault_s_node_file_is_healthy_everywhere_and_faulted_on_its_target(tmp_path, monkeypatch):
@@ -95,10 +95,10 @@ def test_a_node_file_is_a_real_absolute_path():
 def test_a_declared_run_longer_than_the_default_timeout_gives_its_item_that_timeout():
     """Check.timeout_s: the GSM8K rows' items carry their runs' bound (7200 s, lm-eval's 14400 s);
     a declaration without one keeps the run's default."""
-    from rackgate.checks import test_declared
+    from rackgate import registry
+    from rackgate.checks import declared
 
-    def timeout(name: str) -> tuple[int, ...]:
-        return tuple(m.args[0] for m in getattr(test_declared, name).pytestmark if m.name == "timeout")
-    assert (timeout("test_acc_quick"), timeout("test_acc_under_load"), timeout("test_acc_gsm8k")) == ((7200,), (7200,),
-                                                                                                     (14400,))
-    assert timeout("test_acc_budget") == ()
+    def timeout(row: str) -> tuple[int, ...]:
+        return tuple(m.args[0] for m in declared.marks(registry.checks()[row]) if m.name == "timeout")
+    assert (timeout("ACC-QUICK"), timeout("ACC-UNDER-LOAD"), timeout("ACC-GSM8K")) == ((7200,), (7200,), (14400,))
+    assert timeout("ACC-BUDGET") == ()

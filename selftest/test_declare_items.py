@@ -41,9 +41,9 @@ def test_a_per_gpu_declaration_makes_one_item_per_gpu_named_by_node_and_card(tmp
     from .harness import run_suite
     (tmp_path / "rg_per_gpu.py").write_text(PER_GPU_PLANT)
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH", "")]))}
-    run = run_suite(tmp_path, "-p", "rg_per_gpu", "rackgate/checks/test_declared.py::test_plat_shm", "-p", "no:xdist",
+    run = run_suite(tmp_path, "-p", "rg_per_gpu", "PLAT-SHM", "-p", "no:xdist",
                     env=env)
-    items = {f"rackgate/checks/test_declared.py::test_plat_shm[node{n}-card{g}]" for n in range(1, 5) for g in range(4)}
-    one = "rackgate/checks/test_declared.py::test_plat_shm[node2-card3]"
+    items = {f"PLAT-SHM::node{n}-card{g}" for n in range(1, 5) for g in range(4)}
+    one = "PLAT-SHM::node2-card3"
     assert run.ids("passed") == items - {one} and run.ids("failed") == {one}, run.stdout[-3000:] + run.stderr[-2000:]
     assert "PLAT-SHM [node2/gpu3 (card3, " in run.outcomes[one].message, run.outcomes[one].message

@@ -10,11 +10,11 @@ from .simserver import sim_server
 
 pytestmark = pytest.mark.suite
 
-SANITY = "rackgate/checks/test_declared.py::test_srv_sanity"
-MODELS = "rackgate/checks/test_declared.py::test_srv_models"
-BUDGET = "rackgate/checks/test_declared.py::test_acc_budget"
-CONSISTENCY = "rackgate/checks/test_declared.py::test_srv_consistency"
-QUICK = "rackgate/checks/test_declared.py::test_acc_quick"
+SANITY = "SRV-SANITY::server"
+MODELS = "SRV-MODELS::server"
+BUDGET = "ACC-BUDGET::server"
+CONSISTENCY = "SRV-CONSISTENCY::server"
+QUICK = "ACC-QUICK::server"
 
 
 def test_every_needed_row_runs_earlier():
@@ -63,7 +63,7 @@ def test_accuracy_against_a_server_that_never_boots_exits_non_zero(tmp_path):
     run = run_suite(tmp_path, "-m", "accuracy and not slow", "--sim-fault", "kv-rack-busy", timeout=600)
     assert run.rc != 0, run.stdout[-3000:]
     assert run.outcomes and not run.ids("skipped") and not run.ids("passed") - {
-        "rackgate/checks/test_declared.py::test_acc_fake_eplb"}, run.stdout[-3000:]
+        "ACC-FAKE-EPLB::server"}, run.stdout[-3000:]
     for tid in (BUDGET, QUICK):
         o = run.outcomes[tid]
         assert o.status == "error" and "not run: SRV-BOOT failed" in o.message, (tid, o)

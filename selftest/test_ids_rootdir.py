@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from rackgate.ids import is_row_id
+
 from . import typed
 from .harness import REPO
 
@@ -14,7 +16,7 @@ pytestmark = pytest.mark.suite
 # The checks that record the baseline: two of the platform's five fact producers (GPU inventory,
 # container image). A check's id is made alike for every check (rackgate/ids.py), and the comparisons
 # re-run only the producers of what was recorded: the other three proved nothing more (wave 12).
-RECORDERS = "test_plat_gpus or test_plat_container"
+RECORDERS = "PLAT-GPUS or PLAT-CONTAINER"
 # No Allure results (an empty --alluredir, over the ini's): nothing here reads them, and the recorded and
 # compared facts' plots were ~0.75 CPU s a run (selftest/harness.py suite_command)
 NO_ALLURE = "--alluredir="
@@ -30,8 +32,8 @@ def test_a_baseline_recorded_and_compared_in_the_space_form_is_clean(tmp_path):
                      f"--verdict-file={tmp_path / 'rec.json'}"], REPO)
     assert rec.returncode == 0 and base.exists(), rec.stdout[-3000:]
     sources = {f["source"] for f in __import__("json").loads(base.read_text())["facts"]}
-    assert sources and all(s.startswith("rackgate/checks/") for s in sources), sources
-    assert {s.split("[")[0].rpartition("::")[2] for s in sources} == set(RECORDERS.split(" or ")), sources
+    assert sources and all(is_row_id(s) and "::" in s for s in sources), sources   # ROW::place, whatever the rootdir
+    assert {s.partition("::")[0] for s in sources} == set(RECORDERS.split(" or ")), sources
     verdicts = {}
     for form in (["--baseline", str(base)], [f"--baseline={base}"]):
         out = tmp_path / f"cmp{len(verdicts)}.json"

@@ -31,10 +31,10 @@ def pytest_configure(config):
 def test_a_bug_in_a_probe_or_a_judge_is_an_internal_error_not_a_failure(tmp_path):
     (tmp_path / "rg_plant.py").write_text(PLANT)
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH", "")]))}
-    run = run_suite(tmp_path, "-p", "rg_plant", "rackgate/checks/test_declared.py::test_plat_shm", "rackgate/checks/test_declared.py::test_plat_gpus",
+    run = run_suite(tmp_path, "-p", "rg_plant", "PLAT-SHM", "PLAT-GPUS",
                     "-p", "no:xdist", env=env, allure=True)
-    shm_ids = {k for k in run.outcomes if "test_plat_shm" in k}
-    gpu_ids = {k for k in run.outcomes if "test_plat_gpus" in k}
+    shm_ids = {k for k in run.outcomes if "PLAT-SHM" in k}
+    gpu_ids = {k for k in run.outcomes if "PLAT-GPUS" in k}
     assert shm_ids and gpu_ids, (run.stdout[-2000:], run.stderr[-2000:])
     assert not run.ids("failed"), run.stdout[-3000:]
     assert run.ids("error") == shm_ids | gpu_ids, run.stdout[-3000:]

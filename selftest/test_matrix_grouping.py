@@ -133,11 +133,11 @@ def test_a_case_that_stops_the_server_never_shares_with_checks_on_it():
     """A fault failing SRV-BOOT (or SRV-MODELS, SRV-ALIVE) makes every check on the server "not
     run", whether or not its row names it in `needs`."""
     rows_ = {**ROWS, "SRV-BOOT": _row("SRV-BOOT", area="serving")}
-    boot = _case("fboot", "SRV-BOOT", ["rackgate/checks/test_declared.py::test_srv_boot"], ["rackgate/checks/test_declared.py::test_srv_boot"])
-    items = [*ITEMS, {"nodeid": "rackgate/checks/test_declared.py::test_srv_boot", "row": "SRV-BOOT", "markers": ["serving"]}]
+    boot = _case("fboot", "SRV-BOOT", ["SRV-BOOT::server"], ["SRV-BOOT::server"])
+    items = [*ITEMS, {"nodeid": "SRV-BOOT::server", "row": "SRV-BOOT", "markers": ["serving"]}]
     assert "runs on the server, which fboot stops" in mx.needs_problem(boot, S, rows_, items)
     assert mx.needs_problem(boot, A, rows_, items) == ""        # a platform check does not use it
-    also = {**boot, "row": "PLAT-B", "fail": [], "also_fail": ["rackgate/checks/test_declared.py::test_srv_boot"]}
+    also = {**boot, "row": "PLAT-B", "fail": [], "also_fail": ["SRV-BOOT::server"]}
     assert "stops" in mx.needs_problem(also, S, rows_, items)   # a consequence counts too
 
 
@@ -374,17 +374,17 @@ def test_a_shared_run_that_differed_queues_its_solo_runs_before_any_test_asks():
 
 
 def test_cases_of_one_file_s_functions_share_runs():
-    """The declared checks' cases narrow rackgate/checks/test_declared.py to their own function: two rows'
+    """The declared checks' cases narrow rackgate/checks/declared.py to their own function: two rows'
     cases do not share tests (so they may share a run), a whole-file path shares with both."""
-    shm, tuned = "rackgate/checks/test_declared.py::test_plat_shm", "rackgate/checks/test_declared.py::test_plat_tuned"
+    shm, tuned = "PLAT-SHM", "PLAT-TUNED"
     assert not mx._overlap(shm, tuned)
-    assert mx._overlap("rackgate/checks/test_declared.py", shm) and mx._overlap(shm, shm)
-    assert mx._in_paths(f"{shm}[node2]", [shm]) and not mx._in_paths(f"{tuned}[node2]", [shm])
-    assert mx._in_paths(f"{tuned}[node2]", ["rackgate/checks/test_declared.py"])
-    a = _case("fa", "PLAT-A", [shm], [f"{shm}[node1]"])
-    b = _case("fb", "PLAT-B", [tuned], [f"{tuned}[node2]"])
+    assert mx._overlap("rackgate/checks/declared.py", shm) and mx._overlap(shm, shm)
+    assert mx._in_paths(f"{shm}::node2", [shm]) and not mx._in_paths(f"{tuned}::node2", [shm])
+    assert mx._in_paths(f"{tuned}::node2", ["rackgate/checks/declared.py"])
+    a = _case("fa", "PLAT-A", [shm], [f"{shm}::node1"])
+    b = _case("fb", "PLAT-B", [tuned], [f"{tuned}::node2"])
     assert not mx.compatible(a, b, TOUCH, ROWS)
-    assert mx.compatible(a, {**b, "paths": ["rackgate/checks/test_declared.py"]}, TOUCH, ROWS) == "shared test files"
+    assert mx.compatible(a, {**b, "paths": ["rackgate/checks/declared.py"]}, TOUCH, ROWS) == "shared test files"
 
 
 def test_every_solo_fault_names_a_matrix_case():

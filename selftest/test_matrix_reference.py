@@ -15,15 +15,15 @@ from .harness import SuiteRun
 
 pytestmark = pytest.mark.unit
 
-LOGS, BOOT, GOLDEN = ("rackgate/checks/test_declared.py::test_srv_kv", "rackgate/checks/test_declared.py::test_srv_boot",
-                      "rackgate/checks/test_declared.py::test_srv_golden")
-ITEMS = [{"nodeid": f"{LOGS}[node1]", "row": "SRV-KV", "markers": []},
+LOGS, BOOT, GOLDEN = ("SRV-KV", "SRV-BOOT::server",
+                      "SRV-GOLDEN")
+ITEMS = [{"nodeid": f"{LOGS}::node1", "row": "SRV-KV", "markers": []},
          {"nodeid": BOOT, "row": "SRV-BOOT", "markers": []},
-         {"nodeid": f"{GOLDEN}[node3-dp9]", "row": "SRV-GOLDEN", "markers": []}]
+         {"nodeid": f"{GOLDEN}::node3-dp9", "row": "SRV-GOLDEN", "markers": []}]
 REFERENCE = {"provenance": {"rack": "sim", "image": "img"},
-             "facts": [{"name": "serving.kv_gb", "value": 159.4, "where": "node1/dp0", "source": f"{LOGS}[node1]"},
+             "facts": [{"name": "serving.kv_gb", "value": 159.4, "where": "node1/dp0", "source": f"{LOGS}::node1"},
                        {"name": "serving.cold_start_s", "value": 30.0, "source": BOOT},
-                       {"name": "fabric.x", "value": 1.0, "source": "rackgate/checks/test_declared.py::test_fab_bw[node1-node2]"}],
+                       {"name": "fabric.x", "value": 1.0, "source": "FAB-BW::node1-node2"}],
              "sets": {"golden": {"version": 1, "answers": {}}}}
 
 
@@ -33,7 +33,7 @@ def _case(fault, baseline, row="REG-FACTS"):
 
 
 KV, SLOW_BOOT, DRIFT = _case("smaller-kv", [LOGS]), _case("slow-boot", [BOOT]), _case("rank-drift", [GOLDEN], "SRV-GOLDEN")
-BY_SELECTION = _case("slow-fabric", ["-m", "fabric", "-k", "test_fab_bw"])
+BY_SELECTION = _case("slow-fabric", ["-m", "fabric", "-k", "FAB-BW"])
 
 
 def test_own_baseline_is_the_part_its_own_tests_recorded(tmp_path):

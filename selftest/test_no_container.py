@@ -7,8 +7,8 @@ from .harness import REPO, run_suite
 
 pytestmark = pytest.mark.suite
 
-SLICE = ["rackgate/checks/test_declared.py::test_srv_models",
-         "rackgate/checks/test_declared.py::test_srv_sanity", "rackgate/checks/test_declared.py::test_plat_container"]
+SLICE = ["SRV-MODELS::server",
+         "SRV-SANITY::server", "PLAT-CONTAINER"]
 
 
 def test_engine_on_the_node_is_a_rack_file_choice(tmp_path):
@@ -19,5 +19,5 @@ def test_engine_on_the_node_is_a_rack_file_choice(tmp_path):
     run = run_suite(tmp_path, "--rack", str(rack), *SLICE, timeout=600)
     assert "value is empty" not in run.stdout, run.stdout[-3000:]
     assert run.ids("passed") == {SLICE[0], SLICE[1]}, run.stdout[-3000:]
-    skipped = [k for k in run.ids("skipped") if "test_plat_container" in k]
+    skipped = [k for k in run.ids("skipped") if "PLAT-CONTAINER" in k]
     assert skipped and not run.ids("failed") and not run.ids("error"), run.stdout[-3000:]

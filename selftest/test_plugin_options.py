@@ -15,10 +15,10 @@ pytestmark = pytest.mark.unit
 def test_the_command_writes_rackgate_options_with_their_values(tmp_path):
     got = cli.normalize(["--rack", "r.toml", "--sim-fault", "stuck-link@node2:1", "--served-model", "models/x",
                          "--atom-url", "http://h:8000", "-m", "gate", "--junitxml", "j.xml", "--verdict-file=v.json",
-                         "--record-baseline", "rackgate/checks/test_declared.py"], tmp_path)
+                         "--record-baseline", "rackgate/checks/declared.py"], tmp_path)
     assert got == [f"--rack={tmp_path / 'r.toml'}", "--sim-fault=stuck-link@node2:1", "--served-model=models/x",
                    "--atom-url=http://h:8000", "-m", "gate", f"--junitxml={tmp_path / 'j.xml'}",
-                   f"--verdict-file={tmp_path / 'v.json'}", "--record-baseline", "rackgate/checks/test_declared.py"]
+                   f"--verdict-file={tmp_path / 'v.json'}", "--record-baseline", "rackgate/checks/declared.py"]
     with pytest.raises(SystemExit, match="--rack needs a value"):
         cli.normalize(["-m", "gate", "--rack"], tmp_path)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from rackgate import pytest_plugin
+from rackgate.ids import is_row_id
 
 from .harness import REPO, SUITE_PLUGINS, user_env
 
@@ -28,7 +29,7 @@ def test_outside_the_checkout_the_checks_are_collected_and_the_users_options_win
     p = _pytest(tmp_path, "--co", "-q", "-m", "platform", "--junitxml=mine.xml", "--verdict-file=")
     ids = [x for x in p.stdout.splitlines() if "::" in x]
     assert p.returncode == 0 and ids, p.stdout[-2000:] + p.stderr[-2000:]
-    assert all(i.startswith("rackgate/checks/") and (REPO / i.split("::")[0]).is_file() for i in ids), ids[:5]   # the same ids as in the checkout
+    assert all(is_row_id(i) and "::" in i for i in ids), ids[:5]   # the same ids as in the checkout (ROW::place)
     assert (tmp_path / "mine.xml").is_file() and not (tmp_path / "reports" / "junit.xml").exists()
     assert (tmp_path / "reports" / "allure-results").is_dir()   # the default the user did not override
 
@@ -76,4 +77,4 @@ def test_the_command_runs_the_checks_where_an_ini_names_other_testpaths(tmp_path
     assert [i for i in own.stdout.splitlines() if "::" in i] == ["mine/test_own.py::test_own"], own.stdout[-2000:]
     ids = [i for i in ours.stdout.splitlines() if "::" in i]
     assert ours.returncode == 0 and ids and all("test_own" not in i for i in ids), ours.stdout[-2000:] + ours.stderr[-2000:]
-    assert any(i.endswith("test_declared.py::test_plat_driver[node1]") for i in ids), ids[:5]
+    assert any(i.endswith("PLAT-DRIVER::node1") for i in ids), ids[:5]

@@ -66,4 +66,4 @@ def test_rack_checks_are_declared_and_their_fault_derives_a_per_node_case():
     checks = declared()
     assert {checks["PLAT-ATOM-COMMIT"].per, checks["FAB-POD"].per} == {"rack"}
     from rackgate.registry import item_id
-    assert item_id(checks["FAB-POD"], "node4") == "rackgate/checks/test_declared.py::test_fab_pod[node4]"
+    assert item_id(checks["FAB-POD"], "node4") == "FAB-POD::node4"

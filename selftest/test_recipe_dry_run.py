@@ -1,12 +1,12 @@
 """docs/DEVELOPING.md's "Adding a check", followed literally in a throw-away copy of the checkout,
-for three scopes: a per-node PLAT check of a kernel setting the sim does not show yet
-(kernel.numa_balancing, judged 0), a per-rank SRV check (every DP rank answers a completion with
-text) and a per-pair FAB check (the data-plane NIC's MTU the same on both nodes of each ubench07
-pair), each with its fault and nothing else by hand. Each counts the hand-edited files (git
-status), runs the check on the healthy sim (PASSED on every node / rank / pair) and under its fault
-(FAILED on the faulted node / rank only, or on the faulted node's pairs only, with the row's
-diagnosis), proves the fault-matrix case derived for it, and throws the copy away. The real
-checkout is only read."""
+for three scopes (the other three: selftest/test_recipe_dry_run_scopes.py): a per-node PLAT check of
+a kernel setting the sim does not show yet (kernel.numa_balancing, judged 0), a per-rank SRV check
+(every DP rank answers a completion with text) and a per-pair FAB check (the data-plane NIC's MTU
+the same on both nodes of each ubench07 pair), each with its fault and nothing else by hand. Each
+counts the hand-edited files (git status), runs the check on the healthy sim (PASSED on every node /
+rank / pair) and under its fault (FAILED on the faulted node / rank only, or on the faulted node's
+pairs only, with the row's diagnosis), proves the fault-matrix case derived for it, and throws the
+copy away. The real checkout is only read."""
 from __future__ import annotations
 
 import json
@@ -26,7 +26,7 @@ from .harness import REPO, SUITE_PLUGINS, parse_junit, user_env
 pytestmark = [pytest.mark.suite, pytest.mark.timeout(1800)]
 
 ROW_ID = "PLAT-DRYRUN-NUMA"
-ITEM = "rackgate/checks/test_declared.py::test_plat_dryrun_numa"
+ITEM = "PLAT-DRYRUN-NUMA"
 FAULT = "dryrun-numa-balancing-on"
 TARGET = "node2"
 STEP_TIMEOUT_S = 600  # each subprocess below is bounded; none is timed
@@ -181,7 +181,7 @@ def _prove(copy: Path, env: dict[str, str], tmp_path: Path, p: Proof) -> None:
     listed = _run([sys.executable, "-m", "rackgate.faultmatrix"], copy, env)
     assert listed.returncode == 0, listed.stderr[-2000:]
     case = next((c for c in json.loads(listed.stdout) if c["fault"] == p.fault), None)
-    bad = [f"{p.item}[{t}]" for t in p.targets]
+    bad = [f"{p.item}::{t}" for t in p.targets]
     assert case == {"fault": p.fault, "row": p.row, "select": p.select, "paths": [p.item],
                     "fail": bad, "source": "derived"}, case
     kept = tmp_path / "matrix"
@@ -199,7 +199,7 @@ def _prove(copy: Path, env: dict[str, str], tmp_path: Path, p: Proof) -> None:
     for b in bad:
         assert got[b] == "failed", faulted[b].message
         msg = faulted[b].message
-        assert all(said.format(item=b[b.index("[") + 1:-1]) in msg for said in p.says), msg
+        assert all(said.format(item=b.rpartition("::")[2]) in msg for said in p.says), msg
 
     # thrown away: the copy goes with tmp_path; the real checkout was never written
     shutil.rmtree(copy)
@@ -214,7 +214,7 @@ def _matrix_outcomes(kept: Path, p: Proof) -> dict:
     assert made == [p.fault], f"the matrix's runs for -k {p.fault}: {made}"
     runs = sorted(kept.glob(f"rackgate-matrix-*/{p.fault}/run/junit.xml"))
     assert len(runs) == 1, f"the matrix's run of {p.fault}: {runs}"
-    return {k: o for k, o in parse_junit(runs[0]).items() if k.startswith(f"{p.item}[")}
+    return {k: o for k, o in parse_junit(runs[0]).items() if k.startswith(f"{p.item}::")}
 
 
 def _follow(tmp_path: Path, area: str, gate: str, row: str, probe: tuple[str, str], judge: tuple[str, str],
@@ -246,7 +246,7 @@ def test_adding_a_check_touches_four_files_and_works(tmp_path):
 
 # --- the per-rank SRV check ----------------------------------------------------------------------
 SRV_ROW_ID = "SRV-DRYRUN-TEXT"
-SRV_ITEM = "rackgate/checks/test_declared.py::test_srv_dryrun_text"
+SRV_ITEM = "SRV-DRYRUN-TEXT"
 SRV_FAULT = "dryrun-rank-no-text"
 SRV_TARGET = "node3-dp9"  # the fault's pick (1, 2) of node3's ranks dp8..dp11
 
@@ -323,7 +323,7 @@ def test_adding_a_per_rank_check_touches_four_files_and_fails_exactly_its_rank(t
 
 # --- the per-pair FAB check -----------------------------------------------------------------------
 PAIR_ROW_ID = "FAB-DRYRUN-MTU"
-PAIR_ITEM = "rackgate/checks/test_declared.py::test_fab_dryrun_mtu"
+PAIR_ITEM = "FAB-DRYRUN-MTU"
 PAIR_FAULT = "dryrun-mtu-mismatch"
 PAIR_TARGET = "node4"
 # the sim's ubench07 pairs (triangles of node1..node4, rackgate/fabric/pairs.py); node4's are two of them
@@ -405,3 +405,4 @@ def test_adding_a_per_pair_check_touches_four_files_and_fails_exactly_its_pairs(
     _prove(copy, env, tmp_path, Proof(PAIR_ROW_ID, PAIR_HAND_EDITED, PAIR_ITEM, PAIR_FAULT, FAULTED_PAIRS, len(PAIRS),
                                       "fabric", (PAIR_ROW_ID, f"{PAIR_TARGET} 1500", "9000")))
     assert not (REPO / "rackgate/probes/netmtu.py").exists()
+

@@ -85,7 +85,9 @@ def test_the_registry_holds_every_declared_row_once_and_names_its_items() -> Non
     checks = registry.checks()
     assert checks and all(rid == c.row for rid, c in checks.items())
     shm = checks["PLAT-SHM"]
-    assert registry.item_id(shm, "node2") == f"{registry.ITEMS_MODULE}::test_plat_shm[node2]"
+    assert registry.item_id(shm, "node2") == "PLAT-SHM::node2"
+    assert registry.item_id(checks["FAB-STATE"], "node2", 3) == "FAB-STATE::node2-card3"
+    assert registry.item_id(checks["SRV-BOOT"]) == "SRV-BOOT::server"
     assert set(registry.declared_as()) == set(checks)
 
 

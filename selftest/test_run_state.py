@@ -12,8 +12,8 @@ from rackgate.report import verdict_file as vf
 pytestmark = pytest.mark.unit
 
 NODES = [("node1", 1, "h1"), ("node2", 2, "h2")]
-PASSED = [vf.Item("rackgate/checks/test_declared.py::test_plat_driver[node1]", vf.PASS),
-          vf.Item("rackgate/checks/test_declared.py::test_plat_driver[node2]", vf.PASS)]
+PASSED = [vf.Item("PLAT-DRIVER::node1", vf.PASS),
+          vf.Item("PLAT-DRIVER::node2", vf.PASS)]
 SCHEMA = json.loads(vf.SCHEMA.read_text())
 
 

@@ -79,9 +79,9 @@ def _ssh_rack(tmp_path, server) -> str:
 # A slice through every layer over ssh: sysfs reads, fan-out, and the server launched with
 # `docker exec` on each node, watched and stopped by PID. (The whole suite over ssh is the same
 # code at ~1 s per ssh round trip on this 2-core machine: too slow for CI.)
-SLICE = ["rackgate/checks/test_declared.py::test_fab_state", "rackgate/checks/test_declared.py::test_fab_pod",
-         "rackgate/checks/test_declared.py::test_srv_models",
-         "rackgate/checks/test_declared.py::test_srv_sanity"]
+SLICE = ["FAB-STATE", "FAB-POD",
+         "SRV-MODELS::server",
+         "SRV-SANITY::server"]
 
 
 def test_suite_slice_over_ssh_passes_on_health(server, tmp_path):
@@ -90,6 +90,6 @@ def test_suite_slice_over_ssh_passes_on_health(server, tmp_path):
 
 
 def test_fault_over_ssh_fails_the_same_item(server, tmp_path):
-    run = run_suite(tmp_path, "--rack", _ssh_rack(tmp_path, server), "rackgate/checks/test_declared.py::test_fab_state",
+    run = run_suite(tmp_path, "--rack", _ssh_rack(tmp_path, server), "FAB-STATE",
                     "--sim-fault", "stuck-link@node3:2", timeout=600)
-    assert run.ids("failed") == {"rackgate/checks/test_declared.py::test_fab_state[node3-card2]"}, run.stdout[-3000:]
+    assert run.ids("failed") == {"FAB-STATE::node3-card2"}, run.stdout[-3000:]

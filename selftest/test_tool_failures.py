@@ -36,13 +36,13 @@ STATUS_ONLY = {"true"}
 # are logged against the pair item that ran the rounds): a pair item may pass when only these
 # failed. `ps` is FAB-LEFTOVER's scan: its failure must then show on that node's FAB-LEFTOVER item
 # (not passed); `kill` ends the suite's own tool, and fails the pair itself when the tool still runs.
-BESIDE = {"ps": "rackgate/checks/test_declared.py::test_fab_leftover[{node}]",
+BESIDE = {"ps": "FAB-LEFTOVER::{node}",
           'sh:kill -"$1" -"$2" 2>/dev/null': ""}
 # The failing runs are independent (each its own directory, sim, plan and log) and spend much of
 # their time in the sim's bounded waits (a failed tool sits until p2p_run_s/bw_run_s), so this many
 # go at once: the serial chain (discovery + 18 fabric runs: 484 s) was a tail of the whole run.
 JOBS = max(1, int(os.environ.get("RACKGATE_TOOL_FAILURE_JOBS", "2")))
-PAIR_ITEMS = ("rackgate/checks/test_declared.py::test_fab_p2p[", "rackgate/checks/test_declared.py::test_fab_bw[")
+PAIR_ITEMS = ("FAB-P2P::", "FAB-BW::")
 
 
 def _run(tmp_path, name: str, fail: dict[str, dict[str, str]], selection: tuple[str, ...],

@@ -27,7 +27,7 @@ from .harness import REPO
 
 pytestmark = pytest.mark.suite
 
-SELECT = ["-m", "platform", "-k", "test_plat_driver or test_plat_atom_commit"]  # PLAT-ATOM-COMMIT records a fact
+SELECT = ["-m", "platform", "-k", "PLAT-DRIVER or PLAT-ATOM-COMMIT"]  # PLAT-ATOM-COMMIT records a fact
 FAULT = "driver-not-loaded@node2"
 DIMS = {"launcher": ["rackgate", "python -m pytest", "wheel rackgate", "wheel pytest -p rackgate"],
         "form": ["--opt value", "--opt=value"],
@@ -125,7 +125,7 @@ def test_every_typed_form_gives_the_same_verdicts(tmp_path, request):
     assert healthy["verdict"] == "PASS" and healthy["items"], by_kind["healthy"][0][3]
     assert fault["verdict"] == "FAIL" and [n for n, (v, _, _) in fault["nodes"].items() if v == "FAIL"] == ["node2"], \
         by_kind["fault"][0][3]
-    assert regression["verdict"] == "PASS" and any("atom_commit" in t for t in regression["items"]), \
+    assert regression["verdict"] == "PASS" and any("PLAT-ATOM-COMMIT" in t for t in regression["items"]), \
         by_kind["regression"][0][3]
     for name, got in by_kind.items():
         for v, rc, _, said, _ in got:

@@ -29,9 +29,9 @@ def test_unreachable_node_is_its_own_error(tmp_path):
         data_ip = "127.0.0.2"
         tray = 2
     """))
-    run = run_suite(tmp_path, "--rack", str(rack), "rackgate/checks/test_declared.py::test_plat_driver", timeout=120)
-    ghost = "rackgate/checks/test_declared.py::test_plat_driver[ghost]"
-    assert set(run.outcomes) == {ghost, "rackgate/checks/test_declared.py::test_plat_driver[good]"}
+    run = run_suite(tmp_path, "--rack", str(rack), "PLAT-DRIVER", timeout=120)
+    ghost = "PLAT-DRIVER::ghost"
+    assert set(run.outcomes) == {ghost, "PLAT-DRIVER::good"}
     assert run.outcomes[ghost].status == "error"
     assert "node ghost: unreachable over ssh (root@127.0.0.1)" in run.outcomes[ghost].message
 
@@ -80,17 +80,17 @@ def test_one_dead_node_errors_only_its_items_and_rack_wide_checks_judge_the_rest
         data_ip = "127.0.0.3"
         tray = 3
     """))
-    run = run_suite(tmp_path, "--rack", str(rack), "rackgate/checks/test_declared.py::test_fab_state",
-                    "rackgate/checks/test_declared.py::test_fab_pod", timeout=180)
-    state = {k: o for k, o in run.outcomes.items() if "test_fab_state" in k}
+    run = run_suite(tmp_path, "--rack", str(rack), "FAB-STATE",
+                    "FAB-POD", timeout=180)
+    state = {k: o for k, o in run.outcomes.items() if "FAB-STATE" in k}
     assert len(state) == 6, sorted(run.outcomes)
     for k, o in state.items():
-        if "[ghost-" in k:
+        if "::ghost-" in k:
             assert o.status == "error" and "node ghost: unreachable over ssh (root@deadnode)" in o.message, o.message
             assert "port 1" in o.message.lower()  # ssh's words, from the -F file's Port
         else:
             assert o.status == "passed", (k, o.message)
     # FAB-POD: each reachable node judged across the nodes that answered; the ghost's own item ERRORs
-    pod = {k.split("[", 1)[1].rstrip("]"): o for k, o in run.outcomes.items() if "test_fab_pod" in k}
+    pod = {k.partition("::")[2]: o for k, o in run.outcomes.items() if k.startswith("FAB-POD::")}
     assert pod["live1"].status == pod["live2"].status == "passed", pod
     assert pod["ghost"].status == "error" and "node ghost: unreachable over ssh" in pod["ghost"].message

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from rackgate.ids import is_row_id
+
 from .harness import parse_junit
 
 pytestmark = pytest.mark.suite
@@ -42,7 +44,7 @@ def _platform_ran_and_passed(run_dir: Path, p: subprocess.CompletedProcess[str])
     """reports/ in the run's directory: JUnit with the PLAT checks, none failed; the ids."""
     outcomes = parse_junit(run_dir / "reports" / "junit.xml")
     ran = {k: o.status for k, o in outcomes.items()}
-    assert any("test_declared.py::test_plat_driver[node1]" in k for k in ran), (sorted(ran)[:10], _said(p))
+    assert any("PLAT-DRIVER::node1" in k for k in ran), (sorted(ran)[:10], _said(p))
     assert {s for s in ran.values()} <= {"passed", "skipped"} and "passed" in ran.values(), (ran, _said(p))
     return ran
 
@@ -53,7 +55,7 @@ def test_the_rackgate_command_from_another_directory(venv, tmp_path):
     p = _run([venv["rackgate"], "-m", "platform", "-p", "no:cacheprovider"], tmp_path, venv["env"])
     assert p.returncode == 0, _said(p)
     ran = _platform_ran_and_passed(tmp_path, p)
-    assert all(k.startswith("rackgate/checks/") for k in ran), sorted(ran)[:5]  # the ids a checkout run gives (rackgate/ids.py)
+    assert all(is_row_id(k) and "::" in k for k in ran), sorted(ran)[:5]  # the ids a checkout run gives (ROW::place, rackgate/ids.py)
     assert str(venv["package"] / "sim" / "racks" / "sim.toml") in p.stdout, _said(p)   # the header names the rack
     assert _verdict(tmp_path)["verdict"] == "PASS"
     assert any((tmp_path / "reports" / "allure-results").iterdir())
@@ -81,7 +83,7 @@ def test_rack_file_in_the_space_form_from_another_directory(venv, tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     p = _run([venv["python"], "-m", "pytest", "-p", "rackgate", "--rack", str(racks / "mine.toml"), "--sim-fault",
-              "params-default@node2", "-m", "platform", "-k", "test_plat_params", "-p", "no:cacheprovider"],
+              "params-default@node2", "-m", "platform", "-k", "PLAT-PARAMS", "-p", "no:cacheprovider"],
              run, venv["env"])
     assert p.returncode == 1, _said(p)
     assert f"rack file {racks / 'mine.toml'}" in p.stdout, _said(p)

@@ -29,7 +29,7 @@ server.launch = launch
 """
 
 # tests that use the server, and tests that do not (they spread over both workers)
-SELECTION = ("rackgate/checks/test_declared.py::test_plat_driver", "rackgate/checks/test_declared.py::test_srv_launch_lint", "rackgate/checks/test_declared.py::test_srv_boot", "rackgate/checks/test_declared.py::test_srv_rendezvous", "rackgate/checks/test_declared.py::test_srv_sanity")
+SELECTION = ("PLAT-DRIVER", "SRV-LAUNCH-LINT::server", "SRV-BOOT::server", "SRV-RENDEZVOUS::server", "SRV-SANITY::server")
 
 
 def _run(tmp_path, name, *args):

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..config import RackFileError, load
-from ..ids import CHECKS
+from ..ids import CHECKS, is_row_id
 
 PLAN = "fleet-plan.json"
 RERUN = "fleet-plan-failed-only.json"   # the tasks of a --failed-only re-run
@@ -58,4 +58,5 @@ def load_plan(path: Path) -> list[RackRun]:
 
 def is_test_path(a: str) -> bool:
     """Whether a pytest argument of a rack's run names tests (a re-run puts its own in its place)."""
-    return not a.startswith("-") and (a.startswith(("rackgate/checks/", str(CHECKS))) or "::" in a or a.endswith(".py"))
+    return not a.startswith("-") and (a.startswith(("rackgate/checks/", str(CHECKS))) or "::" in a or a.endswith(".py")
+                                      or is_row_id(a))   # a row (PLAT-DRIVER) or an item of it

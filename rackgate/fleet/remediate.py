@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from .. import ids
 from ..catalogue import ACTION_CLASSES, UnknownRow, row
 from ..config import RackFileError, load
 from ..config.remediate import Remedy
@@ -285,7 +286,7 @@ class Loop:
             verdict, items = self.retest(t, f"retest{rnd}")
             res = self.log.add("retest", "done", key=rk, verdict=verdict, items=items, **t.evidence())
             self.say(f"rackgate remediate: {t.slurm}: re-test {verdict}: " +
-                     ", ".join(f"{i['test'].rpartition('::')[2]} {i['outcome']}" for i in items))
+                     ", ".join(f"{ids.short(i['test'])} {i['outcome']}" for i in items))
         if res["verdict"] != PASS:
             self.out.drained.append(t.slurm)
             if res["verdict"] != FAIL:

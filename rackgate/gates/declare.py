@@ -2,7 +2,7 @@
 sees), its probe, its judge and the evidence it attaches. Declarations sit next to their judges
 (`rackgate/gates/<area>.py`, a `declare(Check(...))` after the judge); the registry
 (rackgate/registry/, the layer above) collects them, and everything else takes them from it: one
-generic pytest module makes the items (rackgate/checks/test_declared.py, `registry.ITEMS_MODULE`),
+collector makes the items (rackgate/checks/declared.py: one per place, named PLAT-SHM[node2]),
 the survey runs them on a tray, the fault matrix derives a fault's default case from them and
 docs/catalogue.md names each row's probe and judge.
 
@@ -66,22 +66,21 @@ Scopes (`per`):
   judged where the ranks cannot be told apart (attached without a rack file, a server that refuses
   the rank hint), the judge says the share, naming its ranks where the hint attributes them
   (ACC-BUDGET: "1 of 16 answers ... from node3/dp9").
-- "rank": one item per DP rank (`test_<row>[node3-dp9]`): the probe asks every rank at once, once per
+- "rank": one item per DP rank (`<ROW>::node3-dp9`): the probe asks every rank at once, once per
   session (the per-rank mechanism, rackgate.atom.perrank: the rank hint, the hang rule) and returns
   what each rank answered; the judge sees `Ranked` (this item's rank, every rank's answers) and
   blames that rank (`node3/dp9`), or says "k of n" where the row judges the server. With sees="log"
   the probe reads every node's server log and the boot's verdict instead (`ServerLogs`: the server
   launched, whatever its boot; SRV-KV), once per session, and returns what each rank logged.
   Without a rack file the ranks are not known: the items are SKIPPED, or, declared with
-  unranked=True, the row is one item keyed "server" (`test_<row>[server]`, `where` the URL) whose
+  unranked=True, the row is one item keyed "server" (`<ROW>::server`, `where` the URL) whose
   judge sees `Ranked(UNRANKED, "", {UNRANKED: facts})` and says the share, naming the ranks where the
   hint attributes them (SRV-GOLDEN, as ACC-BUDGET does). A check's `keeps` writes sets into the
   baseline this run records (SRV-GOLDEN's golden set, kept by every rank's item alike).
 
-The item's name is the row's (`test_plat_shm[node2]`, `test_<row>[node2-card3]` per GPU and per
-GPU across the rack,
-`test_<row>[node1-node2]` per pair, `test_<row>[node3-dp9]` per DP rank, `test_<row>` per server):
-one declaration per row.
+The item's id is the row's, then its place (`PLAT-SHM::node2`, `<ROW>::node2-card3` per GPU and per
+GPU across the rack, `<ROW>::node1-node2` per pair, `<ROW>::node3-dp9` per DP rank,
+`<ROW>::server` per server): one declaration per row.
 """
 from __future__ import annotations
 
@@ -134,7 +133,7 @@ class Finding(str):
     SRV-SANITY's; requests in flight past the hang bound while others came back, SRV-DEADLOCK's):
     the item FAILS under that row's diagnosis, the text naming the asking row; `also`, the other
     rows this finding is the signature of (the ordering records it there too). The item fails on
-    its first finding's row, place and reading (rackgate/checks/test_declared.py `judge`)."""
+    its first finding's row, place and reading (rackgate/checks/declared.py `judge`)."""
     row: str
     where: str
     means: str
@@ -199,11 +198,6 @@ class Check(Generic[F]):
     unranked: bool = False  # "rank": also one item (keyed "server") for a server whose ranks are not known
     timeout_s: int = 0  # the item's pytest timeout where its run is longer than the default (0: the default)
 
-    @property
-    def test_name(self) -> str:
-        """The pytest item's name: test_plat_shm for PLAT-SHM."""
-        return "test_" + self.row.lower().replace("-", "_")
-
 
 
 def across(row: str, probe: Callable[[On], F], judge: Callable[[Across[F], Rack, str], list[str]],
@@ -235,7 +229,7 @@ def ranked(row: str, probe: Callable[[Any], Mapping[int, F]], judge: Callable[[R
     {rank: what it answered}; `judge`, `shows` and `facts` see `Ranked` (one rank, every rank's).
     sees="log": `probe` reads every node's server log instead (`ServerLogs`, whatever the boot).
     unranked=True: where the ranks are not known (attached without a rack file) the row is one item,
-    `test_<row>[server]`, keyed "server" with `where` the URL; its probe answers {UNRANKED: facts} and
+    `<ROW>::server`, keyed "server" with `where` the URL; its probe answers {UNRANKED: facts} and
     its judge sees Ranked(UNRANKED, "", ...) and says the share (SRV-GOLDEN).
         declare(ranked("SRV-ALIVE", probe=served.alive, judge=rank_answers, shows=alive_shown))"""
     return Check[Any](row, "rank", probe, judge, shows, facts, applies, sees, keeps, unranked)  # the judge sees Ranked[F]

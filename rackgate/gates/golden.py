@@ -13,7 +13,7 @@ the largest of the rack file's floors and golden_noise x the largest distance be
 healthy recordings of one prompt (learned, as the regression facts learn their spread).
 Without logprobs (the server returns none) the tokens alone are compared.
 
-The row (`rank_golden`, declared below: one item per DP rank, `test_srv_golden[node3-dp9]`) judges
+The row (`rank_golden`, declared below: one item per DP rank, `SRV-GOLDEN::node3-dp9`) judges
 each rank's answers of the session's one golden run (rackgate/probes/golden.py `asked`) against the
 golden set, or, recording (--record-baseline), against the answer most ranks gave; recording, its
 items keep the golden set of the answers that agree with the majority (`golden_kept`). A server

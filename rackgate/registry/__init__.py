@@ -2,8 +2,8 @@
 to run a declaration on a place. Its own layer, above probes and gates and below everything that
 consumes checks, which all take them from here, never from the gates' modules:
 
-- the pytest items: `rackgate/checks/test_declared.py` makes one item per node / GPU from
-  `checks()` and runs each with `judge_on` (a "rack" check's read across the nodes: `read_across`);
+- the pytest items: `rackgate/checks/declared.py`'s collector makes one item per check and place
+  from `checks()` and runs each with `judge_at` (a "rack" check's read across the nodes: `read_across`);
 - the survey's cells: `rackgate/survey/tray.py` runs the same declarations on one tray (`on_tray`:
   the same probe and judge, `Across` of that tray alone for a "rack" check; a "rack-gpu" check is
   judged again across every tray read, `across_trays`);
@@ -22,11 +22,8 @@ from typing import Any
 
 from ..gates import declare
 from ..gates.declare import Check, qualname
+from ..ids import SERVER
 from .run import Judged, Place, across_trays, judge_at, judge_on, on_tray, read_across
-
-# The one pytest module that makes the declared checks' items (the package's own checks); the
-# fault matrix names their ids from it.
-ITEMS_MODULE = "rackgate/checks/test_declared.py"
 
 
 def checks() -> dict[str, Check[Any]]:
@@ -37,10 +34,20 @@ def checks() -> dict[str, Check[Any]]:
     return declare.registered()
 
 
-def item_id(c: Check[Any], node: str, gpu: int | None = None) -> str:
-    """A declared check's item id at a node (or one GPU of it): rackgate/checks/test_declared.py::test_plat_shm[node2]."""
-    param = f"{node}-card{gpu if gpu is not None else 0}" if c.per in ("gpu", "rack-gpu") else node
-    return f"{ITEMS_MODULE}::{c.test_name}[{param}]"
+def item_id(c: Check[Any], node: str = "", gpu: int | None = None) -> str:
+    """A declared check's item id, its row and its place (rackgate/ids.py): at a node, PLAT-SHM::node2;
+    at one GPU of it, FAB-STATE::node2-card3; at a pair or a rank, `node` is its id (node1-node2,
+    node3-dp9); the server's one item, SRV-BOOT::server."""
+    if c.per == "server":
+        return f"{c.row}::{SERVER}"
+    place = f"{node}-card{gpu if gpu is not None else 0}" if c.per in ("gpu", "rack-gpu") else node
+    return f"{c.row}::{place}"
+
+
+def server_rows() -> frozenset[str]:
+    """The rows of "server" checks (one item, at the server: SRV-BOOT::server), for reading an old
+    id without a parameter as that item (rackgate/ids.py check_id)."""
+    return frozenset(r for r, c in checks().items() if c.per == "server")
 
 
 def declared_as() -> dict[str, str]:
@@ -60,5 +67,5 @@ def drain_hint(row_id: str, seen: str) -> str:
     return f"{row_id}{action}: {seen}"
 
 
-__all__ = ["ITEMS_MODULE", "Judged", "Place", "across_trays", "checks", "declared_as", "drain_hint", "item_id", "judge_at",
-           "judge_on", "on_tray", "read_across"]
+__all__ = ["Judged", "Place", "across_trays", "checks", "declared_as", "drain_hint", "item_id", "judge_at",
+           "judge_on", "on_tray", "read_across", "server_rows"]

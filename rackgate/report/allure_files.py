@@ -5,6 +5,10 @@
   id) apart from suite errors (could not observe, broken) and from checks that failed without a
   verdict (a bug in a check). Allure 2 reads this file; Allure 3 takes the same rules from the
   config that rackgate.report.render writes;
+- every test result by row (by_row): its title path rack -> area -> row -> place (Allure 3's tree;
+  the suites labels say the same for Allure 2: rackgate/fixtures/labels.py), a declared check's
+  title its row, place and the row's title (`PLAT-SHM [node2] no stale shared-memory segments`),
+  never the module file;
 - <uuid>-globals.json + PNG attachments: plots of the facts the run recorded (GB/s per pair, KV
   per rank, ...), shown with the report as a whole rather than with one test.
 """
@@ -88,6 +92,36 @@ def _prop_escape(text: str, key: bool = False) -> str:
 def write_environment(results: Path, props: dict[str, str]) -> Path:
     body = "".join(f"{_prop_escape(k, True)}={_prop_escape(redact(str(v)))}\n" for k, v in props.items())
     return _atomic(results / "environment.properties", body.encode())
+
+
+def row_heading(row_id: str, title: str) -> str:
+    """A row as the report's tree and titles name it: `PLAT-SHM no stale shared-memory segments`."""
+    return f"{row_id} {title}"
+
+
+def by_row(results: Path) -> int:
+    """Every test result of a catalogue row (its `story` label) titled by row: its title path
+    [rack, area, row heading] (the parentSuite, suite and subSuite labels), and a declared check's
+    item (its fullName `ROW#place`) named `ROW [place] <the row's title>`. Re-runnable (a result
+    already titled stays); returns how many results it rewrote."""
+    n = 0
+    for f in sorted(results.glob("*-result.json")):
+        try:
+            body = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        labels = {lab.get("name"): lab.get("value") for lab in body.get("labels", [])}
+        row_id, heading = labels.get("story"), labels.get("subSuite")
+        if not row_id or not heading:
+            continue
+        path = [v for v in (labels.get("parentSuite"), labels.get("suite"), heading) if v]
+        package, _, place = str(body.get("fullName", "")).partition("#")
+        name = f"{row_id} [{place}] {heading.removeprefix(row_id).strip()}" if package == row_id else body.get("name")
+        if body.get("titlePath") != path or body.get("name") != name:
+            body["titlePath"], body["name"] = path, name
+            _atomic(f, json.dumps(body).encode())
+            n += 1
+    return n
 
 
 def write_categories(results: Path) -> Path:

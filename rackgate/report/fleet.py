@@ -5,9 +5,10 @@
 
 Each rack's run (one CI job per rack file) writes its own results; its environment.properties
 names the rack (`rack=`). Merging copies every file and tags each test result with the rack: its
-name starts with the rack (`sim-b: test_plat_driver[node1]`), its title path too (Allure 3's
-tree groups by it: rack, then the check's module), a `rack` label and parameter, a parentSuite of
-the rack name (for a report grouped by suites), and its historyId/testCaseId made per rack, so the
+name starts with the rack (`sim-b: PLAT-DRIVER [node1] amdgpu driver loaded and /dev/kfd
+present`), its title path too (Allure 3's tree groups by it: rack, then the row's area and the
+row, allure_files.by_row), a `rack` label and parameter, a parentSuite of the rack name (for a
+report grouped by suites), and its historyId/testCaseId made per rack, so the
 same check on two racks is two results, never one result retried. The merged
 environment.properties lists every rack's entries prefixed with its name.
 

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, TypedDict
 if TYPE_CHECKING:
     import pytest
 
+from ..ids import check_of
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -42,7 +44,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for item in session.items:
         row = item.get_closest_marker("row")
         items.append({"nodeid": item.nodeid, "row": row.args[0] if row and row.args else None,
-                      "function": item.nodeid.split("[", 1)[0],
+                      "function": check_of(item.nodeid),  # a declared check: its row
                       "markers": sorted({m.name for m in item.iter_markers()} - {"row", "parametrize"})})
     tmp = Path(path).with_suffix(".tmp")
     tmp.write_text(json.dumps(items, indent=1))

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from ..ids import is_row_id
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -15,8 +17,9 @@ class Verdict:
 
 
 def test_id(classname: str, name: str) -> str:
-    """pytest's node id from a testcase's classname ("rackgate.checks.fabric.test_links") and name."""
-    return f"{classname.replace('.', '/')}.py::{name}"
+    """pytest's node id from a testcase's classname ("rackgate.checks.fabric.test_links") and name; a
+    declared check's item's classname is its row (PLAT-SHM, name node2: PLAT-SHM::node2, rackgate/ids.py)."""
+    return f"{classname}::{name}" if is_row_id(classname) else f"{classname.replace('.', '/')}.py::{name}"
 
 
 def read(path: str | Path) -> dict[str, Verdict]:
@@ -49,7 +52,8 @@ def _rank(status: str) -> int:
 def junit_name(nodeid: str, prefix: str = "") -> tuple[str, str]:
     """(classname, name) of a test id as pytest's junitxml writes them: the file's path dotted,
     without .py, any class after it, the function with its parameters as the name
-    (rackgate/checks/test_declared.py::test_plat_shm[node2] -> rackgate.checks.test_declared, test_plat_shm[node2])."""
+    (rackgate/checks/survey/test_tray.py::test_x[node2] -> rackgate.checks.survey.test_tray, test_x[node2]; a
+    declared check's item: PLAT-SHM::node2 -> PLAT-SHM, node2)."""
     path, bracket, params = nodeid.partition("[")
     names = path.split("::")
     names[0] = names[0].replace("/", ".").removesuffix(".py")

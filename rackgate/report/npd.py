@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .. import ids
 from . import validity
 from .status import place_of
 
@@ -63,7 +64,7 @@ def judge(verdict: Mapping[str, Any], condition: str, node: str, now: datetime) 
     for st in (validity.UNOBSERVED, validity.EXPIRED):
         bad = [it for s, it in mine if s == st]
         if bad:
-            name = str(bad[0]["test"]).rpartition("::")[2]
+            name = ids.short(str(bad[0]["test"]))
             return UNKNOWN, f"{condition}{where}: {len(bad)} of {len(mine)} {st} ({name})"
     return OK, f"{condition}{where}: {len(mine)} checks green"
 

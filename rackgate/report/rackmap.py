@@ -15,6 +15,7 @@ import io
 import re
 from typing import TYPE_CHECKING, Mapping, Protocol, Sequence
 
+from ..ids import place_of
 from ..verdicts import Verdict
 from ..verdicts import worst as worst_of
 
@@ -147,16 +148,14 @@ def png_survey(reports: Sequence[SurveyedTray], proposal: SurveyProposal, gpus_p
 
 
 # --- from a suite run -------------------------------------------------------------------------
-_PARAM = re.compile(r"\[([^\]]+)\]$")
 
 
 def targets(names: set[str], gpus_per_node: int, nodeid: str) -> list[tuple[str, int]]:
     """The (node, GPU) cells an item's id names: a GPU item its GPU, a node item every GPU of the
     node, a pair item every GPU of both nodes; none for an item that names no node."""
-    m = _PARAM.search(nodeid)
-    if not m:
+    param = place_of(nodeid)  # PLAT-SHM::node2 -> node2; a hand-written test's [param]
+    if not param:
         return []
-    param = m.group(1)
     gm = re.fullmatch(r"(.+)-card(\d+)", param)
     if gm and gm.group(1) in names:
         g = int(gm.group(2))

@@ -25,12 +25,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .. import ids
 from . import rackmap, validity
 
 GREEN, FAILED, UNOBSERVED, EXPIRED = validity.GREEN, validity.FAILED, validity.UNOBSERVED, validity.EXPIRED
 ORDER = (FAILED, UNOBSERVED, EXPIRED, GREEN)   # worst first
 SYMBOL = {GREEN: "#", FAILED: "X", UNOBSERVED: "?", EXPIRED: "~", "": " "}
-_RANK = re.compile(r"\[(.+)-dp(\d+)\]$")
+_RANK = re.compile(r"(.+)-dp(\d+)")
 
 
 @dataclass(frozen=True)
@@ -44,9 +45,10 @@ class Place:
 
 
 def place_of(nodeid: str, names: set[str], gpus_per_node: int) -> Place:
-    """An item id's place: test_x[node2-card1] a GPU, test_x[node2] a node, test_x[node1-node2] a
-    pair (both nodes), test_x[node3-dp9] a DP rank on node3, test_x a rack-wide item."""
-    m = _RANK.search(nodeid)
+    """An item id's place: ROW::node2-card1 a GPU, ROW::node2 a node, ROW::node1-node2 a pair (both
+    nodes), ROW::node3-dp9 a DP rank on node3, ROW::server a rack-wide item (ids.place_of: a
+    hand-written test's [param] alike)."""
+    m = _RANK.fullmatch(ids.place_of(nodeid))
     if m and m.group(1) in names:
         return Place(m.group(1), None, int(m.group(2)), (), (m.group(1),))
     cells = rackmap.targets(names, gpus_per_node, nodeid)
@@ -82,7 +84,7 @@ class _Where:
 
 
 def _describe(st: str, it: Mapping[str, Any]) -> str:
-    name = str(it["test"]).rpartition("::")[2]
+    name = ids.short(str(it["test"]))
     if st == FAILED:
         return f"{it.get('row') or name} [{it.get('where', '')}] {' '.join(str(it.get('seen', '')).split())[:100]}"
     if st == EXPIRED:
@@ -144,7 +146,7 @@ def flapping(history: Iterable[Mapping[str, Any]], window: int = FLAP_WINDOW, ch
     for test, outcomes in seq.items():
         last = outcomes[-window:]
         if sum(a != b for a, b in zip(last, last[1:])) >= changes:
-            out.append(f"{test.rpartition('::')[2]}: {' '.join(last)}")
+            out.append(f"{ids.short(test)}: {' '.join(last)}")
     return out
 
 

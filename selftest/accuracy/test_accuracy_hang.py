@@ -8,8 +8,8 @@ from ..harness import run_suite
 
 pytestmark = [pytest.mark.suite, pytest.mark.timeout(600)]
 
-CHECKS = {"ACC-QUICK": "rackgate/checks/test_declared.py::test_acc_quick",
-          "ACC-GSM8K": "rackgate/checks/test_declared.py::test_acc_gsm8k"}
+CHECKS = {"ACC-QUICK": "ACC-QUICK::server",
+          "ACC-GSM8K": "ACC-GSM8K::server"}
 
 
 @pytest.mark.parametrize("row", sorted(CHECKS))

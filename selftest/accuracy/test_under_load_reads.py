@@ -7,8 +7,8 @@ from ..harness import run_suite
 
 pytestmark = pytest.mark.suite
 
-QUICK = "rackgate/checks/test_declared.py::test_acc_quick"
-UNDER_LOAD = "rackgate/checks/test_declared.py::test_acc_under_load"
+QUICK = "ACC-QUICK::server"
+UNDER_LOAD = "ACC-UNDER-LOAD::server"
 
 
 def test_a_failed_quick_gate_still_gets_its_accuracy_compared_under_load(tmp_path):

@@ -37,10 +37,10 @@ def test_no_check_passes_on_a_blank_rack(blank_run):
 
 
 def test_platform_and_fabric_blame_nothing_on_a_blank_rack(blank_run):
-    moved = tuple(f"rackgate/checks/test_declared.py::test_{r}[" for r in (
-        "plat_driver", "plat_ifoe", "plat_params", "plat_wedged", "plat_atom_commit", "fab_state", "fab_pod",
-        "fab_p2p", "fab_bw", "fab_dmesg", "fab_leftover", "fab_unpopulated", "fab_transport", "fab_collective",
-        "fab_accel_id", "fab_training", "fab_errors"))
+    moved = tuple(f"{r}::" for r in (
+        "PLAT-DRIVER", "PLAT-IFOE", "PLAT-PARAMS", "PLAT-WEDGED", "PLAT-ATOM-COMMIT", "FAB-STATE", "FAB-POD",
+        "FAB-P2P", "FAB-BW", "FAB-DMESG", "FAB-LEFTOVER", "FAB-UNPOPULATED", "FAB-TRANSPORT", "FAB-COLLECTIVE",
+        "FAB-ACCEL-ID", "FAB-TRAINING", "FAB-ERRORS"))
     ours = {k: o for k, o in blank_run.outcomes.items() if k.startswith(moved)}
     assert len(ours) > 40
     wrong = {k: f"{o.status}: {o.message[:200]}" for k, o in ours.items() if o.status in ("passed", "failed")}

@@ -12,7 +12,7 @@ from .dockerd import Dockerd, local_node, usable
 WHY = usable()
 pytestmark = [pytest.mark.system, pytest.mark.docker, pytest.mark.skipif(bool(WHY), reason=f"real dockerd: {WHY}")]
 IMAGE = "rg/atom:selftest"
-ITEM = "rackgate/checks/test_declared.py::test_fab_collective[dk1]"
+ITEM = "FAB-COLLECTIVE::dk1"
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ collective_join_s = 60
 collective_env = {{ GLOO_SOCKET_IFNAME = "lo", NCCL_DEBUG = "INFO" }}
 
 """ + local_node(daemon.host))
-    run = run_suite(tmp_path, "-m", "fabric", f"--rack={rack}", "-p", "no:randomly", "-k", "test_fab_collective",
+    run = run_suite(tmp_path, "-m", "fabric", f"--rack={rack}", "-p", "no:randomly", "-k", "FAB-COLLECTIVE",
                     timeout=400)
     assert ITEM in run.outcomes, run.stdout[-3000:] + run.stderr[-2000:]
     return run.outcomes[ITEM]

@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.system, pytest.mark.docker, pytest.mark.skipif(bool(WH
 IMAGE = "rg/atom:selftest"
 MODEL = "moonshotai/Kimi-K3"
 REPO = str(Path(__file__).resolve().parents[2])
-BOOT = "rackgate/checks/test_declared.py::test_srv_boot"
+BOOT = "SRV-BOOT::server"
 
 
 @pytest.fixture
@@ -70,7 +70,7 @@ RACKGATE_SIM_NODE = "{engine.sim_node}"
 PYTHONPATH = "{REPO}"
 
 """ + local_node(engine.host))
-    run = run_suite(tmp_path, "-m", "gate", f"--rack={rack}", "-p", "no:randomly", "-k", "test_srv_boot", timeout=300)
+    run = run_suite(tmp_path, "-m", "gate", f"--rack={rack}", "-p", "no:randomly", "-k", "SRV-BOOT", timeout=300)
     assert BOOT in run.outcomes, run.stdout[-3000:] + run.stderr[-2000:]
     assert run.outcomes[BOOT].status == "passed", run.outcomes[BOOT].message
     # the engine ran inside the container (its log is there) and was stopped there

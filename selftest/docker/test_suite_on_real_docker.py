@@ -17,10 +17,10 @@ from .dockerd import Dockerd, usable
 WHY = usable()
 pytestmark = [pytest.mark.system, pytest.mark.docker, pytest.mark.skipif(bool(WHY), reason=f"real dockerd: {WHY}")]
 IMAGE = "rg/atom:selftest"
-ITEMS = {"free": "rackgate/checks/test_declared.py::test_plat_free[dk1]",
-         "container": "rackgate/checks/test_declared.py::test_plat_container[dk1]",
-         "commit": "rackgate/checks/test_declared.py::test_plat_atom_commit[dk1]",
-         "patch": "rackgate/checks/test_declared.py::test_plat_patch_size[dk1]"}
+ITEMS = {"free": "PLAT-FREE::dk1",
+         "container": "PLAT-CONTAINER::dk1",
+         "commit": "PLAT-ATOM-COMMIT::dk1",
+         "patch": "PLAT-PATCH-SIZE::dk1"}
 PATCH = {"atom/model_ops/mla_unfused_gather.py": 120, "atom/utils/envs.py": 80}
 GREP = ("atom/model_ops/attention_mla.py", "use_unfused_gather_kv_b_proj", 3)
 
@@ -90,7 +90,7 @@ def _suite(tmp_path, daemon):
     tmp_path.mkdir(exist_ok=True)
     rack = _rack(tmp_path / "rack.toml", daemon)
     run = run_suite(tmp_path, "-m", "platform", f"--rack={rack}", "-p", "no:randomly",
-                    "-k", "test_plat_free or test_plat_container or atom_commit or test_plat_patch_size", timeout=300)
+                    "-k", "PLAT-FREE or PLAT-CONTAINER or ATOM-COMMIT or PLAT-PATCH-SIZE", timeout=300)
     assert set(ITEMS.values()) <= set(run.outcomes), run.stdout[-3000:] + run.stderr[-2000:]
     return {k: run.outcomes[v] for k, v in ITEMS.items()}
 

@@ -15,8 +15,8 @@ from ..harness import run_suite
 
 pytestmark = pytest.mark.suite
 
-SYSFS_CHECKS = ("-m", "fabric or platform", "-k", "test_fab_accel_id or test_fab_training or test_fab_state or test_fab_pod "
-                "or test_fab_unpopulated or test_plat_gpus or test_plat_driver")
+SYSFS_CHECKS = ("-m", "fabric or platform", "-k", "FAB-ACCEL-ID or FAB-TRAINING or FAB-STATE or FAB-POD "
+                "or FAB-UNPOPULATED or PLAT-GPUS or PLAT-DRIVER")
 
 
 def _rack(tmp_path, *faults: str):
@@ -35,22 +35,22 @@ def test_a_bmc_card0_tray_passes_every_sysfs_check_when_healthy(tmp_path):
     r = run_suite(tmp_path, f"--rack={rack}", f"--baseline={SHIPPED_RACK.parent / 'sim-baseline.json'}",
                   *SYSFS_CHECKS)
     assert r.outcomes, r.stdout[-2000:] + r.stderr[-2000:]
-    assert r.not_passed <= {k for k in r.outcomes if "test_plat_prefix" in k}, {k: r.outcomes[k].message[:300]
+    assert r.not_passed <= {k for k in r.outcomes if "PLAT-PREFIX" in k}, {k: r.outcomes[k].message[:300]
                                                                            for k in r.not_passed}
-    assert "rackgate/checks/test_declared.py::test_fab_state[node2-card3]" in r.ids("passed")  # ids stay GPU-numbered
-    assert "rackgate/checks/test_declared.py::test_plat_gpus[node2]" in r.ids("passed")
+    assert "FAB-STATE::node2-card3" in r.ids("passed")  # ids stay GPU-numbered
+    assert "PLAT-GPUS::node2" in r.ids("passed")
 
 
 def test_a_stuck_link_on_card4_fails_on_gpu3_of_that_node(tmp_path):
     rack = _rack(tmp_path, "stuck-link@node2:3")
     r = run_suite(tmp_path, f"--rack={rack}", f"--baseline={SHIPPED_RACK.parent / 'sim-baseline.json'}",
                   *SYSFS_CHECKS)
-    state = "rackgate/checks/test_declared.py::test_fab_state[node2-card3]"
-    accel = "rackgate/checks/test_declared.py::test_fab_accel_id[node2-card3]"
+    state = "FAB-STATE::node2-card3"
+    accel = "FAB-ACCEL-ID::node2-card3"
     assert r.ids("failed") == {state, accel}, {k: r.outcomes[k].message[:300] for k in r.not_passed}
     assert "FAB-STATE [node2/gpu3 (card4, 0000:75:00.0)]" in r.outcomes[state].message
     assert "unconfigured" in r.outcomes[state].message
-    assert not r.ids("error") - {k for k in r.outcomes if "test_plat_prefix" in k}
+    assert not r.ids("error") - {k for k in r.outcomes if "PLAT-PREFIX" in k}
 
 
 def _survey(tmp_path, fault: str) -> dict:

@@ -38,7 +38,7 @@ def test_the_ubench07_rows_are_declared_per_pair_and_leftover_per_node():
 
 def test_a_pair_item_is_named_for_its_pair_and_a_node_fault_fails_every_pair_of_the_node():
     p2p = declared()["FAB-P2P"]
-    assert item_id(p2p, "node1-node2") == "rackgate/checks/test_declared.py::test_fab_p2p[node1-node2]"
+    assert item_id(p2p, "node1-node2") == "FAB-P2P::node1-node2"
     assert pairs_of("node3", NODES) == ["node2-node3", "node3-node1"]  # a bad tray fails both its pairs
     assert pairs_of("node4", NODES) == ["node4-node1", "node2-node4"]
     fault = NS(name="bad-tray", row="FAB-P2P", target="node", default="node3")
@@ -190,9 +190,9 @@ def test_the_link_rows_are_declared_per_gpu_across_the_rack_and_named_per_card()
     assert checks["FAB-ACCEL-ID"].per == checks["FAB-TRAINING"].per == "rack-gpu"
     assert checks["FAB-ERRORS"].per == "node"
     c = checks["FAB-TRAINING"]
-    assert item_id(c, "node2", 3) == "rackgate/checks/test_declared.py::test_fab_training[node2-card3]"
+    assert item_id(c, "node2", 3) == "FAB-TRAINING::node2-card3"
     fault = NS(name="partial-training", row="FAB-TRAINING", target="gpu", default="node2:3")
-    assert derived_case(fault, c)["fail"] == ["rackgate/checks/test_declared.py::test_fab_training[node2-card3]"]
+    assert derived_case(fault, c)["fail"] == ["FAB-TRAINING::node2-card3"]
     assert derived_case(NS(name="x", row="FAB-TRAINING", target="node", default="node2"), c) is None
 
 

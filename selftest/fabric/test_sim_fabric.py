@@ -69,7 +69,7 @@ def test_p2p_bad_tray_signature(tmp_path):
 
 def test_training_without_baseline_says_so(tmp_path):
     """No baseline: nothing to compare with, so the check could not observe (ERROR), never FAILED."""
-    run = run_suite(tmp_path, "-m", "fabric", "-k", "test_fab_training and node1",
+    run = run_suite(tmp_path, "-m", "fabric", "-k", "FAB-TRAINING and node1",
                     "--baseline", str(tmp_path / "none.json"), timeout=300)
     assert run.outcomes and all(o.status == "error" for o in run.outcomes.values()), run.stdout[-2000:]
     assert all("no baseline recorded: run `pytest -m fabric --record-baseline`" in o.message
@@ -79,7 +79,7 @@ def test_training_without_baseline_says_so(tmp_path):
 def test_shipped_sim_baseline_is_what_recording_gives(tmp_path):
     """rackgate/sim/racks/sim-baseline.json is the healthy sim's own recording; re-record and compare."""
     out = tmp_path / "b.json"
-    run = run_suite(tmp_path, "-m", "fabric", "-k", "test_fab_training", "--record-baseline",
+    run = run_suite(tmp_path, "-m", "fabric", "-k", "FAB-TRAINING", "--record-baseline",
                     "--baseline", str(out), timeout=300)
     assert run.rc == 0 and out.exists(), run.stdout[-2000:]
     fresh = {(f["name"], f["where"]): f["value"] for f in json.loads(out.read_text())["facts"]}

@@ -5,10 +5,10 @@ from ..harness import REPO
 
 FAULTS = {"sim-a": [], "sim-b": ["params-default@node2"], "sim-c": ["gpu-wedged@node3"]}
 FINDINGS = {"sim-a": set(), "sim-b": {("PLAT-PARAMS", "node2")}, "sim-c": {("PLAT-WEDGED", "node3")}}
-SELECT = ["-m", "platform", "rackgate/checks/test_declared.py::test_plat_driver",
-          "rackgate/checks/test_declared.py::test_plat_ifoe", "rackgate/checks/test_declared.py::test_plat_params",
-          "rackgate/checks/test_declared.py::test_plat_wedged",
-          "rackgate/checks/test_declared.py::test_plat_dmesg", "-p", "no:cacheprovider"]
+SELECT = ["-m", "platform", "PLAT-DRIVER",
+          "PLAT-IFOE", "PLAT-PARAMS",
+          "PLAT-WEDGED",
+          "PLAT-DMESG", "-p", "no:cacheprovider"]
 
 
 def write(d: Path, names=tuple(FAULTS)) -> list[str]:

@@ -20,7 +20,7 @@ def test_drain_names_the_gpu_with_retired_pages_over_the_limit(tmp_path, monkeyp
         return subprocess.run([sys.executable, "-m", "rackgate.cli", "fleet", *args], cwd=REPO, env=user_env(),
                               capture_output=True, text=True, timeout=600)
     p = fleet(*files, "--results", str(tmp_path / "res"), "--no-render", "--", "-m", "platform",
-              "rackgate/checks/test_declared.py::test_plat_ras", "-p", "no:cacheprovider")
+              "PLAT-RAS", "-p", "no:cacheprovider")
     assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-3000:]
     assert racks.findings(json.loads((tmp_path / "res" / "fleet.json").read_text())) == {"sim-ras": {("PLAT-RAS", "node2")}}
     drain = fleet("--drain-failed", "--results", str(tmp_path / "res"))

@@ -10,7 +10,7 @@ from ..harness import REPO, user_env
 
 pytestmark = pytest.mark.suite
 
-DRIVER = ["-p", "no:cacheprovider", "rackgate/checks/test_declared.py::test_plat_params"]
+DRIVER = ["-p", "no:cacheprovider", "PLAT-PARAMS"]
 
 
 def _rackgate(tmp_path, *args):

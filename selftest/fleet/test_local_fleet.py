@@ -41,7 +41,7 @@ def test_three_racks_one_fleet_json_and_one_report(tmp_path):
     for r in fleet["racks"]:
         jsonschema.validate(json.loads((tmp_path / "res" / r["rack"] / "verdict.json").read_text()), schema)
     assert _failed_results(tmp_path / "res" / "allure-merged") == {
-        ("sim-b", "sim-b: test_plat_params[node2]"), ("sim-c", "sim-c: test_plat_wedged[node3]")}
+        ("sim-b", "sim-b: PLAT-PARAMS [node2] amdgpu bring-up module parameters"), ("sim-c", "sim-c: PLAT-WEDGED [node3] GPU not wedged")}
     drain = _fleet("--drain-failed", "--results", str(tmp_path / "res"))
     assert drain.returncode == 1 and drain.stdout.count("state=drain") == 1, drain.stdout  # the sim's trays share one host
 

@@ -190,7 +190,7 @@ def _fleet(tmp_path, remediate_toml):
     with open(f, "a") as out:
         out.write("\n" + remediate_toml)
     find = [{"row": row, "where": node, "seen": "x", "means": "", "do": "", "action_class": cls, "node": node, "host": "127.0.0.1",
-             "test": f"rackgate/checks/test_declared.py::test_{row.lower().replace('-', '_')}[{node}]"}
+             "test": f"rackgate/checks/declared.py::test_{row.lower().replace('-', '_')}[{node}]"}
             for row, cls, node in (("PLAT-PARAMS", "reboot-or-reload-driver", "node2"), ("PLAT-RAS", "service-hardware", "node2"),
                                    ("PLAT-WEDGED", "reboot-or-reload-driver", "node3"))]
     nodes = [{"node": f"node{i}", "tray": i, "host": "127.0.0.1", "verdict": "FAIL" if i in (2, 3) else "PASS",
@@ -209,7 +209,7 @@ def test_each_finding_takes_the_first_remedy_naming_its_row_or_class(tmp_path):
     two, three = ts
     assert (two.slurm, [m.command for m in two.remedies], two.needs_operator) == ("gpu-02", ["reload"], True)  # PLAT-RAS: none
     assert (three.slurm, [m.command for m in three.remedies], three.needs_operator) == ("127.0.0.1", ["bmc restart"], False)
-    assert two.tests == ["rackgate/checks/test_declared.py::test_plat_params[node2]", "rackgate/checks/test_declared.py::test_plat_ras[node2]"]
+    assert two.tests == ["PLAT-PARAMS::node2", "PLAT-RAS::node2"]
     assert two.expires == 0.0   # no verdict file, no time: stale, re-checked before any action
 
 

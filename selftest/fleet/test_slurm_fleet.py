@@ -44,7 +44,7 @@ def test_three_sim_racks_as_one_slurm_array(tmp_path):
     assert racks.findings(fleet) == racks.FINDINGS
     assert {r["rack"]: r["exit_code"] for r in fleet["racks"]} == {"sim-a": 0, "sim-b": 1, "sim-c": 1}
     assert _failed_results(tmp_path / "res" / "allure-merged") == {
-        ("sim-b", "sim-b: test_plat_params[node2]"), ("sim-c", "sim-c: test_plat_wedged[node3]")}
+        ("sim-b", "sim-b: PLAT-PARAMS [node2] amdgpu bring-up module parameters"), ("sim-c", "sim-c: PLAT-WEDGED [node3] GPU not wedged")}
     assert sorted((tmp_path / "res").glob("slurm-*_*.out")), "the array tasks' Slurm output is in the results"
     # --failed-only through Slurm: an array of the two failing racks, each re-running its one failing item
     assert again.returncode == 1 and "submitted 2 rack(s)" in again.stdout, again.stdout[-3000:] + again.stderr[-2000:]

@@ -15,6 +15,8 @@ from collections import Counter
 
 import pytest
 
+from rackgate.ids import place_of
+
 from ..harness import run_suite
 from .hosts import OPERATOR, UNSET, ForeignRack, Node, usable
 
@@ -62,8 +64,8 @@ def test_healthy_foreign_rack_fails_nothing(tmp_path, foreign):
     assert any("node fn1: docker is not installed" in m for m in errors.values())
     assert any("fn2: no perf_setup report matches platform.perf_report_glob" in m for m in errors.values())
     # its GPUs show no ras/ directory: the hardware error rows could not observe, naming the GPU
-    for item in ("rackgate/checks/test_declared.py::test_plat_ras[fn1]",
-                 "rackgate/checks/test_declared.py::test_fab_errors[fn1]"):
+    for item in ("PLAT-RAS::fn1",
+                 "FAB-ERRORS::fn1"):
         assert "no ras/ directory" in errors.get(item, ""), (item, run.outcomes.get(item))
     assert run.ids("passed"), "nothing passed on a healthy rack"
 
@@ -77,14 +79,14 @@ def test_each_fault_fails_exactly_its_row_on_its_node(tmp_path, foreign):
     run = _run(tmp_path, foreign.start(), "four faults")
     failed = _failed(run)
     assert set(failed) == {
-        "rackgate/checks/test_declared.py::test_fab_state[fn2-card1]",
-        "rackgate/checks/test_declared.py::test_fab_accel_id[fn1-card2]",
-        "rackgate/checks/test_declared.py::test_fab_pod[fn3]",
-        "rackgate/checks/test_declared.py::test_plat_params[fn2]",
+        "FAB-STATE::fn2-card1",
+        "FAB-ACCEL-ID::fn1-card2",
+        "FAB-POD::fn3",
+        "PLAT-PARAMS::fn2",
     }, failed
-    assert "fn3/gpu3 (card4, 0000:14:00.0)" in failed["rackgate/checks/test_declared.py::test_fab_pod[fn3]"]  # BMC card0
-    assert "noretry" in failed["rackgate/checks/test_declared.py::test_plat_params[fn2]"]
-    assert UNSET in failed["rackgate/checks/test_declared.py::test_fab_accel_id[fn1-card2]"]
+    assert "fn3/gpu3 (card4, 0000:14:00.0)" in failed["FAB-POD::fn3"]  # BMC card0
+    assert "noretry" in failed["PLAT-PARAMS::fn2"]
+    assert UNSET in failed["FAB-ACCEL-ID::fn1-card2"]
 
 
 def test_one_host_down_errors_only_its_items(tmp_path, foreign):
@@ -92,7 +94,7 @@ def test_one_host_down_errors_only_its_items(tmp_path, foreign):
     foreign.link_down("fn3")
     run = _run(tmp_path, foreign, "fn3 link down")
     assert _failed(run) == {}
-    down = {k: o.message for k, o in run.outcomes.items() if "fn3" in k.split("[", 1)[-1] and "[" in k}
+    down = {k: o.message for k, o in run.outcomes.items() if "fn3" in place_of(k)}
     assert down and all(run.outcomes[k].status == "error" and "node fn3: unreachable over ssh" in m
                         for k, m in down.items()), down
     # the reachable nodes were judged: their own items are not ERRORs about fn3
@@ -100,11 +102,11 @@ def test_one_host_down_errors_only_its_items(tmp_path, foreign):
         if k not in down:
             assert "fn3" not in o.message, (k, o.message)
     # FAB-POD judges each reachable node across the nodes that answered
-    assert {run.outcomes[f"rackgate/checks/test_declared.py::test_fab_pod[{n}]"].status for n in ("fn1", "fn2")} == {"passed"}
+    assert {run.outcomes[f"FAB-POD::{n}"].status for n in ("fn1", "fn2")} == {"passed"}
 
 
 def _on(run, node: str) -> dict:
-    return {k: o for k, o in run.outcomes.items() if "[" in k and node in k.split("[", 1)[1].rstrip("]").split("-")}
+    return {k: o for k, o in run.outcomes.items() if node in place_of(k).split("-")}
 
 
 def _docker_down_in_dockers_words(run) -> None:
@@ -114,7 +116,7 @@ def _docker_down_in_dockers_words(run) -> None:
     for k, o in docker_items.items():
         assert o.status == "error", (k, o.status, o.message)
         assert "Cannot connect to the Docker daemon at unix:///var/run/docker.sock" in o.message, (k, o.message)
-    assert any(k.startswith("rackgate/checks/test_declared.py") or "free" in k.lower() for k in docker_items), docker_items
+    assert any(k.startswith("PLAT-") for k in docker_items), docker_items
 
 
 def _root_reads_quote_sudo_others_judged(run) -> None:

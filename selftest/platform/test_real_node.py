@@ -39,7 +39,7 @@ def test_platform_on_a_node_without_gpus_fails_in_one_line(tmp_path):
             assert "Traceback" not in o.message, f"{tid}: {o.message[:1500]}"
     # no GPU here: with a drm class the GPU list is a verdict; without one (and no amd-smi) it is
     # could-not-observe naming what was missing -- never a crash
-    gpus = run.outcomes["rackgate/checks/test_declared.py::test_plat_gpus[here]"]
+    gpus = run.outcomes["PLAT-GPUS::here"]
     if os.path.isdir("/sys/class/drm"):
         assert gpus.status == "failed" and "PLAT-GPUS" in gpus.message, gpus.message
     else:

@@ -43,9 +43,9 @@ pytestmark = [pytest.mark.realengine, pytest.mark.timeout(1800)]
 # ids relative to rackgate/checks: a separate option value that is a path outside the checkout (the
 # model folder, the GSM8K folder, the rack file) moves pytest's rootdir (rackgate/pytest_plugin.py),
 # e.g. to the checkout's parent (ids then start with the checkout's own folder name): `checks_id`
-SANITY = "test_declared.py::test_srv_sanity"
-QUICK = "test_declared.py::test_acc_quick"
-UNDER_LOAD = "test_declared.py::test_acc_under_load"
+SANITY = "SRV-SANITY::server"
+QUICK = "ACC-QUICK::server"
+UNDER_LOAD = "ACC-UNDER-LOAD::server"
 SERVER_BROKEN_ROWS = ("SRV-SANITY", "SRV-MODELS", "SRV-CONSISTENCY", "ACC-BUDGET")
 
 

@@ -44,7 +44,7 @@ from .test_gate_command import checks_id
 
 pytestmark = [pytest.mark.realengine, pytest.mark.timeout(2400)]
 
-GOLDEN = "test_declared.py::test_srv_golden"  # one item per DP rank: [cpu-dp0] .. [cpu-dp2]
+GOLDEN = "SRV-GOLDEN"  # one item per DP rank: [cpu-dp0] .. [cpu-dp2]
 ITEMS = [f"{GOLDEN}[cpu-dp{r}]" for r in range(3)]
 SHARE = re.compile(r"(\d+) of (\d+) answers \((\d+)%\) drift from the golden set")
 
@@ -57,7 +57,7 @@ def _golden(bal, tmp_path: Path, baseline: Path, *extra: str):
     """pytest --rack FILE -m gate, the golden check only, the balancer's engines as as many DP ranks."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     rack = runners.rack_file(tmp_path / "rack.toml", bal.model, gpus_per_node=len(bal.engines), serving=GOLDEN_SERVING)
-    cmd = [sys.executable, "-m", "pytest", "-m", "gate", "rackgate/checks/test_declared.py::test_srv_golden", "--rack", str(rack),
+    cmd = [sys.executable, "-m", "pytest", "-m", "gate", "SRV-GOLDEN", "--rack", str(rack),
            "--atom-url", bal.url, "--served-model", bal.model, f"--baseline={baseline}",
            f"--junitxml={tmp_path / 'junit.xml'}", *extra]
     p = subprocess.run(cmd, check=False, cwd=REPO, capture_output=True, text=True, timeout=1500,

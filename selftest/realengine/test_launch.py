@@ -17,20 +17,22 @@ from pathlib import Path
 
 import pytest
 
+from rackgate.ids import check_of
+
 from ..harness import run_suite
 from ..test_cleanup import processes_mentioning
 from .server import free_loopback_port
 
 pytestmark = [pytest.mark.realengine, pytest.mark.timeout(900)]
 
-BOOT = "rackgate/checks/test_declared.py::test_srv_boot"
-RENDEZVOUS = "rackgate/checks/test_declared.py::test_srv_rendezvous"
-MODELS = "rackgate/checks/test_declared.py::test_srv_models"
-SANITY = "rackgate/checks/test_declared.py::test_srv_sanity"
-ENGINE_ARGS = "rackgate/checks/test_declared.py::test_srv_engine_args[cpu]"  # the one node's
+BOOT = "SRV-BOOT::server"
+RENDEZVOUS = "SRV-RENDEZVOUS::server"
+MODELS = "SRV-MODELS::server"
+SANITY = "SRV-SANITY::server"
+ENGINE_ARGS = "SRV-ENGINE-ARGS::cpu"  # the one node's
 # every check that reads the server log (docs/serving.md, "what a missing line means")
-LOG_CHECKS = ("rackgate/checks/test_declared.py::test_srv_kv", ENGINE_ARGS, "rackgate/checks/test_declared.py::test_srv_translation",
-              RENDEZVOUS, "rackgate/checks/test_declared.py::test_srv_deadlock")
+LOG_CHECKS = ("SRV-KV", ENGINE_ARGS, "SRV-TRANSLATION",
+              RENDEZVOUS, "SRV-DEADLOCK")
 SUITE_TIMEOUT = 600
 
 
@@ -87,15 +89,15 @@ def _launches(tmp_path: Path) -> int:
 # the refused hint, not the length, so 300 words (2000 made four 2,008-token prefills, 33 engine CPU
 # s against 6; docs/performance.md)
 LONGCTX_WORDS = 300
-LONGCTX = "rackgate/checks/test_declared.py::test_srv_longctx"
+LONGCTX = "SRV-LONGCTX::server"
 REQUEST_CHECKS = (SANITY, LONGCTX)
-ALIVE = "rackgate/checks/test_declared.py::test_srv_alive"
+ALIVE = "SRV-ALIVE"
 
 
 def _log_checks_could_not_observe(run) -> None:
     """Every log-reading check could-not-observe (none FAILED, none PASSED on the log), but
     SRV-RENDEZVOUS, PASSED: ready by the API, every rank joined."""
-    st = {k: o.status for k, o in run.outcomes.items() if k.split("[")[0] in {c.split("[")[0] for c in LOG_CHECKS}}
+    st = {k: o.status for k, o in run.outcomes.items() if check_of(k) in {check_of(c) for c in LOG_CHECKS}}
     rendezvous = st.pop(RENDEZVOUS)
     assert rendezvous == "passed", run.stdout[-3000:]
     assert st and set(st.values()) == {"error"}, st

@@ -73,8 +73,8 @@ def two_healthy(serve, second_healthy):
         yield h1, second_healthy
 
 
-BUDGET = "test_declared.py::test_acc_budget"
-MODELS = "test_declared.py::test_srv_models"
+BUDGET = "ACC-BUDGET::server"
+MODELS = "SRV-MODELS::server"
 BUDGET_CHECKS = tuple(f"rackgate/checks/{t}" for t in (MODELS, SANITY, BUDGET))
 HANG = re.compile(r"(\d+) of (\d+) requests still in flight after")
 

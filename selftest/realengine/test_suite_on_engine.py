@@ -26,10 +26,10 @@ from . import runners
 
 pytestmark = [pytest.mark.realengine, pytest.mark.timeout(1800)]
 
-SANITY = "rackgate/checks/test_declared.py::test_srv_sanity"
-MODELS = "rackgate/checks/test_declared.py::test_srv_models"
-BUDGET = "rackgate/checks/test_declared.py::test_acc_budget"
-BENCH_RESULT = "rackgate/checks/test_declared.py::test_bench_result"
+SANITY = "SRV-SANITY::server"
+MODELS = "SRV-MODELS::server"
+BUDGET = "ACC-BUDGET::server"
+BENCH_RESULT = "BENCH-RESULT::server"
 SUITE_TIMEOUT = 1500  # seconds: a suite run against a 2-core CPU engine, aiperf included
 
 
@@ -47,7 +47,7 @@ def _diagnosis_in(run, test_id: str, row_id: str) -> str:
     return msg
 
 
-STREAM = "rackgate/checks/test_declared.py::test_srv_stream_consistency"
+STREAM = "SRV-STREAM-CONSISTENCY::server"
 
 
 def test_healthy_engine_passes_sanity_models_budget_and_stream_consistency(healthy, models, tmp_path):

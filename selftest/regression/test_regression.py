@@ -16,8 +16,8 @@ COMPARE = "rackgate/checks/regression/test_regression.py::test_facts_within_tole
 
 # Every fact kind the healthy sim can record cheaply (GSM8K, ~2 min of lm-eval start-up per run,
 # is covered by the lower-accuracy matrix case).
-CHEAP = ["-k", ("test_plat_gpus or test_plat_container or test_plat_patch_size or test_fab_bw or "
-               "test_srv_kv or test_srv_engine_args or test_srv_translation or test_srv_boot or test_bench_aggregate")]
+CHEAP = ["-k", ("PLAT-GPUS or PLAT-CONTAINER or PLAT-PATCH-SIZE or FAB-BW or "
+               "SRV-KV or SRV-ENGINE-ARGS or SRV-TRANSLATION or SRV-BOOT or BENCH-AGGREGATE")]
 KINDS = {"platform.gpu.hbm_gib", "platform.image.tag", "platform.image.id", "platform.patch.size_bytes",
          "fabric.ubench07.read_gbps", "serving.kv.available_gb", "serving.kv.blocks", "serving.engine.kwarg",
          "serving.translation.translated", "serving.cold_start_s", "bench.tok_s_per_gpu", "bench.ttft_ms",
@@ -40,7 +40,7 @@ def test_record_under_xdist_merges_every_worker(recorded):
     assert base.provenance["rack"] == "sim-4x4" and base.provenance["image"] and base.provenance["time"]
     counts = [f for f in base.facts.values() if f.name == "platform.gpu.count"]
     assert sorted(f.where for f in counts) == ["node1", "node2", "node3", "node4"], base.facts.keys()
-    assert all(f.source.startswith("rackgate/checks/test_declared.py::test_plat_gpus[") for f in counts)
+    assert all(f.source.startswith("PLAT-GPUS::") for f in counts)
     said = re.search(r"recorded (\d+) facts as the baseline", run.stdout)
     assert said and int(said.group(1)) == len(base.facts), run.stdout[-2000:]
 
@@ -65,7 +65,7 @@ def test_regression_run_shows_old_new_and_names_the_fact(recorded, tmp_path):
     assert msg.lstrip().startswith("REG-FACTS [platform.gpu.hbm_gib]") and "2 of 17 platform.gpu.hbm_gib figures" in msg, msg
     assert f"{hbm[0]['where']}" in msg and "288 -> 432" in msg and "node1/gpu9" in msg and "missing" in msg
     # the producers ran again without being named: -m regression selected them from the baseline
-    assert sum(1 for k in out if k.startswith("rackgate/checks/test_declared.py::test_plat_gpus[")) == 4
+    assert sum(1 for k in out if k.startswith("PLAT-GPUS::")) == 4
     assert "rackgate regression: baseline" in run.stdout and "288 -> 432 GiB" in run.stdout
 
 

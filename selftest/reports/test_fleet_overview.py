@@ -22,8 +22,8 @@ pytestmark = pytest.mark.suite
 # The two checks whose faults sim-b and sim-c carry (their items fail, sim-a's pass): what the report is
 # read for. The fleet tests' wider racks.SELECT (three healthy checks more, 36 items over the three
 # racks) added passing results no assertion here reads (wave 12).
-SELECT = ["-m", "platform", "rackgate/checks/test_declared.py::test_plat_params",
-          "rackgate/checks/test_declared.py::test_plat_wedged", "-p", "no:cacheprovider"]
+SELECT = ["-m", "platform", "PLAT-PARAMS",
+          "PLAT-WEDGED", "-p", "no:cacheprovider"]
 
 
 @pytest.fixture(scope="module")
@@ -57,12 +57,12 @@ def test_the_rack_of_each_failing_item_is_read_back_from_its_page(fleet):
     with serve(out) as base:
         for t in failed:
             page = _text(dump_dom(f"{base}/index.html#{t['id']}", profile=fleet / "chromium"))
-            named = re.findall(r"^(sim-[abc]): (test_\w+\[\w+\])$", page, flags=re.M)   # the item's title
+            named = re.findall(r"^(sim-[abc]): ([A-Z][A-Z0-9-]+ \[\w+\]) ", page, flags=re.M)   # the item's title
             assert len(set(named)) == 1, page[:3000]
             rack, item = named[0]
             assert re.search(rf"^rack\n{rack}$", page, flags=re.M), page[:3000]     # and its rack parameter
             read[item] = rack
-    assert read == {"test_plat_params[node2]": "sim-b", "test_plat_wedged[node3]": "sim-c"}
+    assert read == {"PLAT-PARAMS [node2]": "sim-b", "PLAT-WEDGED [node3]": "sim-c"}
 
 
 def test_the_first_page_says_each_racks_verdict_and_findings(fleet):

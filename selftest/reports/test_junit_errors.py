@@ -11,19 +11,19 @@ from rackgate.report import junit
 
 pytestmark = pytest.mark.unit
 
-IDS = ["rackgate/checks/test_declared.py::test_plat_shm[node2]",
-       "rackgate/checks/test_declared.py::test_fab_accel_id[node1-card0-x::y]",
+IDS = ["PLAT-SHM::node2",
+       "FAB-ACCEL-ID::node1-card0",
        "selftest/x/test_mine.py::TestA::test_b"]
 
 # What pytest 9's junitxml writes for three failed calls (one passes the verdict rule's ERROR test).
 XML = """<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="1"
-failures="2" skipped="0" tests="4"><testcase classname="rackgate.checks.test_declared" name="test_plat_shm[node2]"
+failures="2" skipped="0" tests="4"><testcase classname="PLAT-SHM" name="node2"
 time="0.1"><failure message="could not observe (ToolMissing): node2: ipcs not found">could not observe
-(ToolMissing): node2: ipcs not found</failure></testcase><testcase classname="rackgate.checks.test_declared"
-name="test_plat_shm[node3]" time="0.1"><failure message="PLAT-SHM node3: 3 stale">PLAT-SHM</failure></testcase>
-<testcase classname="rackgate.checks.test_declared" name="test_plat_shm[node4]" time="0.1"><error
-message="failed on setup with &quot;x&quot;">x</error></testcase><testcase classname="rackgate.checks.test_declared"
-name="test_plat_shm[node1]" time="0.1" /></testsuite></testsuites>"""
+(ToolMissing): node2: ipcs not found</failure></testcase><testcase classname="PLAT-SHM"
+name="node3" time="0.1"><failure message="PLAT-SHM node3: 3 stale">PLAT-SHM</failure></testcase>
+<testcase classname="PLAT-SHM" name="node4" time="0.1"><error
+message="failed on setup with &quot;x&quot;">x</error></testcase><testcase classname="PLAT-SHM"
+name="node1" time="0.1" /></testsuite></testsuites>"""
 
 
 @pytest.mark.parametrize("nodeid", IDS)
@@ -35,13 +35,13 @@ def test_the_junit_name_is_pytests(nodeid: str) -> None:
 def test_only_the_named_failure_becomes_an_error_with_its_words(tmp_path: Path) -> None:
     path = tmp_path / "junit.xml"
     path.write_text(XML)
-    assert junit.mark_errors(path, ["rackgate/checks/test_declared.py::test_plat_shm[node2]"]) == 1
+    assert junit.mark_errors(path, ["PLAT-SHM::node2"]) == 1
     got = junit.read(path)
-    shm = "rackgate/checks/test_declared.py::test_plat_shm"
-    assert got[f"{shm}[node2]"].status == "error"
-    assert got[f"{shm}[node2]"].message.startswith("could not observe (ToolMissing): node2: ipcs not found")
-    assert got[f"{shm}[node3]"].status == "failed"      # a finding stays a failure
-    assert got[f"{shm}[node4]"].status == "error" and got[f"{shm}[node1]"].status == "passed"
+    shm = "PLAT-SHM"
+    assert got[f"{shm}::node2"].status == "error"
+    assert got[f"{shm}::node2"].message.startswith("could not observe (ToolMissing): node2: ipcs not found")
+    assert got[f"{shm}::node3"].status == "failed"      # a finding stays a failure
+    assert got[f"{shm}::node4"].status == "error" and got[f"{shm}::node1"].status == "passed"
     text = path.read_text()
     assert 'errors="2"' in text and 'failures="1"' in text
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from rackgate import registry
-from rackgate.checks import test_declared as items
+from rackgate.checks import declared as items
 from rackgate.config import parse
 from rackgate.errors import CouldNotObserve
 from rackgate.gates import bench as gate
@@ -83,9 +83,7 @@ def test_result_and_aggregate_items_read_the_one_run_once_after_serving(rack):
     for rid in ("BENCH-RESULT", "BENCH-AGGREGATE"):
         c = Check(rid, "server", probe=one_run, judge=judged, shows=lambda got, r: [])
         rec = Recorder()
-        items.ITEM_MAKERS["server"](c)(rack=rack, read_once=read_once, request=rec,
-                                       evidence=rec, facts=rec)
-        assert rec.asked == ["serving", "served"], rid  # SRV-MODELS is needed: not run while the name is not served
+        items.judge_server(c, "served", Served(), rack, read_once, rec, rec)
     assert runs == [Served.url]
 
 
@@ -100,8 +98,7 @@ def test_an_unreadable_run_is_every_item_s_could_not_observe_read_once(rack):
         c = Check(rid, "server", probe=broken, judge=lambda got, r, w: [], shows=lambda got, r: [])
         rec = Recorder()
         with pytest.raises(CouldNotObserve, match="no benchmark client named"):
-            items.ITEM_MAKERS["server"](c)(rack=rack, read_once=read_once, request=rec,
-                                           evidence=rec, facts=rec)
+            items.judge_server(c, "served", Served(), rack, read_once, rec, rec)
     assert runs == [1]
 
 
@@ -132,7 +129,7 @@ def test_a_failed_result_item_is_the_row_s_failed_at_the_server(rack):
     c = Check("BENCH-RESULT", "server", probe=lambda s: bad, judge=gate.result_item, shows=gate.result_shown)
     rec = Recorder()
     with pytest.raises(CheckFailed) as e:
-        items.ITEM_MAKERS["server"](c)(rack=rack, read_once={}, request=rec, evidence=rec, facts=rec)
+        items.judge_server(c, "served", Served(), rack, {}, rec, rec)
     assert e.value.row_id == "BENCH-RESULT" and e.value.where == Served.url
     assert rec.shown == ["benchmark output"]
 

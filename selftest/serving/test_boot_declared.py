@@ -1,14 +1,16 @@
 """The boot and log SRV rows as declared checks (issue 35): SRV-BOOT and SRV-RENDEZVOUS judge the
 boot verdict and name the place it ended, SRV-LAUNCH-LINT the launch before anything runs (per
 server), SRV-ENGINE-ARGS each node's own kwargs, SRV-THROTTLE the bracket's throttle rises -- each
-through the generic item (rackgate/checks/test_declared.py `judge`), with no server and no sim."""
+through the generic item (rackgate/checks/declared.py `judge`), with no server and no sim."""
 from __future__ import annotations
+
+import inspect
 
 import pytest
 
 from rackgate import config
 from rackgate.atom.planned import Planned
-from rackgate.checks import test_declared as items
+from rackgate.checks import declared as items
 from rackgate.errors import CouldNotObserve
 from rackgate.gates import boot, lint, ras, serverlogs
 from rackgate.gates.declare import Check, DeclarationError, Finding, Shown, declare
@@ -180,9 +182,9 @@ def test_a_finding_keeps_its_place_and_reading_through_a_join():
 def test_only_a_check_that_reads_a_server_log_sets_the_server_up():
     """A node check's item uses `server_logs` (launching the server, joining its xdist group) only
     with sees="log"; a server check's item the fixture of the stage it reads."""
+    stages = {"server_logs", "atom_server", "planned", "served", "serving"}
     for c in checks().values():
-        uses = {a for m in getattr(getattr(items, c.test_name), "pytestmark", []) if m.name == "usefixtures"
-                for a in m.args}
+        uses = set(inspect.signature(items.item_class(c).check).parameters) & stages
         want = {"log": {"server_logs"}, "launched": {"atom_server"}, "planned": {"planned"}}.get(
-            c.sees, {"served"} if c.per == "server" else set())
+            c.sees, {"served"} if c.per == "server" else {"serving", "served"} if c.per == "rank" else set())
         assert uses == want, (c.row, uses)

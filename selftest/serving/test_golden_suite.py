@@ -10,8 +10,8 @@ from ..harness import REPO, run_suite, selected
 
 pytestmark = pytest.mark.suite
 
-CHECK = "rackgate/checks/test_declared.py::test_srv_golden"  # one item per DP rank (test_srv_golden[node3-dp9])
-ITEMS = {f"{CHECK}[node{r // 4 + 1}-dp{r}]" for r in range(16)}
+CHECK = "SRV-GOLDEN"  # one item per DP rank (SRV-GOLDEN::node3-dp9)
+ITEMS = {f"{CHECK}::node{r // 4 + 1}-dp{r}" for r in range(16)}
 
 
 def test_recorded_twice_merged_then_the_healthy_sim_passes_its_own_golden_set(tmp_path):
@@ -59,9 +59,9 @@ def test_recording_holds_the_ranks_to_each_other_and_keeps_the_odd_one_out(tmp_p
     base = tmp_path / "baseline.json"
     rec = run_suite(tmp_path, CHECK, "--record-baseline", "--baseline", str(base), "--sim-fault", "rank-drift",
                     timeout=600)
-    assert rec.ids("failed") == {f"{CHECK}[node3-dp9]"} and rec.ids("passed") == ITEMS - rec.ids("failed"), \
+    assert rec.ids("failed") == {f"{CHECK}::node3-dp9"} and rec.ids("passed") == ITEMS - rec.ids("failed"), \
         rec.stdout[-3000:]
-    o = rec.outcomes[f"{CHECK}[node3-dp9]"]
+    o = rec.outcomes[f"{CHECK}::node3-dp9"]
     assert o.message.lstrip().startswith("SRV-GOLDEN [node3/dp9]"), rec.stdout[-3000:]
     assert "the answer most ranks gave (recording)" in o.message, o.message
     gold = json.loads(base.read_text())["sets"]["golden"]
@@ -70,11 +70,11 @@ def test_recording_holds_the_ranks_to_each_other_and_keeps_the_odd_one_out(tmp_p
 
 def test_attached_without_a_rack_file_it_is_the_servers_one_item(tmp_path):
     """The DP ranks not known (--atom-url, no rack file): SRV-GOLDEN is one item keyed "server"
-    (`test_srv_golden[server]`, declared unranked) that records the golden set and then compares
+    (`SRV-GOLDEN::server`, declared unranked) that records the golden set and then compares
     with it."""
     from ..simserver import sim_server
     base = tmp_path / "baseline.json"
-    one = f"{CHECK}[server]"
+    one = f"{CHECK}::server"
     with sim_server() as (proc, url):
         attached = ("--atom-url", url, "--served-model", "moonshotai/Kimi-K3", "--baseline", str(base))
         rec = run_suite(tmp_path / "rec", CHECK, "--record-baseline", *attached, timeout=600)

@@ -10,9 +10,9 @@ from ..simserver import sim_server
 
 pytestmark = pytest.mark.suite
 
-SANITY = "rackgate/checks/test_declared.py::test_srv_sanity"
-CONSISTENCY = "rackgate/checks/test_declared.py::test_srv_consistency"
-BUDGET = "rackgate/checks/test_declared.py::test_acc_budget"
+SANITY = "SRV-SANITY::server"
+CONSISTENCY = "SRV-CONSISTENCY::server"
+BUDGET = "ACC-BUDGET::server"
 MODEL = "moonshotai/Kimi-K3"
 
 

@@ -36,7 +36,7 @@ URL = "http://server:8000"
 
 def _hang(row_id: str, own: str | None = None) -> None:
     """The hang rule's finding on `row_id`'s requests, raised as a declared item raises its judge's
-    placed Finding (rackgate/checks/test_declared.py)."""
+    placed Finding (rackgate/checks/declared.py)."""
     spread = _hung_spread()
     f = hang_finding(row_id, spread.hang() or "", spread.hang_where(URL), own)[0]
     assert isinstance(f, Finding)

@@ -10,7 +10,7 @@ from ..simserver import sim_server
 
 pytestmark = pytest.mark.suite
 
-SANITY = "rackgate/checks/test_declared.py::test_srv_sanity"
+SANITY = "SRV-SANITY::server"
 
 # a user's own check after SANITY (order 99, no `needs`) that uses the server
 LATER = '''

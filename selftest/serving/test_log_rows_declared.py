@@ -1,6 +1,6 @@
 """SRV-KV and SRV-TRANSLATION as declared checks (issue 35): judged on what the ranks logged while
 booting, read through the server logs (not the booted server), also when the boot failed -- each
-through the generic item (rackgate/checks/test_declared.py `judge`), with no server and no sim. The
+through the generic item (rackgate/checks/declared.py `judge`), with no server and no sim. The
 log lines are ATOM's formats (model_runner.py get_num_blocks, the runbook's appendix B hook lines)."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from rackgate import config, ids
 from rackgate.atom import logformat
 from rackgate.atom.logs import LogMissing
-from rackgate.checks import test_declared as items
+from rackgate.checks import declared as items
 from rackgate.errors import CouldNotObserve, NotRun
 from rackgate.gates.declare import Ranked
 from rackgate.probes import boot_log
@@ -108,9 +108,9 @@ def test_both_rows_are_declared_reading_the_logs_and_old_ids_move():
     assert (c["SRV-KV"].per, c["SRV-KV"].sees) == ("rank", "log")
     assert (c["SRV-TRANSLATION"].per, c["SRV-TRANSLATION"].sees) == ("node", "log")
     assert ids.check_id("rackgate/checks/serving/test_logs.py::test_kv_budget[ct2-dp5]") == \
-        "rackgate/checks/test_declared.py::test_srv_kv[ct2-dp5]"
+        "SRV-KV::ct2-dp5"
     assert ids.check_id("rackgate/checks/serving/test_logs.py::test_translation") == \
-        "rackgate/checks/test_declared.py::test_srv_translation"
+        "SRV-TRANSLATION"
 
 
 def test_each_rank_passes_on_its_own_budget_and_records_it_where_baselines_did():

@@ -159,8 +159,8 @@ def test_long_requests_fail_naming_a_degenerate_answer(tmp_path):
     says it could not look."""
     from ..harness import run_suite
     from ..simserver import sim_server
-    budget, consistency = ("rackgate/checks/test_declared.py::test_acc_budget",
-                           "rackgate/checks/test_declared.py::test_srv_consistency")
+    budget, consistency = ("ACC-BUDGET::server",
+                           "SRV-CONSISTENCY::server")
     with sim_server("bang-tokens") as (_proc, url):
         run = run_suite(tmp_path, "--atom-url", url, "--served-model", "moonshotai/Kimi-K3",
                         budget, consistency)

@@ -50,9 +50,9 @@ def _strict_server():
 
 def test_a_refused_rank_hint_is_could_not_observe_not_a_skip(tmp_path):
     with _strict_server() as url:
-        run = run_suite(tmp_path, "rackgate/checks/test_declared.py::test_srv_alive", "--rack", "rackgate/sim/racks/sim.toml",
+        run = run_suite(tmp_path, "SRV-ALIVE", "--rack", "rackgate/sim/racks/sim.toml",
                         "--atom-url", url, "--served-model", MODEL)
-    items = {t: o for t, o in run.outcomes.items() if "test_srv_alive" in t}
+    items = {t: o for t, o in run.outcomes.items() if "SRV-ALIVE" in t}
     assert items, run.stdout[-3000:] + run.stderr[-2000:]
     for tid, o in items.items():
         assert o.status == "error", (tid, o.status, o.message[:400])

@@ -15,11 +15,11 @@ RACK = NS(gpus_per_node=2, nodes=[NS(name="node1", tray=1), NS(name="node2", tra
 
 def test_run_grid_maps_gpu_node_and_pair_items():
     outcomes = {
-        "rackgate/checks/test_declared.py::test_fab_state[node1-card1]": Verdict.FAILED,
-        "rackgate/checks/test_declared.py::test_fab_state[node1-card0]": Verdict.PASSED,
-        "rackgate/checks/test_declared.py::test_plat_driver[node2]": Verdict.UNOBSERVED,
-        "rackgate/checks/test_declared.py::test_fab_p2p[node1-node3]": Verdict.PASSED,
-        "rackgate/checks/test_declared.py::test_fab_pod[node2]": Verdict.PASSED,   # judged across the rack, per node
+        "FAB-STATE::node1-card1": Verdict.FAILED,
+        "FAB-STATE::node1-card0": Verdict.PASSED,
+        "PLAT-DRIVER::node2": Verdict.UNOBSERVED,
+        "FAB-P2P::node1-node3": Verdict.PASSED,
+        "FAB-POD::node2": Verdict.PASSED,   # judged across the rack, per node
         "rackgate/checks/survey/test_survey.py::test_node_set": Verdict.FAILED,   # names no node
     }
     grid = rackmap.run_grid(RACK, outcomes)

@@ -132,7 +132,7 @@ def test_written_rack_passes_fabric(tmp_path):
     run_ = run_suite(tmp_path / "fab", "--rack", str(out), "-m", "fabric", "--record-baseline",
                      "--baseline", str(tmp_path / "baseline.json"), timeout=400)
     assert run_.rc == 0 and run_.outcomes and not run_.not_passed, run_.stdout[-3000:]
-    assert any("test_fab_accel_id[node6-card3]" in k for k in run_.outcomes)
+    assert any("FAB-ACCEL-ID::node6-card3" in k for k in run_.outcomes)
 
 
 def test_a_missing_tool_is_could_not_observe_never_a_fault(tmp_path):

@@ -28,6 +28,7 @@ import pytest
 from rackgate import config
 from rackgate.faultmatrix import cases as matrix_cases
 from rackgate.gates import fabric as fab_judge
+from rackgate.ids import SERVER, check_of, place_of
 from rackgate.report.inventory import checks_by_row, collect
 from rackgate.sim import faults as sim_faults
 from rackgate.sim.rack import build, override
@@ -108,12 +109,12 @@ def _item_verdicts(suite: SuiteRun, items: dict[str, list[str]], nodes: list[str
 
     for row, fns in items.items():
         for fn in fns:
-            mine = {k: o for k, o in suite.outcomes.items() if k == fn or k.startswith(fn + "[")}
+            mine = {k: o for k, o in suite.outcomes.items() if check_of(k) == fn}
             assert mine, f"{fn} ({row}) did not run:\n{suite.stdout[-2000:]}"
             for k, o in mine.items():
                 v = STATUS[o.status]
-                if "[" in k:
-                    put(k.split("[", 1)[1].split("-", 1)[0].rstrip("]"), row, v)
+                if place_of(k) not in ("", SERVER):
+                    put(place_of(k).split("-", 1)[0], row, v)
                 elif v == FAIL:
                     m = WHERE.search(o.message)
                     named = set(m.group(1).split(",")) if m else set()

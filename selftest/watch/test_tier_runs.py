@@ -9,6 +9,7 @@ import pytest
 
 from rackgate import registry
 from rackgate.catalogue import tiers
+from rackgate.ids import check_of
 from rackgate.registry import checks
 from rackgate.report import validity
 
@@ -20,8 +21,7 @@ pytestmark = pytest.mark.suite
 def test_quick_selects_its_rows_only(tmp_path):
     ids = selected(tmp_path, "--tier", "quick")
     quick = tiers()["quick"]
-    by_test = {c.test_name: rid for rid, c in checks().items()}
-    got = {by_test[i.rpartition("::")[2].partition("[")[0]] for i in ids}
+    got = {check_of(i) for i in ids}
     assert got == {rid for rid in checks() if quick.selects(rid)}
     assert registry.item_id(checks()["PLAT-DRIVER"], "node1") in ids
 
