@@ -190,7 +190,7 @@ def _fleet(tmp_path, remediate_toml):
     with open(f, "a") as out:
         out.write("\n" + remediate_toml)
     find = [{"row": row, "where": node, "seen": "x", "means": "", "do": "", "action_class": cls, "node": node, "host": "127.0.0.1",
-             "test": f"rackgate/checks/declared.py::test_{row.lower().replace('-', '_')}[{node}]"}
+             "test": f"{row}::{node}"}
             for row, cls, node in (("PLAT-PARAMS", "reboot-or-reload-driver", "node2"), ("PLAT-RAS", "service-hardware", "node2"),
                                    ("PLAT-WEDGED", "reboot-or-reload-driver", "node3"))]
     nodes = [{"node": f"node{i}", "tray": i, "host": "127.0.0.1", "verdict": "FAIL" if i in (2, 3) else "PASS",

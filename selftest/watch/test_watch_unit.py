@@ -15,7 +15,7 @@ pytestmark = pytest.mark.unit
 
 T0 = datetime(2026, 12, 7, 12, 0, 0, tzinfo=timezone.utc)
 NODES = [("node1", 1, "h1")]
-IDS = [f"rackgate/checks/declared.py::test_{n}[node1]" for n in ("plat_ras", "fab_pod", "plat_driver")]
+IDS = [f"{r}::node1" for r in ("PLAT-RAS", "FAB-POD", "PLAT-DRIVER")]
 
 
 def test_its_own_options_and_everything_else_for_the_suite():
