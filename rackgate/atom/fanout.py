@@ -39,6 +39,7 @@ class Ask:
     prompt: str
     rank: int | None = None  # ATOM's data_parallel_rank hint (None: the server picks)
     chat: bool = False       # asked as one user message on /v1/chat/completions
+    params: tuple[tuple[str, Any], ...] = ()  # this request's own fields over the fan-out's (sampling, max_tokens)
 
 
 @dataclass
@@ -108,7 +109,8 @@ def _client_like(client: Client) -> Client:
 
 
 def request_body(client: Client, a: Ask, max_tokens: int, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": client.model, "max_tokens": max_tokens, "temperature": 0.0, **(extra or {})}
+    body: dict[str, Any] = {"model": client.model, "max_tokens": max_tokens, "temperature": 0.0, **(extra or {}),
+                            **dict(a.params)}
     if a.chat:
         body["messages"] = [{"role": "user", "content": a.prompt}]
     else:

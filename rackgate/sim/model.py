@@ -105,6 +105,9 @@ RUNNERS_UP = ((" the", -5.1), (",", -6.3), (" and", -7.0), (" a", -7.4), (".", -
 # SANITY/CONSISTENCY/STREAM answers' 16 tokens: those checks never see the flip).
 DRIFT_SHIFT = 0.2
 DRIFT_AT = 16
+# Fault batch-flip (a request its batch or a cache hit corrupted, engine/ranks.py): the token at
+# FLIP_AT is the runner-up's, the rest as healthy (fluent; SANITY's expected words come before it).
+FLIP_AT = 4
 
 
 def _runners_up(t: str) -> list[tuple[str, float]]:
@@ -169,6 +172,8 @@ def generate(prompt: str, max_tokens: int, faults: set[str], stop: list[str] | N
     drift = "logit-drift" in faults
     if drift:
         toks = drifted(toks)
+    if "batch-flip" in faults and len(toks) > FLIP_AT:  # what the batch corrupted: an early token, fluent
+        toks = toks[:FLIP_AT] + [_runners_up(toks[FLIP_AT])[0][0]] + toks[FLIP_AT + 1:]
     if len(toks) > max_tokens:
         toks, finish, why = toks[:max_tokens], "length", "max_tokens"
     return Generation(toks, finish, _with_logprobs(toks, uniform=False, drift=drift), why)

@@ -36,6 +36,16 @@ declare(
           target="node", default="node2", rank=RankFault("drift-ranks")),
     Fault("image-drift", "SRV-GOLDEN", "every rank shifted alike (a new image's kernels round otherwise): fluent "
           "text, logprobs moved, a later token flipped, on every rank", behaviours=("logit-drift",)),
+    Fault("batch-mixed-topk", "SRV-BATCH", "one node's ranks corrupt a greedy answer whose batch holds a request "
+          "that sets top_k (the sampler's mixed path writing out of bounds: ROCm/aiter #5192): fluent text, a token "
+          "changed early; alone, or beside other sampled requests, right", target="node", default="node2",
+          rank=RankFault("mixed-topk-ranks")),
+    Fault("batch-bucket", "SRV-BATCH", "one DP rank computes wrong when its decode batch runs in the graph of 4 "
+          "requests (a tuned kernel wrong for one bucket: ROCm/aiter #3933); alone and at 2 or 8 right",
+          target="node", default="node3", rank=RankFault("bucket-ranks", (2, 3), {"bucket": 4})),
+    Fault("batch-cache", "SRV-BATCH", "launched with prefix caching on, one DP rank answers a prompt whose prefix "
+          "it has cached otherwise than the first time (vllm #50702, tenstorrent/vllm #415)", target="node",
+          default="node4", launch=(Set("--enable_prefix_caching"),), rank=RankFault("cache-ranks", (1, 2))),
     Fault("mnnvl-off", "SRV-LAUNCH-LINT", "NCCL_MNNVL_ENABLE=0 in the launch env (RCCL silently falls back to TCP)",
           env={"NCCL_MNNVL_ENABLE": "0"}),
     Fault("kv-rack-busy", "SRV-BOOT", "someone else's weights load on a node's GPUs while the server boots: a few "
