@@ -43,7 +43,7 @@ KINDS: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = (
     ("top_p", (("temperature", 0.8), ("top_p", 0.9), ("logprobs", None))),
     ("temperature", (("temperature", 1.0), ("logprobs", None))),
     ("logprobs", (("temperature", 0.8), ("logprobs", 1))),
-    ("max_tokens", (("temperature", 0.8), ("max_tokens", 48), ("logprobs", None))),
+    ("max_tokens", (("temperature", 0.8), ("max_tokens", 0), ("logprobs", None))),  # 0: 3 x the greedy ones
     ("stop", (("temperature", 0.8), ("stop", "."), ("logprobs", None))),
 )
 
@@ -125,6 +125,11 @@ class Batched:
     run: Run
 
 
+def sized(params: tuple[tuple[str, Any], ...], n: int) -> tuple[tuple[str, Any], ...]:
+    """A kind's fields for greedy requests of n tokens (its other max_tokens: 3 x n)."""
+    return tuple((k, 3 * n if k == "max_tokens" else v) for k, v in params)
+
+
 def mixed(kinds: tuple[str, ...]) -> str:
     return "mixed with sampled requests (" + ", ".join(kinds) + ")" if len(kinds) > 1 else f"mixed with {kinds[0]}"
 
@@ -165,11 +170,12 @@ def asked(s: Server) -> dict[int, Batched]:
     def ask(condition: str, asks: list[tuple[Any, ...]]) -> Run | None:
         """One round; the Run to return when asking stops here (a hang, nothing back)."""
         nonlocal count
+        asks = [a if len(a) < 3 else (a[0], a[1], sized(a[2], n)) for a in asks]
         spread = pr.on(asks, n, stream=False, extra=extra)
         count += len(spread.got)
         shown.append((condition, spread.evidence()))
         for g in spread.got:
-            kind = next((k for k, params in KINDS if g.ask.params == params), None)
+            kind = next((k for k, params in KINDS if g.ask.params and sized(params, n) == g.ask.params), None)
             if kind is not None:  # a sampled request: not compared; refused, it was not in the batch
                 if g.error and 400 <= g.status < 500:
                     refused.append((kind, g.error[:200]))

@@ -13,6 +13,7 @@ from typing import Callable
 
 TOKEN_RE = re.compile(r"\s*[\w]+|\s*[^\w\s]|\s+")
 BANG_LEN = 48  # how many '!' a broken decode path emits before it stops
+LOOP_FRAGMENT = "Block"  # what a looping rank repeats (tenstorrent/tt-xla #5892: every DP replica but the first)
 VOCAB = 163840  # Kimi's vocabulary size: what "uniform" means for logprobs
 
 KNOWN = {
@@ -151,6 +152,9 @@ def generate(prompt: str, max_tokens: int, faults: set[str], stop: list[str] | N
                           "eos" if stop else "max_tokens")
     if "empty-content" in faults:  # HTTP 200, finish_reason "stop", no text at all
         return Generation([], "stop", [], "eos")
+    if "fragment-loop" in faults:  # one fragment looped to max_tokens, fluent-looking tokens, HTTP 200
+        toks = [LOOP_FRAGMENT] * max_tokens
+        return Generation(toks, "length", _with_logprobs(toks, uniform=False), "max_tokens")
     toks = tokenize(continuation(prompt))
     if "decode-mismatch" in faults and len(toks) > 4 and max_tokens > 3:
         # The decode kernels pick another token than prefill would at step 3; the text stays
@@ -199,6 +203,8 @@ def chat(messages: list[dict], max_tokens: int, faults: set[str], reasoning_toke
         return ChatGeneration("", "!" * n, "stop" if max_tokens > BANG_LEN else "length", n)
     if "empty-content" in faults:
         return ChatGeneration("", "", "stop", 0)
+    if "fragment-loop" in faults:
+        return ChatGeneration("", LOOP_FRAGMENT * max_tokens, "length", max_tokens)
     if "reasoning-only-length" in faults:  # it never leaves the reasoning: the budget ends it
         long_think = (think * (max_tokens // max(1, len(think)) + 1))[:max_tokens]
         return ChatGeneration("".join(long_think), "", "length", max_tokens)

@@ -25,7 +25,8 @@ OUTPUT = frozenset({"bang-tokens", "empty-content", "decode-mismatch", "answer-f
                     "logit-drift",  # every logprob slightly off, a later near-tie flipped (model.py)
                     # a greedy answer's token flipped early (model.py): what a rank returns for a request
                     # its batch or its cache corrupted (ranks.py Rank.corrupt)
-                    "batch-flip"})
+                    "batch-flip",
+                    "fragment-loop"})  # every answer one fragment looped: BlockBlockBlock... (model.py)
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ RANK_BEHAVIOURS = {
     "drift-ranks": Ranks,  # these ranks' logits are slightly off (fluent text, a later token flipped)
     # the batch a rank runs corrupts its greedy answers (ranks.py Rank.corrupt): when a request setting
     # top_k shares it (the sampler's mixed path), in one decode bucket, or on a prefix-cache hit
+    "loop-ranks": Ranks,  # these ranks loop on one fragment (BlockBlockBlock...: tenstorrent/tt-xla #5892)
     "mixed-topk-ranks": Ranks,
     "bucket-ranks": BucketRanks,
     "cache-ranks": Ranks,
@@ -105,7 +107,7 @@ RANK_BEHAVIOURS = {
 # rank behaviour -> the output behaviour it gives the answers those ranks serve
 RANK_OUTPUT = {"bang_ranks": "bang-tokens", "empty_ranks": "empty-content",
                "reasoning_length_ranks": "reasoning-only-length", "reasoning_stop_ranks": "reasoning-only-stop",
-               "drift_ranks": "logit-drift"}
+               "drift_ranks": "logit-drift", "loop_ranks": "fragment-loop"}
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,7 @@ class ServerFaults:
     reasoning_length_ranks: Ranks | None = None
     reasoning_stop_ranks: Ranks | None = None
     drift_ranks: Ranks | None = None
+    loop_ranks: Ranks | None = None
     mixed_topk_ranks: Ranks | None = None
     bucket_ranks: BucketRanks | None = None
     cache_ranks: Ranks | None = None

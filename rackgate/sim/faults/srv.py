@@ -21,6 +21,9 @@ declare(
           target="node", default="node2", rank=RankFault("bang-ranks")),
     Fault("rank-bang", "SRV-SANITY", "a single DP rank emits '!' for every token (one GPU's numerics gone); every "
           "other rank answers", target="node", default="node3", rank=RankFault("bang-ranks", (1, 2))),
+    Fault("rank-loop", "SRV-SANITY", "a single DP rank loops on one fragment (`BlockBlockBlock...`, one 'word' to "
+          "a word count: tenstorrent/tt-xla #5892); every other rank answers", target="node", default="node3",
+          rank=RankFault("loop-ranks", (1, 2))),
     Fault("node-empty", "SRV-SANITY", "one node's ranks answer HTTP 200 with no content at all; the other nodes' "
           "ranks answer", target="node", default="node4", rank=RankFault("empty-ranks")),
     Fault("rank-hung", "SRV-ALIVE", "a single DP rank accepts every request and never answers (stuck in a "
