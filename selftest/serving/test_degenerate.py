@@ -28,7 +28,8 @@ def test_share_of_a_wholly_broken_server_is_global():
 def test_share_without_rank_hints_says_the_rank_is_not_known():
     answers = [sanity.Answer("p", "!!!!", "every character is '!'"), sanity.Answer("p", " Paris")]
     said = sanity.share(answers, 3)
-    assert said.startswith("1 of 2 answers degenerate, the other 1 coherent (2 of 3 answers back)")
+    assert said.startswith("1 of 2 answers degenerate, the other 1 coherent (2 of 3 answers back, 1 still in flight "
+                           "when the verdict was certain)")
     assert "node- or rank-specific" in said and "not known" in said
     assert sanity.blamed(answers) == ""
 
