@@ -20,7 +20,7 @@ from typing import Any, Mapping, Protocol
 from ..access import NodeAccess
 from ..config.model import Rack
 from ..errors import CouldNotObserve, NotRun
-from . import load, traces
+from . import needle, traces
 from .degenerate import degenerate, degenerate_so_far
 from .prefill import Decoded, cuts
 
@@ -425,6 +425,7 @@ class LongCtx:
     hang: Hang | None = None                  # the long prompts' hang
     after: Any = None                         # one short request to every rank afterwards (perrank.Spread)
     shown: tuple[tuple[str, str], ...] = ()
+    needles: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # prompt -> its needle (probes/needle.py)
 
 
 def _long_degenerate(g: Any) -> bool:
@@ -441,12 +442,14 @@ def longctx(s: Server) -> LongCtx:
     words = cfg.longctx_words or int(chunk * cfg.longctx_multiple)
     size = "serving.longctx_words" if cfg.longctx_words else f"{cfg.longctx_multiple:g} x {said}"
     n = max(len(s.table), cfg.longctx_concurrency)
-    spread = pr.ask([load.prompt(words, i) for i in range(n)], 8, attached=cfg.longctx_concurrency,
+    needles = [needle.needle(words, i) for i in range(n)]
+    spread = pr.ask([x.prompt for x in needles], 8, attached=cfg.longctx_concurrency,
                     at_least=cfg.longctx_concurrency, timeout=cfg.longctx_timeout_s, stop_when=degenerate_so_far,
                     decisive=_long_degenerate)
-    shown = [("long-prompt load", f"{spread.asked} prompts of ~{words} tokens ({size}), all at once\n"
-                                  f"{spread.evidence()}")]
-    read = LongCtx(s.url, spread, shown=tuple(shown))
+    shown = [("long-prompt load", f"{spread.asked} prompts of ~{words} tokens ({size}), all at once, each a "
+                                  "needle in a haystack (its number asked at the end)\n" + "\n".join(
+                                      f"needle {x.value} at {x.depth:.0%}" for x in needles) + f"\n{spread.evidence()}")]
+    read = LongCtx(s.url, spread, shown=tuple(shown), needles={x.prompt: x for x in needles})
     if any(g.stopped or (not g.error and degenerate(g.text)) for g in spread.replied):
         return read
     phi = tuple(s.grep(PHI))

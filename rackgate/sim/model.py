@@ -51,6 +51,21 @@ from .gsm8k import answerer as _gsm8k_answerer  # noqa: E402 - the accuracy area
 
 ANSWERERS.append(_gsm8k_answerer)
 
+NEEDLE_QUESTION = re.compile(r"\nQuestion: What is the (.+?) in the text above\?\nAnswer: The \1 is$")
+
+
+def _needle(prompt: str) -> str | None:
+    """A needle-in-a-haystack question (rackgate/probes/needle.py's, or any "The X is V." sentence
+    asked back): the value, as a model that read the whole context answers it."""
+    m = NEEDLE_QUESTION.search(prompt)
+    if m is None:
+        return None
+    found = re.search(rf"The {re.escape(m.group(1))} is (\S+?)\.(?:\s|$)", prompt[:m.start()])
+    return f" {found.group(1)}." if found else " not in the text."
+
+
+ANSWERERS.append(_needle)
+
 
 def _known(prompt: str) -> str | None:
     key = prompt.strip().lower()
@@ -176,6 +191,8 @@ def generate(prompt: str, max_tokens: int, faults: set[str], stop: list[str] | N
     drift = "logit-drift" in faults
     if drift:
         toks = drifted(toks)
+    if "context-corrupt" in faults:  # past a context length: fluent, every digit off by one (vllm #46856)
+        toks = [re.sub(r"\d", lambda d: str((int(d.group(0)) + 1) % 10), t) for t in toks]
     if "batch-flip" in faults and len(toks) > FLIP_AT:  # what the batch corrupted: an early token, fluent
         toks = toks[:FLIP_AT] + [_runners_up(toks[FLIP_AT])[0][0]] + toks[FLIP_AT + 1:]
     if len(toks) > max_tokens:

@@ -26,7 +26,8 @@ OUTPUT = frozenset({"bang-tokens", "empty-content", "decode-mismatch", "answer-f
                     # a greedy answer's token flipped early (model.py): what a rank returns for a request
                     # its batch or its cache corrupted (ranks.py Rank.corrupt)
                     "batch-flip",
-                    "fragment-loop"})  # every answer one fragment looped: BlockBlockBlock... (model.py)
+                    "fragment-loop",  # every answer one fragment looped: BlockBlockBlock... (model.py)
+                    "context-corrupt"})  # a long prompt's answer corrupted: its digits off (ranks.py Rank.corrupt)
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,12 @@ class BucketRanks(Ranks):
 
 
 @dataclass(frozen=True)
+class ContextRanks(Ranks):
+    """These ranks answer a prompt longer than `past_tokens` corrupted (fluent, the numbers wrong)."""
+    past_tokens: int = 4096
+
+
+@dataclass(frozen=True)
 class SlowServer(Ranks):
     delay_s: float = 0.0
 
@@ -102,6 +109,7 @@ RANK_BEHAVIOURS = {
     "mixed-topk-ranks": Ranks,
     "bucket-ranks": BucketRanks,
     "cache-ranks": Ranks,
+    "context-ranks": ContextRanks,
 }
 
 # rank behaviour -> the output behaviour it gives the answers those ranks serve
@@ -132,6 +140,7 @@ class ServerFaults:
     mixed_topk_ranks: Ranks | None = None
     bucket_ranks: BucketRanks | None = None
     cache_ranks: Ranks | None = None
+    context_ranks: ContextRanks | None = None
 
     @classmethod
     def from_server(cls, server: dict) -> ServerFaults:

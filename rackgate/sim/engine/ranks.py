@@ -261,8 +261,10 @@ class Rank:
             held = float(req.get("until") or 0) - time.monotonic()  # the batch forms while the rank holds it
             if held > 0:
                 time.sleep(held)
+            ctx = self.fault("context_ranks")
+            long = ctx is not None and int(req.get("prompt_tokens", 0)) > ctx.past_tokens
             return {"ok": True, "rank": self.rank, "batch": seen.most, "with": sorted(seen.others),
-                    "cached_blocks": cached, "corrupt": self.corrupt(seen, cached)}
+                    "cached_blocks": cached, "corrupt": "context-corrupt" if long else self.corrupt(seen, cached)}
         finally:
             self.batch.leave(seen)
             with self.lock:

@@ -96,6 +96,9 @@ declare(
     Fault("longctx-phi", "SRV-LONGCTX", "a rank aborts on the LLVM `PHINode::setIncomingValue` assertion when a "
           "long chunked prefill runs at concurrency (PR #2380 missing)", target="node", default="node2",
           rank=RankFault("longctx-phi", (2, 3))),
+    Fault("longctx-corrupt", "SRV-LONGCTX", "one DP rank answers prompts past 4096 tokens corrupted: HTTP 200, "
+          "fluent, the numbers wrong (vllm #46856: corruption past ~60k tokens)", target="node", default="node3",
+          rank=RankFault("context-ranks", (1, 2), {"past_tokens": 4096})),
     Fault("profiler-env", "SRV-PROFILE", "profiling asked with ATOM_TORCH_PROFILER_DIR instead of "
           "--torch-profiler-dir: /start_profile answers 200, no traces",
           launch=(Drop("--torch-profiler-dir"),), env={"ATOM_TORCH_PROFILER_DIR": "/tmp/rackgate/profile"}),
