@@ -119,6 +119,9 @@ class ServingExpect(Section):
     batch_concurrency: int = Field(default=16, ge=2)
     batch_capture_sizes: list[int] = Field(default_factory=list)
     batch_prefix_words: int = Field(default=256, ge=0)
+    # Each prompt begins with a tag of the session's own, so its first ask (the reference) is a
+    # prefix-cache miss whatever earlier sessions asked; false: the prompts exactly as written.
+    batch_tag: bool = True
     # SRV-CONSISTENCY: prompts decoded greedily, then re-prefilled with the decoded prefix.
     consistency_prompts: list[str] = Field(default_factory=lambda: [
         "The capital of France is", "1, 2, 3, 4, 5,", "The opposite of hot is"])

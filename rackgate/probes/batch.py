@@ -148,10 +148,11 @@ def asked(s: Server) -> dict[int, Batched]:
         raise CouldNotObserve(f"{pr.routing.note or 'the rank hint is not used'}: a rank's batch cannot be made "
                               "without it")
     ranks: list[int | None] = list(table) if len(table) > 1 else [None]
-    tag = secrets.token_hex(3)  # a session's own prompts: none is in the prefix cache before its first ask
-    prompts = {f"p{i + 1}": f"({tag}) {p}" for i, p in enumerate(cfg.batch_prompts)}
+    # a session's own prompts: none is in the prefix cache before its first ask (serving.batch_tag)
+    tag = f"({secrets.token_hex(3)}) " if cfg.batch_tag else ""
+    prompts = {f"p{i + 1}": f"{tag}{p}" for i, p in enumerate(cfg.batch_prompts)}
     if cfg.batch_prefix_words:
-        prompts[LONG] = f"({tag}) {load.filler(cfg.batch_prefix_words, 3)}\n{cfg.batch_prompts[0]}"
+        prompts[LONG] = f"{tag}{load.filler(cfg.batch_prefix_words, 3)}\n{cfg.batch_prompts[0]}"
     ids = {t: i for i, t in prompts.items()}
     short = [p for p in prompts if p != LONG]
     command = s.rack.launch.command
