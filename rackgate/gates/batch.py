@@ -147,8 +147,11 @@ def rank_batch(r: Ranked[Batched], rack: Rack, where: str) -> list[str]:
                                                                  if len(mine) > min(4, len(first)) else "")
     lp = "" if all(d.distance.dlogprob is not None for d in mine) else " (tokens alone compared where the server " \
         "gives no logprobs)"
+    named = ", ".join(f"{p} = {run.prompts[p][:60]!r}" for p in dict.fromkeys(d.said.prompt for d in mine)
+                      if p in run.prompts)
     return [f"{len(mine)} of {n} greedy answers on {_at(rank, table)} differ from its own answers alone{lp}: "
-            f"{reading(mine, said, rank)}{over}; {shown} (band {Band(*run.floor).describe()})"]
+            f"{reading(mine, said, rank)}{over}; {shown} (band {Band(*run.floor).describe()})"
+            + (f"; prompts: {named}" if named else "")]
 
 
 def batch_shown(r: Ranked[Batched], rack: Rack) -> list[Shown]:

@@ -111,6 +111,7 @@ def test_one_bucket_fails_its_rank_naming_the_condition_and_both_continuations()
     assert "1 of 4 ranks moved (dp3)" in said
     assert "node2/dp3 bucket 4, prompt p1 at position 4: tokens diverge at position 4" in said
     assert "alone ...', 7, 8,' | bucket 4 ...', 7, 9,'" in said
+    assert said.endswith("; prompts: p1 = '(x) 1, 2, 3, 4, 5,'")
 
 
 def test_mixed_on_a_node_names_the_node_and_the_sampler():
