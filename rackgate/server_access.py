@@ -28,6 +28,7 @@ class Ask:
     prompt: str
     rank: int | None = None  # ATOM's data_parallel_rank hint (None: the server picks)
     chat: bool = False       # asked as one user message on /v1/chat/completions
+    params: tuple[tuple[str, Any], ...] = ()  # this request's own fields over the fan-out's (sampling, max_tokens)
 
 
 @dataclass

@@ -6,8 +6,11 @@ server stops generating for it). When one answer is decisive (`decisive`), the o
 `settle_s` to come back, then every request still out is cancelled: the first degenerate answer
 decides, the answers back by then give the share. The settle window is at least as long as the
 first decisive answer took (so that on a loaded machine the longer coherent answers come back too),
-and with a hang rule it stays open until one answer that is not decisive is back (at most the
-rule's floor): a share read from the decisive answers alone would blame the whole server.
+and with a hang rule, while a rank asked by the hint has not answered, it stays open until one
+answer that is not decisive is back (at most the rule's floor): a share read from one rank's
+decisive answers alone would blame the whole server. Once every rank asked has answered, or when
+the ranks are not known, the settle window ends it: the verdict is certain, and the share is the
+answers back, saying how many were still in flight (issue 50).
 
 A hang is read here, not waited out: once some requests have come back, those still out with
 nothing of them moving (no headers, no streamed chunk) for `HangRule.bound(slowest)` --
@@ -63,7 +66,8 @@ def _client_like(client: Client) -> Client:
 
 
 def request_body(client: Client, a: Ask, max_tokens: int, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": client.model, "max_tokens": max_tokens, "temperature": 0.0, **(extra or {})}
+    body: dict[str, Any] = {"model": client.model, "max_tokens": max_tokens, "temperature": 0.0, **(extra or {}),
+                            **dict(a.params)}
     if a.chat:
         body["messages"] = [{"role": "user", "content": a.prompt}]
     else:
@@ -132,6 +136,8 @@ def fan_out(client: Client, asks: list[Ask], max_tokens: int, timeout: float,
     for i in range(len(asks)):
         threading.Thread(target=one, args=(i,), daemon=True, name=f"fanout-{i}").start()
     end = t0 + timeout + 5.0
+    ranks = {a.rank for a in asks}
+    ranked = None not in ranks
     settling, hang_hit = False, False
     settled = until = end  # settling: the window's end, and how long it waits for an answer that is not decisive
     with changed:
@@ -145,7 +151,14 @@ def fan_out(client: Client, asks: list[Ask], max_tokens: int, timeout: float,
                 until = min(end, max(settled, now + hang.floor_s)) if hang is not None else settled
             if settling:
                 other = any(g.replied and not g.error and not decisive(g) for g in results.values())
-                if now >= (settled if other else until):
+                # a decisive answer is positive evidence: the verdict is certain, and the window waits
+                # past the settle window (for an answer that is not decisive, up to the hang floor) only
+                # while an answer still out could change the share's reading: a rank asked by the hint
+                # that has not answered yet. Every rank answered (each rank's reading is its own), or
+                # the ranks not known (no answer still out could say which rank the decisive ones came
+                # from; the share says how many were still in flight): the settle window ends it.
+                known = not ranked or ranks <= {g.ask.rank for g in results.values() if g.replied}
+                if now >= (settled if other or known else until):
                     break
             back = [g.seconds for g in results.values() if g.replied]
             if hang is not None and back and not settling:

@@ -101,10 +101,13 @@ class PerRank:
         reads: what the server says of the prompt, not of one rank)."""
         return self.asks([Ask(p) for p in prompts], max_tokens, **kw)
 
-    def on(self, asks: Sequence[tuple[str, int | None]], max_tokens: int, **kw: Any) -> Spread:
+    def on(self, asks: Sequence[tuple[str, int | None] | tuple[str, int | None, tuple[tuple[str, Any], ...]]],
+           max_tokens: int, **kw: Any) -> Spread:
         """(prompt, rank) pairs, each asked of its rank, all at once (SRV-CONSISTENCY's prefills on
-        the rank that decoded): `asks` for a caller that does not build `Ask`s."""
-        return self.asks([Ask(p, r) for p, r in asks], max_tokens, **kw)
+        the rank that decoded): `asks` for a caller that does not build `Ask`s. A third element is
+        the request's own fields (`Ask.params`: SRV-BATCH's sampled requests)."""
+        return self.asks([Ask(a[0], a[1], params=a[2] if len(a) > 2 else ()) for a in asks],
+                         max_tokens, **kw)
 
     def asks(self, asks: list[Ask], max_tokens: int, **kw: Any) -> Spread:
         """Asks built by the caller (each names its own rank: e.g. a prefill on the rank that decoded)."""

@@ -104,6 +104,24 @@ class ServingExpect(Section):
     golden_logprob_tol: float = Field(default=0.1, ge=0)  # max |delta logprob| of the chosen token
     golden_kl_tol: float = Field(default=0.01, ge=0)      # KL(golden || now) over the top-k, per position
     golden_noise: float = Field(default=3.0, ge=1)
+    # SRV-BATCH (docs/serving.md): every DP rank asked the batch_prompts greedily (batch_max_tokens,
+    # the top golden_top_k logprobs) alone, then inside batches of every decode batch-size bucket up
+    # to batch_concurrency requests on the rank (powers of two, with the launch command's
+    # --cudagraph-capture-sizes and batch_capture_sizes up to it), mixed with sampled requests
+    # (top_k, top_p, temperature, logprobs, another max_tokens, a stop string), and with the prompt
+    # cached (the same prompt again; one of batch_prefix_words words). Answers within the golden
+    # band's floors (golden_logprob_tol, golden_kl_tol) of the rank's own answer alone.
+    # batch = false: the rack file says it does not apply (SKIPPED).
+    batch: bool = True
+    batch_prompts: list[str] = Field(default_factory=lambda: ["The capital of France is", "1, 2, 3, 4, 5,"],
+                                     min_length=1)
+    batch_max_tokens: int = Field(default=16, gt=1)
+    batch_concurrency: int = Field(default=16, ge=2)
+    batch_capture_sizes: list[int] = Field(default_factory=list)
+    batch_prefix_words: int = Field(default=256, ge=0)
+    # Each prompt begins with a tag of the session's own, so its first ask (the reference) is a
+    # prefix-cache miss whatever earlier sessions asked; false: the prompts exactly as written.
+    batch_tag: bool = True
     # SRV-CONSISTENCY: prompts decoded greedily, then re-prefilled with the decoded prefix.
     consistency_prompts: list[str] = Field(default_factory=lambda: [
         "The capital of France is", "1, 2, 3, 4, 5,", "The opposite of hot is"])

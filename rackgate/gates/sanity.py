@@ -96,7 +96,8 @@ def share(answers: list[Answer], asked: int) -> str:
     n = len(answers)
     bad = [a for a in answers if a.why]
     k = len(bad)
-    came = f"{n} of {asked} answers back" if n < asked else f"all {asked} answers back"
+    came = (f"{n} of {asked} answers back, {asked - n} still in flight when the verdict was certain"
+            if n < asked else f"all {asked} answers back")
     head = f"{k} of {n} answers degenerate, the other {n - k} coherent ({came})"
     example = f"; e.g. {bad[0].prompt!r} -> {bad[0].text[:48]!r} ({bad[0].where()}): {bad[0].why}" if bad else ""
     if not bad:

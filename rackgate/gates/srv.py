@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..config.model import Rack
 from ..errors import CouldNotObserve
-from ..probes import served
+from ..probes import needle, served
 from . import consistency, sanity, stream
 from .declare import Check, Finding, Ranked, Shown, declare, ranked
 
@@ -254,9 +254,10 @@ declare(ranked("SRV-PROFILE", probe=served.profiles, judge=rank_traced, shows=pr
 
 # --- SRV-LONGCTX --------------------------------------------------------------------------------
 def long_prompts_served(f: served.LongCtx, rack: Rack, where: str) -> list[str]:
-    """Long prompts at concurrency are answered and the engine is still there afterwards: a
-    degenerate answer is SRV-SANITY's; a hang, the PHINode assertion, an error share or requests
-    that hang afterwards are this row's (a hang cross-referenced to SRV-DEADLOCK and recorded for it)."""
+    """Long prompts at concurrency are answered right and the engine is still there afterwards: a
+    degenerate answer is SRV-SANITY's; a hang, the PHINode assertion, an error share, answers that
+    miss their needle's value (probes/needle.py) or requests that hang afterwards are this row's (a
+    hang cross-referenced to SRV-DEADLOCK and recorded for it)."""
     spread = f.load
     bad = spread.share(lambda g: g.stopped or (sanity.degenerate(g.text) if not g.error else None),
                        "answers degenerate")
@@ -270,6 +271,10 @@ def long_prompts_served(f: served.LongCtx, rack: Rack, where: str) -> list[str]:
     failed = spread.failed()
     if failed:
         seen.append(f"long prompts: {failed.line}")
+    wrong = spread.share(lambda g: needle.missed(g.text, f.needles[g.ask.prompt])
+                         if not g.error and g.ask.prompt in f.needles else None, "long answers miss the needle")
+    if wrong:
+        seen.append(f"the needle's value: {wrong.line}")
     after, hung = f.after, False
     if after is not None and after.hang():
         seen.append(f"engine gone afterwards: {after.hang()}{DEADLOCK_SIGNATURE}")
@@ -277,7 +282,8 @@ def long_prompts_served(f: served.LongCtx, rack: Rack, where: str) -> list[str]:
     elif after is not None and after.nothing_back():
         seen.append(f"engine gone afterwards: {after.nothing_back()}")
     if seen:  # requests that hang afterwards are SRV-DEADLOCK's too: the checks after it are not run
-        at = (failed.where if failed else "") or (after.hang_where(where) if after is not None else where)
+        at = ((failed.where if failed else "") or (wrong.where if wrong else "")
+              or (after.hang_where(where) if after is not None else where))
         return finding_at("SRV-LONGCTX", at, "; ".join(seen), also=("SRV-DEADLOCK",) if hung else ())
     return []
 

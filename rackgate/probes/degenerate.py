@@ -1,5 +1,7 @@
 """What a degenerate answer's text looks like, read from the text alone (the signatures SRV-SANITY
-names, rackgate/gates/sanity.py): every character '!', one token repeated, empty. Here, below the
+names, rackgate/gates/sanity.py): every character '!', one token repeated, a repetition loop (one
+fragment repeated back to back over most of the text: `BlockBlockBlock...`, which a word count sees
+as one word -- tenstorrent/tt-xla #5892 --, a phrase or a cycle of n-grams looping), empty. Here, below the
 gates, because the probes that ask the server cut a stream on them as it arrives (`degenerate_so_far`);
 the judgment over many answers is gates/sanity.py's."""
 from __future__ import annotations
@@ -18,7 +20,31 @@ def degenerate(text: str) -> str | None:
         return "empty text"
     if set(stripped) <= {"!"}:
         return f"every character is '!' ({len(stripped)} of them)"
-    return _one_token(TOKENISH.findall(stripped))
+    return _one_token(TOKENISH.findall(stripped)) or _loop(stripped[:LOOP_TEXT])
+
+
+# A repetition loop: a fragment of at most LOOP_FRAGMENT characters, not all whitespace, repeated
+# back to back at least LOOP_COPIES times over at least LOOP_MIN characters; the text is degenerate
+# when such loops cover LOOP_SHARE of it or more. A phrase a fluent answer repeats once (two copies)
+# is no loop; a run of spaces (indentation) is none; a table's rule line is a small share of its table.
+LOOP = re.compile(r"(.{1,100}?)\1{2,}", re.S)
+LOOP_FRAGMENT, LOOP_COPIES, LOOP_MIN, LOOP_SHARE = 100, 3, 16, 0.5
+LOOP_TEXT = 16384  # characters of a whole answer judged (a loop that covers half of an answer starts in them)
+VISIBLE = re.compile(r"\S")
+
+
+def _loop(stripped: str) -> str | None:
+    """Why this text is a repetition loop, or None."""
+    if len(stripped) < LOOP_MIN:
+        return None
+    spans = [(m.end() - m.start(), m.group(1)) for m in LOOP.finditer(stripped)
+             if m.end() - m.start() >= LOOP_MIN and VISIBLE.search(m.group(1))]
+    covered = sum(n for n, _ in spans)
+    if not spans or covered < LOOP_SHARE * len(stripped):
+        return None
+    n, frag = max(spans)
+    return (f"a repetition loop: {frag[:40]!r} repeated {n // len(frag)} times back to back "
+            f"({100 * covered // len(stripped)}% of the text in loops)")
 
 
 def _one_token(toks: list[str]) -> str | None:
@@ -62,7 +88,19 @@ def _window(stripped: str) -> str | None:
     toks = TOKENISH.findall(stripped)
     # >= STREAM_TOKENS tokens: not empty, and not all '!' (STREAM_BANG characters or more, above),
     # so degenerate(stripped) is its token count, on these tokens
-    return _one_token(toks) if len(toks) >= STREAM_TOKENS else None
+    said = _one_token(toks) if len(toks) >= STREAM_TOKENS else None
+    # a loop is looked for once every STREAM_LOOP_STEP characters (each prefix once: cached)
+    upto = len(stripped) // STREAM_LOOP_STEP * STREAM_LOOP_STEP
+    return said or (_looped(stripped[:upto]) if upto else None)
 
 
-__all__ = ["STREAM_BANG", "STREAM_TOKENS", "STREAM_WINDOW", "TOKENISH", "degenerate", "degenerate_so_far"]
+STREAM_LOOP_STEP = 64
+
+
+@lru_cache(maxsize=1024)
+def _looped(prefix: str) -> str | None:
+    return _loop(prefix)
+
+
+__all__ = ["LOOP_COPIES", "LOOP_MIN", "LOOP_SHARE", "STREAM_BANG", "STREAM_TOKENS", "STREAM_WINDOW", "TOKENISH",
+           "degenerate", "degenerate_so_far"]

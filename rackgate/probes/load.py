@@ -6,6 +6,11 @@ from __future__ import annotations
 WORDS = ("river", "stone", "cloud", "north", "glass", "field", "seven", "amber")
 
 
+def filler(words: int, seed: int) -> str:
+    """Deterministic text of `words` words (about as many tokens)."""
+    return " ".join(WORDS[(i * 7 + seed) % len(WORDS)] for i in range(words))
+
+
 def prompt(words: int, seed: int) -> str:
     """A deterministic prompt of about `words` tokens."""
-    return " ".join(WORDS[(i * 7 + seed) % len(WORDS)] for i in range(words)) + "\nSummarize the text above."
+    return filler(words, seed) + "\nSummarize the text above."

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CouldNotObserve
 from ..server_access import Got, PerRankAccess, Posted, ServerAccess, Spread, Tokens
-from . import fit, load, traces
+from . import fit, needle, traces
 from .degenerate import degenerate, degenerate_so_far
 from .prefill import Decoded, cuts
 
@@ -399,6 +400,7 @@ class LongCtx:
     hang: Hang | None = None                  # the long prompts' hang
     after: Spread | None = None               # one short request to every rank afterwards
     shown: tuple[tuple[str, str], ...] = ()
+    needles: Mapping[str, needle.Needle] = dataclasses.field(default_factory=dict)  # prompt -> its needle
 
 
 def _long_degenerate(g: Got) -> bool:
@@ -426,12 +428,14 @@ def longctx(s: ServerAccess) -> LongCtx:
     size = "serving.longctx_words" if cfg.longctx_words else f"{cfg.longctx_multiple:g} x {said}"
     words, size = _sized(s, words, size)
     n = max(len(s.table), cfg.longctx_concurrency)
-    spread = pr.ask([load.prompt(words, i) for i in range(n)], LONGCTX_ANSWER_TOKENS, attached=cfg.longctx_concurrency,
+    needles = [needle.needle(words, i) for i in range(n)]
+    spread = pr.ask([x.prompt for x in needles], LONGCTX_ANSWER_TOKENS, attached=cfg.longctx_concurrency,
                     at_least=cfg.longctx_concurrency, timeout=cfg.longctx_timeout_s, stop_when=degenerate_so_far,
                     decisive=_long_degenerate)
-    shown = [("long-prompt load", f"{spread.asked} prompts of ~{words} tokens ({size}), all at once\n"
-                                  f"{spread.evidence()}")]
-    read = LongCtx(s.url, spread, shown=tuple(shown))
+    shown = [("long-prompt load", f"{spread.asked} prompts of ~{words} tokens ({size}), all at once, each a "
+                                  "needle in a haystack (its number asked at the end)\n" + "\n".join(
+                                      f"needle {x.value} at {x.depth:.0%}" for x in needles) + f"\n{spread.evidence()}")]
+    read = LongCtx(s.url, spread, shown=tuple(shown), needles={x.prompt: x for x in needles})
     if any(g.stopped or (not g.error and degenerate(g.text)) for g in spread.replied):
         return read
     phi = tuple(s.grep(PHI))

@@ -13,6 +13,7 @@ from typing import Callable
 
 TOKEN_RE = re.compile(r"\s*[\w]+|\s*[^\w\s]|\s+")
 BANG_LEN = 48  # how many '!' a broken decode path emits before it stops
+LOOP_FRAGMENT = "Block"  # what a looping rank repeats (tenstorrent/tt-xla #5892: every DP replica but the first)
 VOCAB = 163840  # Kimi's vocabulary size: what "uniform" means for logprobs
 
 KNOWN = {
@@ -49,6 +50,21 @@ ANSWERERS: list[Answerer] = []
 from .gsm8k import answerer as _gsm8k_answerer  # noqa: E402 - the accuracy area's GSM8K answerer
 
 ANSWERERS.append(_gsm8k_answerer)
+
+NEEDLE_QUESTION = re.compile(r"\nQuestion: What is the (.+?) in the text above\?\nAnswer: The \1 is$")
+
+
+def _needle(prompt: str) -> str | None:
+    """A needle-in-a-haystack question (rackgate/probes/needle.py's, or any "The X is V." sentence
+    asked back): the value, as a model that read the whole context answers it."""
+    m = NEEDLE_QUESTION.search(prompt)
+    if m is None:
+        return None
+    found = re.search(rf"The {re.escape(m.group(1))} is (\S+?)\.(?:\s|$)", prompt[:m.start()])
+    return f" {found.group(1)}." if found else " not in the text."
+
+
+ANSWERERS.append(_needle)
 
 
 def _known(prompt: str) -> str | None:
@@ -105,6 +121,9 @@ RUNNERS_UP = ((" the", -5.1), (",", -6.3), (" and", -7.0), (" a", -7.4), (".", -
 # SANITY/CONSISTENCY/STREAM answers' 16 tokens: those checks never see the flip).
 DRIFT_SHIFT = 0.2
 DRIFT_AT = 16
+# Fault batch-flip (a request its batch or a cache hit corrupted, engine/ranks.py): the token at
+# FLIP_AT is the runner-up's, the rest as healthy (fluent; SANITY's expected words come before it).
+FLIP_AT = 4
 
 
 def _runners_up(t: str) -> list[tuple[str, float]]:
@@ -148,6 +167,9 @@ def generate(prompt: str, max_tokens: int, faults: set[str], stop: list[str] | N
                           "eos" if stop else "max_tokens")
     if "empty-content" in faults:  # HTTP 200, finish_reason "stop", no text at all
         return Generation([], "stop", [], "eos")
+    if "fragment-loop" in faults:  # one fragment looped to max_tokens, fluent-looking tokens, HTTP 200
+        toks = [LOOP_FRAGMENT] * max_tokens
+        return Generation(toks, "length", _with_logprobs(toks, uniform=False), "max_tokens")
     toks = tokenize(continuation(prompt))
     if "decode-mismatch" in faults and len(toks) > 4 and max_tokens > 3:
         # The decode kernels pick another token than prefill would at step 3; the text stays
@@ -169,6 +191,10 @@ def generate(prompt: str, max_tokens: int, faults: set[str], stop: list[str] | N
     drift = "logit-drift" in faults
     if drift:
         toks = drifted(toks)
+    if "context-corrupt" in faults:  # past a context length: fluent, every digit off by one (vllm #46856)
+        toks = [re.sub(r"\d", lambda d: str((int(d.group(0)) + 1) % 10), t) for t in toks]
+    if "batch-flip" in faults and len(toks) > FLIP_AT:  # what the batch corrupted: an early token, fluent
+        toks = toks[:FLIP_AT] + [_runners_up(toks[FLIP_AT])[0][0]] + toks[FLIP_AT + 1:]
     if len(toks) > max_tokens:
         toks, finish, why = toks[:max_tokens], "length", "max_tokens"
     return Generation(toks, finish, _with_logprobs(toks, uniform=False, drift=drift), why)
@@ -194,6 +220,8 @@ def chat(messages: list[dict], max_tokens: int, faults: set[str], reasoning_toke
         return ChatGeneration("", "!" * n, "stop" if max_tokens > BANG_LEN else "length", n)
     if "empty-content" in faults:
         return ChatGeneration("", "", "stop", 0)
+    if "fragment-loop" in faults:
+        return ChatGeneration("", LOOP_FRAGMENT * max_tokens, "length", max_tokens)
     if "reasoning-only-length" in faults:  # it never leaves the reasoning: the budget ends it
         long_think = (think * (max_tokens // max(1, len(think)) + 1))[:max_tokens]
         return ChatGeneration("".join(long_think), "", "length", max_tokens)

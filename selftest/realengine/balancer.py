@@ -54,7 +54,7 @@ class Balancer:
     def alive(self) -> bool:
         return self.thread is not None and self.thread.is_alive()
 
-    def pick(self, hint) -> int:
+    def pick(self, hint, body: dict | None = None) -> int:
         """The engine for a request: its hint, else the fewest in flight from a rotating start."""
         n = len(self.engines)
         with self.lock:
@@ -71,7 +71,7 @@ class Balancer:
             self.served[rank] += 1
         return rank
 
-    def done(self, rank: int) -> None:
+    def done(self, rank: int, body: dict | None = None) -> None:
         with self.lock:
             self.inflight[rank] -= 1
 
@@ -97,14 +97,14 @@ class Balancer:
                     return self._send(400, {"detail": f"Requested model '{body.get('model')}' does not match "
                                                       f"server model '{bal.name}'"})
                 try:
-                    rank = bal.pick(body.pop("data_parallel_rank", None))
+                    rank = bal.pick(body.pop("data_parallel_rank", None), body)
                 except ValueError as e:
                     return self._send(400, {"error": {"message": str(e), "type": "invalid_request_error",
                                                       "code": 400}})
                 try:
                     self._relay(rank, body)
                 finally:
-                    bal.done(rank)
+                    bal.done(rank, body)
 
             def _relay(self, rank: int, body: dict) -> None:
                 url, model = bal.engines[rank]

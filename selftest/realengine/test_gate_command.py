@@ -88,7 +88,10 @@ def engine_rack(tmp_path: Path, srv, gsm8k_dir: Path, ranks: int = 1, serving: d
     engine serves one request at a time (transformers serve without continuous batching), so more
     only queue, and the questions still queued when ACC-QUICK settles are prefilled for nothing."""
     return runners.rack_file(tmp_path / "rack.toml", srv.model, max_tokens=GATE_MAX_TOKENS, gpus_per_node=ranks,
-                             serving={"longctx_words": LONGCTX_WORDS, "longctx_concurrency": 1, **(serving or {})},
+                             # SRV-BATCH's rounds (dozens of requests a rank) are its own real-engine
+                             # test's (test_batch_engine.py): the gate runs here prove the other rows
+                             serving={"longctx_words": LONGCTX_WORDS, "longctx_concurrency": 1, "batch": False,
+                                      **(serving or {})},
                              accuracy={"api": "completions", "gsm8k_dir": str(gsm8k_dir),
                                        "num_concurrent": ranks,
                                        # ACC-UNDER-LOAD runs whatever ACC-QUICK scored (it reads its

@@ -28,13 +28,14 @@ def test_share_of_a_wholly_broken_server_is_global():
 def test_share_without_rank_hints_says_the_rank_is_not_known():
     answers = [sanity.Answer("p", "!!!!", "every character is '!'"), sanity.Answer("p", " Paris")]
     said = sanity.share(answers, 3)
-    assert said.startswith("1 of 2 answers degenerate, the other 1 coherent (2 of 3 answers back)")
+    assert said.startswith("1 of 2 answers degenerate, the other 1 coherent (2 of 3 answers back, 1 still in flight "
+                           "when the verdict was certain)")
     assert "node- or rank-specific" in said and "not known" in said
     assert sanity.blamed(answers) == ""
 
 
 def test_degenerate_so_far_reads_the_first_characters_only():
-    coherent = " Paris is the capital of France." * 40
+    coherent = "".join(f" Paris is the capital of France, said guide {i}." for i in range(40))
     assert len(coherent) > text.STREAM_WINDOW
     assert sanity.degenerate_so_far(coherent + "!" * 5000) is None  # the end is judged whole, at the end
 
@@ -53,7 +54,7 @@ def _degenerate_by_definition(t: str) -> str | None:
         tok, n = Counter(toks).most_common(1)[0]
         if n / len(toks) >= 0.8:
             return f"one token repeated: {tok!r} is {n} of {len(toks)} tokens"
-    return None
+    return text._loop(stripped[:text.LOOP_TEXT])  # the loop rule as it is (its own tests: test_loops.py)
 
 
 def _so_far_by_definition(t: str) -> str | None:
@@ -62,8 +63,11 @@ def _so_far_by_definition(t: str) -> str | None:
     if len(stripped) >= text.STREAM_BANG and set(stripped) <= {"!"}:
         return _degenerate_by_definition(stripped)
     if len(re.findall(r"\w+|[^\w\s]", stripped)) >= text.STREAM_TOKENS:
-        return _degenerate_by_definition(stripped)
-    return None
+        said = _degenerate_by_definition(stripped)
+        if said and not said.startswith("a repetition loop"):
+            return said
+    upto = len(stripped) // text.STREAM_LOOP_STEP * text.STREAM_LOOP_STEP
+    return text._loop(stripped[:upto]) if upto else None
 
 
 def test_the_distinct_token_bound_changes_no_answer():
@@ -107,7 +111,7 @@ def test_a_full_window_is_judged_once_however_many_chunks_follow(monkeypatch):
     monkeypatch.setattr(text, "TOKENISH", Counting())
     so_far = " Kigali, once test_a_full_window, is the capital of Rwanda."
     while len(so_far) <= text.STREAM_WINDOW:
-        so_far += " The hills around it are green."
+        so_far += f" The hills around it are green, {len(so_far)} steps on."
     assert sanity.degenerate_so_far(so_far) is None
     first = len(calls)
     for _ in range(200):   # the chunks after the window

@@ -19,6 +19,7 @@ from .loopback import Loopback
 pytestmark = pytest.mark.suite
 
 BOUND = 200000  # a '!' stream this server would send in full: far more than any check reads
+SLOW = "slow"   # a prompt the engines never start answering (until they close)
 
 
 class _Engines:
@@ -30,7 +31,7 @@ class _Engines:
     def __init__(self, ranks: int, bang: set[int], refuse_hint: bool = False, hold: bool = False):
         self.ranks, self.bang, self.sent, self.turn = ranks, bang, 0, 0
         self.refuse_hint = refuse_hint  # as transformers serve: HTTP 422 on the unknown field
-        self.hold, self.bang_gone = hold, threading.Event()
+        self.hold, self.bang_gone, self.closed = hold, threading.Event(), threading.Event()
         self.lock = threading.Lock()
         outer = self
 
@@ -47,6 +48,8 @@ class _Engines:
                 self.send_header("content-type", "text/event-stream")
                 self.end_headers()
                 pieces = ["!"] * BOUND if rank in outer.bang else [" Paris", "."]
+                if body.get("prompt") == SLOW:  # an answer that never starts (the engine busy elsewhere)
+                    outer.closed.wait(3600)
                 if outer.hold and rank not in outer.bang:
                     outer.bang_gone.wait(60)
                     time.sleep(0.5)
@@ -68,6 +71,7 @@ class _Engines:
         self.url = self.server.url
 
     def close(self):
+        self.closed.set()
         self.server.close()
 
 
@@ -169,3 +173,31 @@ def test_long_requests_fail_naming_a_degenerate_answer(tmp_path):
     assert b.startswith("SRV-SANITY [") and "ACC-BUDGET: 16 of 16 answers degenerate" in b, b
     assert "every character is '!'" in b, b
     assert "SRV-CONSISTENCY: " in c and "decodes degenerate" in c and "every character is '!'" in c, c
+
+
+# --- the verdict as soon as it is certain (issue 50) ------------------------------------------
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("engines", [(2, {0, 1})], indirect=True)
+def test_every_rank_answered_degenerate_ends_the_read_without_waiting_for_the_rest(engines):
+    """Every rank asked by the hint has answered, each '!': no answer still out can change the
+    reading, so the read ends at the settle window, not at the hang floor (an hour here: waiting it
+    out would be the test's timeout), and the share says how many were still in flight."""
+    asks = _asks([0, 1]) + [fanout.Ask(SLOW, 0)]
+    out = fanout.fan_out(Client(engines.url, "m", 3600), asks, BOUND, 3600, stop_when=sanity.degenerate_so_far,
+                         decisive=_decisive, settle_s=0, settle_as_long=False, hang=fanout.HangRule(3600.0, 10.0))
+    assert sorted(g.ask.rank for g in out.got) == [0, 1] and all(g.stopped for g in out.got) and out.cancelled == 1
+    answers = [sanity.Answer(g.ask.prompt, g.text, g.stopped, g.ask.rank, "node1") for g in out.got]
+    said = sanity.share(answers, out.asked)
+    assert said.startswith("2 of 2 answers degenerate, the other 0 coherent (2 of 3 answers back, 1 still in "
+                           "flight when the verdict was certain)"), said
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("engines", [(1, {0})], indirect=True)
+def test_ranks_not_known_the_settle_window_ends_the_read(engines):
+    """No rank hint (a server of one engine answering one request at a time, attached without a
+    rack file): a degenerate answer is the verdict; the requests still queued are not waited for."""
+    asks = [fanout.Ask("The capital of France is"), fanout.Ask(SLOW)]
+    out = fanout.fan_out(Client(engines.url, "m", 3600), asks, BOUND, 3600, stop_when=sanity.degenerate_so_far,
+                         decisive=_decisive, settle_s=0, settle_as_long=False, hang=fanout.HangRule(3600.0, 10.0))
+    assert len(out.got) == 1 and out.got[0].stopped and out.cancelled == 1

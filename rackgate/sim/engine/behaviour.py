@@ -22,7 +22,12 @@ OUTPUT = frozenset({"bang-tokens", "empty-content", "decode-mismatch", "answer-f
                     # a chat answer that is all reasoning: the budget runs out inside it (length), or
                     # the answer itself lands in reasoning_content (stop) -- /v1/completions unchanged
                     "reasoning-only-length", "reasoning-only-stop",
-                    "logit-drift"})  # every logprob slightly off, a later near-tie flipped (model.py)
+                    "logit-drift",  # every logprob slightly off, a later near-tie flipped (model.py)
+                    # a greedy answer's token flipped early (model.py): what a rank returns for a request
+                    # its batch or its cache corrupted (ranks.py Rank.corrupt)
+                    "batch-flip",
+                    "fragment-loop",  # every answer one fragment looped: BlockBlockBlock... (model.py)
+                    "context-corrupt"})  # a long prompt's answer corrupted: its digits off (ranks.py Rank.corrupt)
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,19 @@ class OomKill(Ranks):
 
 
 @dataclass(frozen=True)
+class BucketRanks(Ranks):
+    """These ranks compute wrong when their decode batch runs in the graph of `bucket` requests
+    (a batch of n runs in the smallest captured size >= n)."""
+    bucket: int = 4
+
+
+@dataclass(frozen=True)
+class ContextRanks(Ranks):
+    """These ranks answer a prompt longer than `past_tokens` corrupted (fluent, the numbers wrong)."""
+    past_tokens: int = 4096
+
+
+@dataclass(frozen=True)
 class SlowServer(Ranks):
     delay_s: float = 0.0
 
@@ -85,12 +103,19 @@ RANK_BEHAVIOURS = {
     "reasoning-length-ranks": Ranks,  # these ranks' chat answers are all reasoning, cut at max_tokens
     "reasoning-stop-ranks": Ranks,  # these ranks' chat answers are all reasoning, stopped by the model
     "drift-ranks": Ranks,  # these ranks' logits are slightly off (fluent text, a later token flipped)
+    # the batch a rank runs corrupts its greedy answers (ranks.py Rank.corrupt): when a request setting
+    # top_k shares it (the sampler's mixed path), in one decode bucket, or on a prefix-cache hit
+    "loop-ranks": Ranks,  # these ranks loop on one fragment (BlockBlockBlock...: tenstorrent/tt-xla #5892)
+    "mixed-topk-ranks": Ranks,
+    "bucket-ranks": BucketRanks,
+    "cache-ranks": Ranks,
+    "context-ranks": ContextRanks,
 }
 
 # rank behaviour -> the output behaviour it gives the answers those ranks serve
 RANK_OUTPUT = {"bang_ranks": "bang-tokens", "empty_ranks": "empty-content",
                "reasoning_length_ranks": "reasoning-only-length", "reasoning_stop_ranks": "reasoning-only-stop",
-               "drift_ranks": "logit-drift"}
+               "drift_ranks": "logit-drift", "loop_ranks": "fragment-loop"}
 
 
 @dataclass(frozen=True)
@@ -111,6 +136,11 @@ class ServerFaults:
     reasoning_length_ranks: Ranks | None = None
     reasoning_stop_ranks: Ranks | None = None
     drift_ranks: Ranks | None = None
+    loop_ranks: Ranks | None = None
+    mixed_topk_ranks: Ranks | None = None
+    bucket_ranks: BucketRanks | None = None
+    cache_ranks: Ranks | None = None
+    context_ranks: ContextRanks | None = None
 
     @classmethod
     def from_server(cls, server: dict) -> ServerFaults:

@@ -47,6 +47,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--kv-cache-dtype", "--kv_cache_dtype", default=None)
     ap.add_argument("--torch-profiler-dir", default=None)
     ap.add_argument("--fake-eplb", action="store_true")
+    ap.add_argument("--enable_prefix_caching", "--enable-prefix-caching", action=argparse.BooleanOptionalAction,
+                    default=False)
     ap.add_argument("--enable-expert-parallel", action="store_true")
     ap.add_argument("--host", default="0.0.0.0")
     ap.add_argument("--server-port", type=int, default=8000)

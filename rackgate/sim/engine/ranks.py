@@ -18,6 +18,7 @@ import socketserver
 import threading
 import time
 import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import rasfiles
@@ -25,6 +26,9 @@ from ..state import ServerState, node_dir
 from .log import MEGA_WIRE_RENAMED, Log, RankLog
 
 FOREVER = 10 ** 6
+# ATOM's default --cudagraph-capture-sizes (atom/model_engine/arg_utils.py): a decode batch of n
+# runs in the graph of the smallest captured size >= n
+CAPTURED = (1, 2, 4, 8, 16, 32, 48, 64, 128, 256)
 RUN: dict = {}  # {"port": the API port of this launch}, set by main
 
 
@@ -70,6 +74,56 @@ def die_with_parent(parent: int) -> None:
         os._exit(0)
 
 
+@dataclass
+class Seen:
+    """One request as the rank ran it: its own sampling fields, the most requests the rank ran at
+    once while it ran, and the sampling fields of the others among them."""
+    sampling: frozenset[str]
+    most: int = 1
+    others: set[str] = field(default_factory=set)
+
+
+class Batch:
+    """The requests a rank runs at once: each request's batch is what ran beside it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running: list[Seen] = []
+
+    def join(self, sampling: list[str]) -> Seen:
+        me = Seen(frozenset(sampling))
+        with self.lock:
+            for o in self.running:
+                o.others |= me.sampling
+                me.others |= o.sampling
+            self.running.append(me)
+            for o in self.running:
+                o.most = max(o.most, len(self.running))
+        return me
+
+    def leave(self, me: Seen) -> None:
+        with self.lock:
+            self.running.remove(me)
+
+
+class PrefixCache:
+    """The rank's cached KV blocks, keyed by the prompt's chained block hashes (routes.blocks)."""
+
+    def __init__(self, on: bool) -> None:
+        self.on, self.lock, self.blocks = on, threading.Lock(), set()  # type: ignore[var-annotated]
+
+    def hit(self, blocks: list[str]) -> int:
+        """The prompt's leading blocks already cached (then every block of it is)."""
+        if not self.on:
+            return 0
+        with self.lock:
+            n = next((i for i, b in enumerate(blocks) if b not in self.blocks), len(blocks))
+            if len(self.blocks) > 200_000:
+                self.blocks.clear()
+            self.blocks.update(blocks)
+        return n
+
+
 class Rank:
     def __init__(self, rank: int, args: argparse.Namespace, node: dict, server: ServerState, log: Log, env: dict):
         self.rank, self.args, self.node, self.server, self.env = rank, args, node, server, env
@@ -81,6 +135,8 @@ class Rank:
         self.kv_used = 0
         self.lock = threading.Lock()
         self.profiling = False
+        self.batch = Batch()
+        self.cache = PrefixCache(bool(getattr(args, "enable_prefix_caching", False)))
         self.dead = False
         self.stuck = False
         # GPU error counters a fault makes rise under the serving load (rackgate/sim/rasfiles.py)
@@ -187,6 +243,8 @@ class Rank:
             load = self.inflight
             self.kv_used += tokens
             used = self.kv_used
+        seen = self.batch.join(list(req.get("sampling") or ()))
+        cached = self.cache.hit(list(req.get("blocks") or ()))
         try:
             if self.fault("rank_dead"):
                 self.dead = True
@@ -203,11 +261,31 @@ class Rank:
                 touch(self.dir / "stuck", str(self.rank))
                 return None
             time.sleep(float(req.get("delay_s", 0)) + float(req.get("decode_s", 0)) * int(req.get("max_tokens", 0)))
-            return {"ok": True, "rank": self.rank}
+            held = float(req.get("until") or 0) - time.monotonic()  # the batch forms while the rank holds it
+            if held > 0:
+                time.sleep(held)
+            ctx = self.fault("context_ranks")
+            long = ctx is not None and int(req.get("prompt_tokens", 0)) > ctx.past_tokens
+            return {"ok": True, "rank": self.rank, "batch": seen.most, "with": sorted(seen.others),
+                    "cached_blocks": cached, "corrupt": "context-corrupt" if long else self.corrupt(seen, cached)}
         finally:
+            self.batch.leave(seen)
             with self.lock:
                 self.inflight -= 1
                 self.kv_used -= tokens
+
+    def corrupt(self, seen: Seen, cached: int) -> str | None:
+        """The output behaviour a greedy request gets from what it ran with (None: healthy): a
+        request setting top_k beside it, its batch's captured bucket, a prefix-cache hit."""
+        greedy = "temperature" not in seen.sampling
+        if greedy and self.fault("mixed_topk_ranks") and "top_k" in seen.others:
+            return "batch-flip"
+        b = self.fault("bucket_ranks")
+        if greedy and b and next((c for c in CAPTURED if c >= seen.most), seen.most) == b.bucket:
+            return "batch-flip"
+        if greedy and cached and self.fault("cache_ranks"):
+            return "batch-flip"
+        return None
 
     def profile(self, action: str) -> dict:
         d = self.args.torch_profiler_dir

@@ -7,6 +7,7 @@ else the least loaded) and waits for it; a dead or stuck rank makes its requests
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import os
@@ -130,6 +131,37 @@ class Api(JsonHandler):
 
 
 FIRST_TOKEN_S = ServerState.first_token_s  # the healthy image's (the sim state may set another)
+# The share of the first-token time a rank holds a request: the requests a rank holds at once are
+# its batch (rackgate/sim/engine/ranks.py Batch), as an engine steps every request it runs together.
+BATCH_WINDOW = 0.75
+BLOCK = 16  # tokens of a KV-cache block (ATOM's --block-size default): the prefix cache's unit
+
+
+def sampling(body: dict) -> list[str]:
+    """The sampling fields a request sets (what the sampler sees besides greedy): top_k, top_p,
+    temperature > 0, logprobs, stop."""
+    out = []
+    if body.get("top_k") not in (None, -1, 0):
+        out.append("top_k")
+    if body.get("top_p") not in (None, 1, 1.0):
+        out.append("top_p")
+    if float(body.get("temperature") if body.get("temperature") is not None else 1.0) > 0:
+        out.append("temperature")
+    if body.get("logprobs") not in (None, False, 0) or body.get("top_logprobs"):
+        out.append("logprobs")
+    if body.get("stop"):
+        out.append("stop")
+    return out
+
+
+def blocks(prompt: str) -> list[str]:
+    """The prompt's full KV-cache blocks as the prefix cache keys them: each block's hash chained
+    on the blocks before it (a block matches only with the whole prefix before it)."""
+    toks, out, h = model.tokenize(prompt), [], ""
+    for i in range(BLOCK, len(toks) + 1, BLOCK):
+        h = hashlib.blake2b((h + "".join(toks[i - BLOCK:i])).encode(), digest_size=6).hexdigest()
+        out.append(h)
+    return out
 
 
 def pace_until(t: float) -> None:
@@ -170,7 +202,7 @@ class SimServer:
     def broadcast(self, req: dict) -> list:
         return [rank_call(r, req, wait_s=10) for r in range(self.args.data_parallel_size)]
 
-    def forward(self, body: dict, prompt_tokens: int, max_tokens: int) -> frozenset[str]:
+    def forward(self, body: dict, prompt_tokens: int, max_tokens: int, prompt: str = "") -> frozenset[str]:
         """Route to a DP rank (the request's data_parallel_rank, else the least loaded) and wait, at
         least the image's first-token time from the request's arrival (pace_until). Returns the
         output behaviours of the answer (the server's, and those of the rank that served it)."""
@@ -191,14 +223,20 @@ class SimServer:
                              f"max_model_len ({a.max_model_len})")
         with self.lock:
             self.inflight[rank] = self.inflight.get(rank, 0) + 1
+        # the engine sees the request's sampling fields and its prompt's blocks (the prefix cache), and
+        # batches it with whatever else the rank runs meanwhile: the rank holds it until most of the
+        # first-token time has passed (no later than the answer would come anyway)
         reply = rank_call(rank, {"op": "forward", "prompt_tokens": prompt_tokens, "max_tokens": max_tokens,
-                                 "delay_s": self.delay_s, "decode_s": self.server.decode_s_per_token})
+                                 "delay_s": self.delay_s, "decode_s": self.server.decode_s_per_token,
+                                 "sampling": sampling(body), "blocks": blocks(prompt),
+                                 "until": arrived + BATCH_WINDOW * self.first_token_s})
         with self.lock:
             self.inflight[rank] -= 1
         if reply is None:
             hang()  # the rank is gone or stuck: the request never completes
         pace_until(arrived + self.first_token_s)
-        return self.behaviours.output_on(rank)
+        out = self.behaviours.output_on(rank)
+        return out | {reply["corrupt"]} if reply.get("corrupt") else out
 
     def _usage(self, prompt_tokens: int, completion_tokens: int) -> dict:
         completion_tokens += 3 if "usage-over" in self.faults else 0
@@ -217,7 +255,7 @@ class SimServer:
         stop = [stop] if isinstance(stop, str) else stop
         max_tokens = int(body.get("max_tokens") or 16)
         n_prompt = len(model.tokenize(prompt))
-        faults = self.forward(body, n_prompt, max_tokens)
+        faults = self.forward(body, n_prompt, max_tokens, prompt)
         gen = model.generate(prompt, max_tokens, faults, stop)
         lp = None
         if body.get("logprobs") and self.api != "main":  # CompletionRequest on main drops logprobs
@@ -234,7 +272,8 @@ class SimServer:
         msgs = body.get("messages") or []
         max_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or 16)
         prompt_tokens = sum(len(model.tokenize(str(m.get("content", "")))) for m in msgs if isinstance(m, dict))
-        faults = self.forward(body, prompt_tokens, max_tokens)
+        faults = self.forward(body, prompt_tokens, max_tokens,
+                              "".join(str(m.get("content", "")) for m in msgs if isinstance(m, dict)))
         reasoning = REASONING_TOKENS // 2 if "shorter-answers" in faults else REASONING_TOKENS
         gen = model.chat(msgs, max_tokens, faults, reasoning)
         msg = {"role": "assistant", "content": gen.content, "reasoning_content": gen.reasoning or None}

@@ -21,6 +21,9 @@ declare(
           target="node", default="node2", rank=RankFault("bang-ranks")),
     Fault("rank-bang", "SRV-SANITY", "a single DP rank emits '!' for every token (one GPU's numerics gone); every "
           "other rank answers", target="node", default="node3", rank=RankFault("bang-ranks", (1, 2))),
+    Fault("rank-loop", "SRV-SANITY", "a single DP rank loops on one fragment (`BlockBlockBlock...`, one 'word' to "
+          "a word count: tenstorrent/tt-xla #5892); every other rank answers", target="node", default="node3",
+          rank=RankFault("loop-ranks", (1, 2))),
     Fault("node-empty", "SRV-SANITY", "one node's ranks answer HTTP 200 with no content at all; the other nodes' "
           "ranks answer", target="node", default="node4", rank=RankFault("empty-ranks")),
     Fault("rank-hung", "SRV-ALIVE", "a single DP rank accepts every request and never answers (stuck in a "
@@ -36,6 +39,16 @@ declare(
           target="node", default="node2", rank=RankFault("drift-ranks")),
     Fault("image-drift", "SRV-GOLDEN", "every rank shifted alike (a new image's kernels round otherwise): fluent "
           "text, logprobs moved, a later token flipped, on every rank", behaviours=("logit-drift",)),
+    Fault("batch-mixed-topk", "SRV-BATCH", "one node's ranks corrupt a greedy answer whose batch holds a request "
+          "that sets top_k (the sampler's mixed path writing out of bounds: ROCm/aiter #5192): fluent text, a token "
+          "changed early; alone, or beside other sampled requests, right", target="node", default="node2",
+          rank=RankFault("mixed-topk-ranks")),
+    Fault("batch-bucket", "SRV-BATCH", "one DP rank computes wrong when its decode batch runs in the graph of 4 "
+          "requests (a tuned kernel wrong for one bucket: ROCm/aiter #3933); alone and at 2 or 8 right",
+          target="node", default="node3", rank=RankFault("bucket-ranks", (2, 3), {"bucket": 4})),
+    Fault("batch-cache", "SRV-BATCH", "launched with prefix caching on, one DP rank answers a prompt whose prefix "
+          "it has cached otherwise than the first time (vllm #50702, tenstorrent/vllm #415)", target="node",
+          default="node4", launch=(Set("--enable_prefix_caching"),), rank=RankFault("cache-ranks", (1, 2))),
     Fault("mnnvl-off", "SRV-LAUNCH-LINT", "NCCL_MNNVL_ENABLE=0 in the launch env (RCCL silently falls back to TCP)",
           env={"NCCL_MNNVL_ENABLE": "0"}),
     Fault("kv-rack-busy", "SRV-BOOT", "someone else's weights load on a node's GPUs while the server boots: a few "
@@ -91,6 +104,9 @@ declare(
     Fault("longctx-phi", "SRV-LONGCTX", "a rank aborts on the LLVM `PHINode::setIncomingValue` assertion when a "
           "long chunked prefill runs at concurrency (PR #2380 missing)", target="node", default="node2",
           rank=RankFault("longctx-phi", (2, 3))),
+    Fault("longctx-corrupt", "SRV-LONGCTX", "one DP rank answers prompts past 4096 tokens corrupted: HTTP 200, "
+          "fluent, the numbers wrong (vllm #46856: corruption past ~60k tokens)", target="node", default="node3",
+          rank=RankFault("context-ranks", (1, 2), {"past_tokens": 4096})),
     Fault("profiler-env", "SRV-PROFILE", "profiling asked with ATOM_TORCH_PROFILER_DIR instead of "
           "--torch-profiler-dir: /start_profile answers 200, no traces",
           launch=(Drop("--torch-profiler-dir"),), env={"ATOM_TORCH_PROFILER_DIR": "/tmp/rackgate/profile"}),
