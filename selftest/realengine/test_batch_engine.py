@@ -32,7 +32,7 @@ from .test_gate_command import checks_id
 
 pytestmark = [pytest.mark.realengine, pytest.mark.timeout(1800)]
 
-BATCH = "test_declared.py::test_srv_batch[cpu-dp0]"
+BATCH = "SRV-BATCH::cpu-dp0"
 STORY = "Once upon a time, in a small village by the sea,"
 # the prompt as written (no session tag: the noisy copy's change at token 5 is the story's own)
 BATCH_SERVING = {"batch_prompts": [STORY], "batch_max_tokens": 8, "batch_concurrency": 2, "batch_prefix_words": 0,
@@ -42,7 +42,7 @@ BATCH_SERVING = {"batch_prompts": [STORY], "batch_max_tokens": 8, "batch_concurr
 def _batch(bal, tmp_path: Path):
     tmp_path.mkdir(parents=True, exist_ok=True)
     rack = runners.rack_file(tmp_path / "rack.toml", bal.model, gpus_per_node=1, serving=BATCH_SERVING)
-    cmd = [sys.executable, "-m", "pytest", "-m", "gate", "rackgate/checks/test_declared.py::test_srv_batch",
+    cmd = [sys.executable, "-m", "pytest", "-m", "gate", "SRV-BATCH",
            "--rack", str(rack), "--atom-url", bal.url, "--served-model", bal.model,
            f"--junitxml={tmp_path / 'junit.xml'}", "-rA"]
     p = subprocess.run(cmd, check=False, cwd=REPO, capture_output=True, text=True, timeout=1500,

@@ -45,7 +45,7 @@ from .test_gate_command import checks_id
 pytestmark = [pytest.mark.realengine, pytest.mark.timeout(2400)]
 
 GOLDEN = "SRV-GOLDEN"  # one item per DP rank: [cpu-dp0] .. [cpu-dp2]
-ITEMS = [f"{GOLDEN}[cpu-dp{r}]" for r in range(3)]
+ITEMS = [f"{GOLDEN}::cpu-dp{r}" for r in range(3)]
 SHARE = re.compile(r"(\d+) of (\d+) answers \((\d+)%\) drift from the golden set")
 
 
