@@ -15,6 +15,7 @@ from rackgate.config.remediate import Remedy
 from rackgate.fleet import remediate, slurm_nodes, validity
 from rackgate.fleet.audit import AuditLog
 from rackgate.fleet.slurm import SlurmError
+from rackgate.report import validity as row_validity
 
 pytestmark = pytest.mark.unit
 
@@ -163,12 +164,15 @@ def test_a_drain_reason_is_one_line_marked_and_bounded(seen):
     assert r.startswith(slurm_nodes.MARK) and len(r) <= 200 and '"' not in r and "\n" not in r
 
 
-def test_validity_reads_valid_until_then_judged_at_then_the_files_time(tmp_path):
+def test_validity_reads_valid_until_then_judged_at_and_its_rows_validity_then_the_files_time(tmp_path):
     v = tmp_path / "verdict.json"
     v.write_text("{}")
     os.utime(v, (1000, 1000))
     assert validity.expires_at({"valid_until": "2026-12-07T20:00:00Z"}, v) == 1796673600.0
-    assert validity.expires_at({"judged_at": 500}, v, 10) == 510
+    ras = {"judged_at": "2026-12-07T20:00:00Z", "row": "PLAT-RAS"}   # an error counter: minutes (the catalogue's)
+    assert validity.expires_at(ras, v, 10) == 1796673600.0 + row_validity.of("PLAT-RAS").span.total_seconds()
+    assert 0 < row_validity.of("PLAT-RAS").span.total_seconds() < 3600
+    assert validity.expires_at({"judged_at": 500}, v, 10) == 1010   # not a time the verdict file writes: the file's
     assert validity.expires_at({}, v, 10) == 1010
     assert validity.expires_at({}, tmp_path / "none.json") == 0.0
 
