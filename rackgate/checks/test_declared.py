@@ -71,9 +71,12 @@ def _session(request: Any, now: bool = False) -> dict[str, Any]:
     shared: dict[str, Any] = {"bracket": lambda: bracket.of_session(config), "recorded": recorded}
     if not now:
         return {"rounds": lambda tool: request.getfixturevalue("ubench_runs").get(tool),
-                "collectives": lambda: request.getfixturevalue("collective_runs").get(), **shared}
+                "collectives": lambda: request.getfixturevalue("collective_runs").get(),
+                "datachecks": lambda: request.getfixturevalue("datacheck_runs").get(), **shared}
     ubench, coll = request.getfixturevalue("ubench_runs"), request.getfixturevalue("collective_runs")
-    return {"rounds": ubench.get, "collectives": coll.get, **shared, "recorded": _here(recorded)}
+    data = request.getfixturevalue("datacheck_runs")
+    return {"rounds": ubench.get, "collectives": coll.get, "datachecks": data.get, **shared,
+            "recorded": _here(recorded)}
 
 
 def _here(fn: Callable[[], Any]) -> Callable[[], Any]:
