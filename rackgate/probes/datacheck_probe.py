@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
                 pass
             os.waitpid(pid, 0)
             _say(dict(run=a.run, rank=r, member=members[r], ws=len(members), status="killed", at=at[r], wrong=[],
-                      checked=0, error=f"no progress for {a.op_timeout + a.grace:g}s (op timeout + grace): ended by "
+                      checked=0, pid=pid, error=f"no progress for {a.op_timeout + a.grace:g}s (op timeout + grace): ended by "
                       "the probe"))
         ready, _, _ = select.select([prog_r], [], [], 0.05)
         if ready:
