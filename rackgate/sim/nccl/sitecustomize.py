@@ -87,11 +87,12 @@ if os.environ.get("RACKGATE_SIM_NODE"):
             out = orig_init(*args, **kwargs)
             ws, rank = mod.get_world_size(), mod.get_rank()
             pg.pop("world", None)
+            pg["fabric"] = _fabric()  # the node's fabric as the group was made (read once, not per collective)
             pg["store"] = kwargs.get("store")
             if pg["store"] is not None and ws > 1:  # the sim's wiring: which GPU holds which rank
                 pg["store"].set(f"rgsim/who/{rank}", _me())
             if ws > 1 and os.environ.get("NCCL_DEBUG", "").upper() == "INFO":
-                fab = _fabric()
+                fab = pg["fabric"]
                 local = int(os.environ.get("LOCAL_RANK", rank))
                 pre = f"{socket.gethostname()}:{os.getpid()}:{os.getpid()} [{local}] NCCL INFO"
                 peer = (rank + 1) % ws
@@ -146,7 +147,7 @@ if os.environ.get("RACKGATE_SIM_NODE"):
             """A collective as the sim's fabric carries it: dropped, misaddressed or corrupted."""
             def collective(*args, **kwargs):
                 ws = mod.get_world_size()
-                fab = _fabric()
+                fab = pg.get("fabric") or {}
                 if _dropped(fab, ws):
                     _hang_forever()
                 args = list(args)
@@ -163,10 +164,10 @@ if os.environ.get("RACKGATE_SIM_NODE"):
 
         def all_reduce(tensor, *args, **kwargs):
             ws, rank = mod.get_world_size(), mod.get_rank()
-            fab = _fabric()
+            fab = pg["fabric"] if "fabric" in pg else _fabric()
             if _dropped(fab, ws):
                 _hang_forever()
-            if ws > 1 and _fabric().get("collective_hang"):
+            if ws > 1 and fab.get("collective_hang"):
                 t0 = time.monotonic()
                 time.sleep(pg["timeout"])
                 ran = int((time.monotonic() - t0) * 1000)
