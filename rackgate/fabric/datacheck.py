@@ -178,8 +178,9 @@ def _pair(pair: list[str], whole: list[str], run: Callable[..., list[bool]]) -> 
 
 def needs_bisection(p: Pass) -> bool:
     """The whole pass failed without naming its culprit: no wrong element located, no member that
-    never arrived -- a hang or a collective error (and every node's probe ran)."""
-    return not p.ok and not p.unrun() and not p.wrong() and not p.absent()
+    never arrived -- a hang or a collective error -- and every rank's verdict was read (a member
+    without one is an output the suite lost, could not observe: never bisected into a fault)."""
+    return not p.ok and not p.unrun() and not p.unparsed and not p.silent() and not p.wrong() and not p.absent()
 
 
 def run_all(hosts: dict[str, Host], rack: Rack) -> Outcome:
@@ -205,7 +206,7 @@ def run_all(hosts: dict[str, Host], rack: Rack) -> Outcome:
             if isinstance(p, Exception):
                 raise p  # run_pass says every node's failure in the pass: this is ours
             out.runs.append(p)
-            res.append(None if p.unrun() or p.unparsed else not p.ok)
+            res.append(None if p.unrun() or p.unparsed or p.silent() else not p.ok)
         return res
 
     out.bisection = bisect(world, fails, cfg.datacheck_bisect_runs)

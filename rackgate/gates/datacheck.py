@@ -94,6 +94,10 @@ def datacheck_item(got: Across[Outcome], rack: Rack, where: str) -> list[str]:
     mine = whole.verdicts.get(whole.members.index(member))
     if mine is not None and mine.status in ("ok", "wrong"):  # wrong: what it got is another's fault (above)
         return []
+    if mine is None:  # every rank the probe ran prints a verdict (its own, or the probe's for it): lost
+        out = whole.nodes.get(got.node)
+        raise CouldNotObserve(f"{where}: no verdict from this rank in the data-check probe's output on {got.node} "
+                              f"(rc={out.rc if out else None}; its output ended before it)")
     passed = [r for r in o.runs if member in r.members and r.ok]
     if passed:
         return []

@@ -200,3 +200,15 @@ def test_a_probe_that_did_not_start_is_could_not_observe_never_a_fault():
         item(Outcome(p), "node1", 0)
     with pytest.raises(CouldNotObserve, match="could not run on node1"):
         item(Outcome(p), "node2", 0)
+
+
+def test_a_cut_output_is_never_bisected_into_a_fault():
+    """A pass where a rank printed no verdict (its probe's output was cut or lost) is not run
+    again and not judged a hang: the silent rank is could-not-observe, the others keep their own."""
+    p = one_pass(ok_line(0), ok_line(1))
+    datacheck.parse(p, "node2", START.replace("node=1", "node=2") + "\n")
+    assert not run.needs_bisection(p)
+    o = Outcome(p)
+    assert item(o, "node1", 0) == []
+    with pytest.raises(CouldNotObserve, match="no verdict from this rank"):
+        item(o, "node2", 1)
