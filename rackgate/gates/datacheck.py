@@ -88,7 +88,8 @@ def datacheck_item(got: Across[Outcome], rack: Rack, where: str) -> list[str]:
                         f"({len(o.runs)} extra runs)",
                 "set": f"the whole pass {whole.summary()}; bisection narrowed it to {', '.join(b.culprit)}",
                 "whole": f"the whole pass {whole.summary()}; {b.note}"}[b.kind]
-        found.append(f"{what} -- runs: {runs}")
+        spans = f" ({b.note})" if b.note and b.kind != "whole" else ""
+        found.append(f"{what}{spans} -- runs: {runs}")
     if found:
         return found
     mine = whole.verdicts.get(whole.members.index(member))
@@ -107,8 +108,7 @@ def datacheck_item(got: Across[Outcome], rack: Rack, where: str) -> list[str]:
         if not rack.fabric.datacheck_bisect:
             return [f"the whole pass {whole.summary()} (not located: fabric.datacheck_bisect is off)"]
         raise CouldNotObserve(f"{where}: the whole pass {whole.summary()}, with no verdict of this GPU to judge")
-    raise CouldNotObserve(f"{where}: {mine.describe() if mine else 'no verdict from this rank'}; no run "
-                          "without the fault passed on it")
+    raise CouldNotObserve(f"{where}: {mine.describe()}; no run without the fault passed on it")
 
 
 def datacheck_shown(got: Across[Outcome], rack: Rack) -> list[Shown]:

@@ -116,6 +116,7 @@ class Rank:
         os.write(self.progress, f"{self.rank} {what}\n".encode())
 
     def verdict(self, status: str, **kw: Any) -> None:
+        self.tell("verdict")  # the probe then knows this rank spoke for itself
         wrong = [dict(op=op, bytes=size, src=src, src_member=self.members[src] if src >= 0 else "sum",
                       dst=self.rank, **v) for (op, size, src), v in sorted(self.found.items())]
         _say(dict(run=self.a.run, rank=self.rank, member=self.members[self.rank], ws=self.ws, status=status,
@@ -241,6 +242,24 @@ class Rank:
         self.record(op, size, it, locate(torch, got, want, segs))
 
 
+def _heard(fd: int, buf: bytes, wait: float, last: dict[int, float], at: dict[int, str], spoke: set[int]) -> bytes:
+    """Read the ranks' progress lines waiting on `fd` (`<rank> <where>`, `<rank> verdict`)."""
+    while select.select([fd], [], [], wait)[0]:
+        got = os.read(fd, 65536)
+        if not got:
+            break
+        buf += got
+        *lines, buf = buf.split(b"\n")
+        for ln in lines:
+            r_s, _, what = ln.decode(errors="replace").partition(" ")
+            if r_s.isdigit() and what == "verdict":
+                spoke.add(int(r_s))
+            elif r_s.isdigit():
+                last[int(r_s)], at[int(r_s)] = time.monotonic(), what
+        wait = 0
+    return buf
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--members", required=True, help="the world in rank order: node-index:gpu,...")
@@ -278,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 Rank(a, rank, len(members), gpu, members, prog_w).run()
             except BaseException as e:  # noqa: BLE001 - our own error, said as such
+                os.write(prog_w, f"{rank} verdict\n".encode())
                 _say(dict(run=a.run, rank=rank, member=members[rank], ws=len(members), status="error",
                           error=" ".join(f"{type(e).__name__}: {e}".split())[:300], wrong=[], checked=0))
             os._exit(4)
@@ -288,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     last = {r: t0 + a.join_timeout for r in children.values()}
     at = {r: "rendezvous" for r in children.values()}
+    spoke: set[int] = set()  # ranks that printed their own verdict
     end = t0 + a.join_timeout + a.budget + a.op_timeout * 2 + a.grace
     buf = b""
     while children:
@@ -303,24 +324,21 @@ def main(argv: list[str] | None = None) -> int:
             _say(dict(run=a.run, rank=r, member=members[r], ws=len(members), status="killed", at=at[r], wrong=[],
                       checked=0, pid=pid, error=f"no progress for {a.op_timeout + a.grace:g}s (op timeout + grace): ended by "
                       "the probe"))
-        ready, _, _ = select.select([prog_r], [], [], 0.05)
-        if ready:
-            got = os.read(prog_r, 65536)
-            buf += got
-            *lines, buf = buf.split(b"\n")
-            for ln in lines:
-                r_s, _, what = ln.decode(errors="replace").partition(" ")
-                if r_s.isdigit():
-                    last[int(r_s)], at[int(r_s)] = time.monotonic(), what
+        buf = _heard(prog_r, buf, 0.05, last, at, spoke)
         while children:
             try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
+                pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 children.clear()
                 break
             if pid == 0:
                 break
-            children.pop(pid, None)
+            r = children.pop(pid, -1)
+            buf = _heard(prog_r, buf, 0, last, at, spoke)  # what it said before it ended
+            if r >= 0 and r not in spoke:  # ended without a word (NCCL's watchdog aborts a timed-out rank)
+                _say(dict(run=a.run, rank=r, member=members[r], ws=len(members), status="error", at=at[r], wrong=[],
+                          checked=0, pid=pid, error=f"the rank's process ended ({os.waitstatus_to_exitcode(status)}) "
+                          "without a verdict"))
     os.close(prog_r)
     return 0
 
