@@ -212,3 +212,26 @@ def test_a_cut_output_is_never_bisected_into_a_fault():
     assert item(o, "node1", 0) == []
     with pytest.raises(CouldNotObserve, match="no verdict from this rank"):
         item(o, "node2", 1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(min_value=2, max_value=24), st.data())
+def test_any_single_gpu_or_link_fault_is_named_within_the_cap(n, data):
+    """Whatever the rack's size and wherever the fault: a GPU that fails every world it is in (but
+    a world of one) is named alone; a link fails only worlds holding both ends and is named as the
+    pair -- or, where the rack is too small to tell them apart, the pair is named; never a GPU
+    outside the fault, never more runs than the cap."""
+    members = [f"node{i // 4 + 1}/gpu{i % 4}" for i in range(n)]
+    a = data.draw(st.sampled_from(members))
+    if data.draw(st.booleans()):
+        fails, runs = model(lambda w: a in w and len(w) > 1)
+        b = run.bisect(members, fails, cap=16)
+        assert set(b.culprit) <= set(members) and a in b.culprit and b.kind in ("gpu", "link")
+        if n > 3:
+            assert (b.kind, b.culprit) == ("gpu", [a])
+    else:
+        other = data.draw(st.sampled_from([m for m in members if m != a]))
+        fails, runs = model(lambda w: {a, other} <= w)
+        b = run.bisect(members, fails, cap=16)
+        assert sorted(b.culprit, key=members.index) == sorted([a, other], key=members.index) and b.kind == "link"
+    assert len(runs) <= 16

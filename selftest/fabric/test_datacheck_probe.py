@@ -100,3 +100,25 @@ def test_a_dropped_link_ends_both_ranks_at_the_bound_and_leaves_nothing(tmp_path
     pids = [json.loads(ln[len("RGDATA "):])["pid"] for d in done for ln in d.stdout.splitlines()
             if ln.startswith("RGDATA {") and '"pid"' in ln]
     assert len(pids) == 3 and not [pid for pid in pids if Path(f"/proc/{pid}").exists()]
+
+
+def test_a_rank_that_ends_without_a_word_gets_a_verdict_from_the_probe(monkeypatch, capfd):
+    """NCCL's watchdog ends a process whose collective timed out: the rank never prints its own
+    verdict, so the probe prints one for it (where it was, its exit status) -- it is never lost."""
+    from rackgate.probes import datacheck_probe
+
+    orig = datacheck_probe.Rank.run
+
+    def run(self):
+        if self.rank == 1:
+            os._exit(9)  # as an abort would: no verdict, no cleanup
+        orig(self)
+    monkeypatch.setattr(datacheck_probe.Rank, "run", run)
+    port = ports.free_port("127.0.0.1", span=2)
+    assert datacheck_probe.main(["--members", "0:0,0:1", "--node", "0", "--port", str(port), "--backend", "gloo",
+                                 "--sizes", "2048", "--iters", "1", "--join-timeout", "5", "--op-timeout", "3",
+                                 "--grace", "1"]) == 0
+    p = Pass("whole", ["node0/gpu0", "node0/gpu1"])
+    datacheck.parse(p, "node0", capfd.readouterr().out)
+    assert p.verdicts[1].status == "error" and "ended (9) without a verdict" in p.verdicts[1].error
+    assert p.verdicts[0].status == "absent" and p.absent() == ["node0/gpu1"]
