@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+from rackgate.ids import is_row_id
+
 from .harness import REPO, SUITE_PLUGINS, user_env
 
 pytestmark = pytest.mark.suite
@@ -66,7 +68,9 @@ def test_option_forms_from_another_directory(option, form, outside, references):
     args = [option, v[option]] if form == "space" else [f"{option}={v[option]}"]
     p, ids = collect(outside, *extra, *args)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    assert all(i.startswith(CHECKS) for i in reference)   # from the project: its testpaths
+    assert all(i.startswith(CHECKS) or is_row_id(i) for i in reference)   # from the project: its testpaths
+    assert any(is_row_id(i) for i in reference), reference[:5]             # the declared checks among them
     assert checks_relative(ids) == checks_relative(reference), (ids[:5], p.stderr[-1000:])
-    # every id a check of the package's, never a value taken for a path
-    assert all((REPO / CHECKS / i.split("::")[0]).is_file() for i in checks_relative(ids)), ids[:5]
+    # every id a check of the package's (a declared row's item, or a module of rackgate/checks),
+    # never a value taken for a path
+    assert all(is_row_id(i) or (REPO / CHECKS / i.split("::")[0]).is_file() for i in checks_relative(ids)), ids[:5]

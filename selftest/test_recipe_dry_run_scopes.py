@@ -146,9 +146,10 @@ GPU_FAULT_DECL = '''
 
 declare(Fault("dryrun-dpm-manual", "PLAT-DRYRUN-DPM", "one GPU's clocks pinned by hand (manual)",
               target="gpu", default="node2:1",
-              files=tuple(NodeFile(f"/sys/devices/pci0000:00/{bdf}/power_dpm_force_performance_level", healthy="auto\\n",
-                                   faulted="manual\\n" if bdf == "0000:15:00.0" else "auto\\n")
-                          for bdf in ("0000:05:00.0", "0000:15:00.0", "0000:65:00.0", "0000:75:00.0"))))
+              files=tuple(NodeFile(f"/sys/devices/pci0000:00/{port}/{bdf}/power_dpm_force_performance_level",
+                                   healthy="auto\\n", faulted="manual\\n" if bdf == "0000:15:00.0" else "auto\\n")
+                          for port, bdf in (("0000:00:01.1", "0000:05:00.0"), ("0000:00:02.1", "0000:15:00.0"),
+                                            ("0000:00:03.1", "0000:65:00.0"), ("0000:00:04.1", "0000:75:00.0")))))
 '''
 GPU_HAND_EDITED = {"rackgate/catalogue/plat.toml", "rackgate/probes/dpm.py", "rackgate/gates/plat.py",
                    "rackgate/sim/faults/plat.py"}

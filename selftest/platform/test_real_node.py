@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+from rackgate.ids import place_of
 from selftest.harness import run_suite
 from selftest.matrix import is_explained
 
@@ -32,7 +33,7 @@ def test_platform_on_a_node_without_gpus_fails_in_one_line(tmp_path):
     run = run_suite(tmp_path, "-m", "platform", f"--rack={rack}", timeout=240)
     assert run.outcomes, run.stdout[-2000:] + run.stderr[-2000:]
     assert len(run.outcomes) >= 15, sorted(run.outcomes)
-    assert all(tid.endswith("[here]") for tid in run.outcomes)
+    assert all(place_of(tid) == "here" for tid in run.outcomes), sorted(run.outcomes)
     for tid, o in run.outcomes.items():
         if o.status in ("failed", "error"):
             assert is_explained(o.message), f"{tid}: {o.message[:500]}"

@@ -75,7 +75,7 @@ def two_healthy(serve, second_healthy):
 
 BUDGET = "ACC-BUDGET::server"
 MODELS = "SRV-MODELS::server"
-BUDGET_CHECKS = tuple(f"rackgate/checks/{t}" for t in (MODELS, SANITY, BUDGET))
+BUDGET_CHECKS = (MODELS, SANITY, BUDGET)   # a declared item is a test path as it is (issue 56)
 HANG = re.compile(r"(\d+) of (\d+) requests still in flight after")
 
 
