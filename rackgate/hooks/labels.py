@@ -1,0 +1,21 @@
+"""The pytest hooks of rackgate/fixtures/labels.py's concern (its fixtures, helpers and shared state stay there).
+"""
+from __future__ import annotations
+
+import pytest
+
+from rackgate.catalogue import UnknownRow, row
+from rackgate.fixtures.labels import row_of
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        rid = row_of(item)
+        if rid is None:
+            continue
+        try:
+            r = row(rid)
+        except UnknownRow as e:
+            raise pytest.UsageError(f"{item.nodeid}: {e}") from None
+        for m in r.markers:
+            item.add_marker(getattr(pytest.mark, m))
