@@ -1,5 +1,6 @@
-"""The pytest hooks of rackgate/fixtures/baseline.py's concern (its fixtures, helpers and shared state stay there).
-"""
+"""The baseline's hooks: each test's facts stamped with its id, spooled by every xdist worker and
+merged by the controller, and --record-baseline's file written once, atomically, with its provenance.
+The `facts` and `baseline` fixtures and the shared stash keys are rackgate/fixtures/baseline.py's."""
 from __future__ import annotations
 
 import json

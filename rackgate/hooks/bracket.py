@@ -1,5 +1,6 @@
-"""The pytest hooks of rackgate/fixtures/bracket.py's concern (its fixtures, helpers and shared state stay there).
-"""
+"""The bracket's hooks: which stages' boundaries need a snapshot (from the collected rows), the
+snapshot taken before an item of a new stage, the snapshots taken in the summary. The Bracket and the checks'
+way to it (of_session) are rackgate/fixtures/bracket.py's."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,5 +1,5 @@
-"""The pytest hooks of rackgate/fixtures/fabric.py's concern (its fixtures, helpers and shared state stay there).
-"""
+"""The fabric's hook: per-pair parametrization (ids name both nodes: node1-node2); the `pair` and
+session-run fixtures are rackgate/fixtures/fabric.py's."""
 from __future__ import annotations
 
 import pytest

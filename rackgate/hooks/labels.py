@@ -1,5 +1,6 @@
-"""The pytest hooks of rackgate/fixtures/labels.py's concern (its fixtures, helpers and shared state stay there).
-"""
+"""The markers' hook: every item of a catalogue row gets its row's -m markers (an unknown row is a
+usage error naming the item); the Allure labels and `evidence` fixtures are
+rackgate/fixtures/labels.py's."""
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,5 @@
-"""The pytest hooks of rackgate/fixtures/nodes.py's concern (its fixtures, helpers and shared state stay there).
-"""
+"""The nodes' hook: per-node and per-GPU parametrization from the rack file (ids name the node and
+GPU); the `node`, `gpu` and `hosts` fixtures are rackgate/fixtures/nodes.py's."""
 from __future__ import annotations
 
 import pytest

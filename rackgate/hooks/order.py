@@ -1,5 +1,8 @@
-"""The pytest hooks of rackgate/fixtures/order.py's concern (its fixtures, helpers and shared state stay there).
-"""
+"""The ordering's hooks, from catalogue data (`order`, `needs` in rackgate/catalogue/*.toml): the
+session's items sorted by their row's `order` (stable), and a row whose needed row FAILED or could
+not look ERRORs at once (NotRun pointing at the root cause) instead of running. A row's outcome is
+the classifier's (rackgate/hooks/outcome.py), worst of its items; where a finding was raised is
+recorded for the fixtures that read it (rackgate/fixtures/order.py `failed_at`)."""
 from __future__ import annotations
 
 import pytest

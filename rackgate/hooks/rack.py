@@ -1,5 +1,7 @@
-"""The pytest hooks of rackgate/fixtures/rack.py's concern (its fixtures, helpers and shared state stay there).
-"""
+"""The rack's hooks: the rack file (or the sim, or the attach profile) loaded, validated and overridden
+once at start-up into the stash (RACK_FILE), its profile in the run's header (pytest_sessionstart), --sim-faults-list,
+every process the run started ended by PID at the session's end. The `rack` fixture and get_rack read it:
+rackgate/fixtures/rack.py."""
 from __future__ import annotations
 
 from pathlib import Path

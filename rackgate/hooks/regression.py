@@ -1,5 +1,6 @@
-"""The pytest hooks of rackgate/fixtures/regression.py's concern (its fixtures, helpers and shared state stay there).
-"""
+"""`-m regression`'s hooks: the baseline's sources marked `regression`, REG-FACTS parametrized by
+fact name and run last, what ran noted, the comparison summarised. The `regression` fixture is
+rackgate/fixtures/regression.py's."""
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,6 @@
-"""The pytest hooks of rackgate/fixtures/server.py's concern (its fixtures, helpers and shared state stay there).
-"""
+"""The server's hooks: per-rank parametrization, the server's items kept in one xdist group (one
+process holds the server; reports keep the items' own ids), the server log's note in the summary. The server's fixtures
+(`server_life` and its views) are rackgate/fixtures/server.py's."""
 from __future__ import annotations
 
 import pytest
