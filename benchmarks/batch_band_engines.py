@@ -7,7 +7,7 @@ Two healthy `transformers serve` engines (SmolLM2-135M-Instruct, CPU, one thread
 processes, two copies) behind selftest/realengine/batch_balancer.py (one DP rank: a greedy request
 whose batch holds a request setting top_k is answered by the second copy), the real-engine rack file
 of selftest/realengine/test_batch_engine.py (the story prompt, buckets up to 2, no long prompt),
-`pytest --rack FILE -m gate rackgate/checks/test_declared.py::test_srv_batch`: one run quiet, then
+`pytest --rack FILE -m gate SRV-BATCH`: one run quiet, then
 `--burners` busy loops (`while :; do :; done`, ended by their PIDs) and `--runs` runs. Per run: the
 suite's wall seconds, the item's junit seconds, the requests each copy answered, the verdict. The
 engines and burners are ours, stopped by PID at the end.
@@ -40,16 +40,16 @@ def run(bal: BatchBalancer, out: Path, max_tokens: int) -> dict:
     rack = runners.rack_file(out / "rack.toml", bal.model, gpus_per_node=1,
                              serving={**BATCH_SERVING, "batch_max_tokens": max_tokens})
     before = list(bal.served)
-    cmd = [sys.executable, "-m", "pytest", "-q", "-m", "gate", "rackgate/checks/test_declared.py::test_srv_batch",
+    cmd = [sys.executable, "-m", "pytest", "-q", "-m", "gate", "SRV-BATCH",
            "--rack", str(rack), "--atom-url", bal.url, "--served-model", bal.model,
            f"--junitxml={out / 'junit.xml'}", "-p", "no:cacheprovider"]
     t0 = time.monotonic()
     subprocess.run(cmd, check=False, cwd=REPO, capture_output=True, text=True, timeout=1500,
                    env={**os.environ, "PYTHONPATH": str(REPO)})
     wall = time.monotonic() - t0
-    item = next(o for k, o in junit.read(out / "junit.xml").items() if "test_srv_batch" in k)
+    item = next(o for k, o in junit.read(out / "junit.xml").items() if k.startswith("SRV-BATCH::"))
     secs = sum(float(c.get("time", 0)) for c in ET.parse(out / "junit.xml").getroot().iter("testcase")
-               if "srv_batch" in c.get("name", ""))
+               if c.get("classname") == "SRV-BATCH")
     return {"wall_s": round(wall, 1), "item_s": round(secs, 1), "status": item.status,
             "served": [a - b for a, b in zip(bal.served, before)], "message": item.message[:300],
             "load": os.getloadavg()[0]}

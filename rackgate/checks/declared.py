@@ -117,7 +117,7 @@ def _once(read_once: dict[str, Any], key: str, probe: Callable[[], Any]) -> Any:
 
 class Shared:
     """What the session shares with the probes that ask for it, each session fixture set up the
-    first time one asks (not before): the ubench07 rounds by tool, the collective run by node, the
+    first time one asks (not before): the ubench07 rounds by tool, the collective run by node, the data check's runs, the
     hardware-error bracket (rackgate/fixtures/bracket.py), the recorded baseline, the server's logs
     and boot."""
 
@@ -135,9 +135,11 @@ class Shared:
         shared: dict[str, Any] = {"bracket": lambda: bracket.of_session(config), "recorded": recorded}
         if not now:
             return {"rounds": lambda tool: self._fixture("ubench_runs").get(tool),
-                    "collectives": lambda: self._fixture("collective_runs").get(), **shared}
-        ubench, coll = self._fixture("ubench_runs"), self._fixture("collective_runs")
-        return {"rounds": ubench.get, "collectives": coll.get, **shared, "recorded": _here(recorded)}
+                    "collectives": lambda: self._fixture("collective_runs").get(),
+                    "datachecks": lambda: self._fixture("datacheck_runs").get(), **shared}
+        ubench, coll, data = self._fixture("ubench_runs"), self._fixture("collective_runs"), self._fixture("datacheck_runs")
+        return {"rounds": ubench.get, "collectives": coll.get, "datachecks": data.get, **shared,
+                "recorded": _here(recorded)}
 
     def of_logs(self) -> dict[str, Any]:
         """An `On`'s server log and boot (a node check declared with sees="log")."""

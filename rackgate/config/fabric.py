@@ -1,7 +1,11 @@
 """Expectations for the FAB rows (the fabric between nodes)."""
+from typing import Literal, get_args
+
 from pydantic import Field
 
 from .base import Section
+
+DataOp = Literal["all_reduce", "all_gather", "reduce_scatter", "dispatch", "combine"]  # FAB-DATACHECK
 
 
 class FabricExpect(Section):
@@ -77,5 +81,31 @@ class FabricExpect(Section):
     collective_bw_iters: int = Field(default=20, ge=1)
     # A floor for that busbw (GB/s); 0: none (recorded as a fact and compared with the baseline).
     collective_busbw_floor_gbps: float = Field(default=0.0, ge=0)
+    # --- the expert path element by element (FAB-DATACHECK, docs/fabric.md) ----------------------
+    # Message sizes per rank: datacheck_min_bytes, x datacheck_size_step, up to and including
+    # datacheck_max_bytes (1 GiB on a rack: the cross-node corruption of ROCm/rocm-systems#6497 was
+    # seen at 1 GiB; up to 4 GiB for AllReduceWithBias-class faults).
+    datacheck_min_bytes: int = Field(default=4096, ge=64)
+    datacheck_max_bytes: int = Field(default=2**30, ge=64, le=2**32)
+    datacheck_size_step: int = Field(default=16, ge=2)
+    # Iterations of every size and collective (faults that show only after many: ROCm/mori#342).
+    datacheck_iters: int = Field(default=20, ge=1)
+    datacheck_ops: list[DataOp] = Field(default_factory=lambda: list(get_args(DataOp)))
+    # The time budget of one pass: no iteration starts after it (rank 0's word, every rank follows).
+    datacheck_budget_s: float = Field(default=600.0, gt=0)
+    # Each collective's bound (the process-group timeout), then the grace before the probe ends a
+    # rank that made no progress; the rendezvous' own bound (ranks of other nodes start later).
+    datacheck_op_timeout_s: float = Field(default=45.0, gt=0)
+    datacheck_grace_s: float = Field(default=15.0, ge=0)
+    datacheck_join_s: float = Field(default=120.0, gt=0)
+    # Ranks per node (0: gpus_per_node); the rendezvous port (each pass of a session the next one).
+    datacheck_ranks_per_node: int = Field(default=0, ge=0)
+    datacheck_port: int = Field(default=29700, ge=1, le=65000)
+    # On a whole-rack pass that fails or hangs without naming its culprit: re-run on halves, node
+    # and GPU pairs (at most datacheck_bisect_runs runs).
+    datacheck_bisect: bool = True
+    datacheck_bisect_runs: int = Field(default=16, ge=1)
+    # Environment of the probe on top of collective_env.
+    datacheck_env: dict[str, str] = Field(default_factory=dict)
     # FAB-TRANSPORT: transports that count as the fabric ("via <transport>" in NCCL INFO lines).
     healthy_transports: list[str] = Field(default_factory=lambda: ["P2P/CUMEMMNNVL"])

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # pair_runs -> dmesg -> target
     from ..access import Result
     from .boot import Boot
     from .collective import ProbeOutput
+    from .datacheck import Outcome
     from .drm import GpuMap
     from .pair_runs import Rounds
     from .ras import Rise, Snapshot
@@ -87,6 +88,7 @@ class On:
     card: Card | None = None  # its DRM card, discovered
     rounds: Callable[[str], Rounds] | None = None  # the session's ubench07 rounds by tool (p2p, bw)
     collectives: Callable[[], Mapping[str, Collective]] | None = None  # the session's collective run, by node
+    datachecks: Callable[[], Outcome] | None = None  # the session's data check (FAB-DATACHECK), rack-wide
     bracket: Callable[[], StageCounters] | None = None  # the session's hardware-error bracket
     recorded: Callable[[], Recorded] | None = None  # the session's recorded baseline
     server_logs: Callable[[], Mapping[str, ServerLog]] | None = None  # the session's server logs, by node
@@ -119,6 +121,13 @@ class On:
         if self.collectives is None:
             raise RuntimeError(f"{self.node}: this item was made without the session's collective run")
         return self.collectives()[self.node]
+
+    def datacheck(self) -> Outcome:
+        """The session's data check over every GPU of the rack, bisected when it failed (run the first
+        time one asks)."""
+        if self.datachecks is None:
+            raise RuntimeError(f"{self.node}: this item was made without the session's data check")
+        return self.datachecks()
 
     def charged(self, stages: tuple[str, ...]) -> dict[str, list[Rise]]:
         """stage -> the hardware error counters that rose on this node while it ran (the bracket)."""

@@ -124,6 +124,10 @@ class Fabric(JsonState):
     collective_hang: bool = False
     transport: str = "P2P/CUMEMMNNVL"
     smi_bandwidth: int | None = None
+    # the collectives' data (rackgate/sim/nccl/sitecustomize.py): by GPU index (str)
+    corrupt: dict[str, dict[str, int]] = field(default_factory=dict)  # gpu -> {"above": bytes, "after": calls}
+    wrong_peer: list[int] = field(default_factory=list)  # GPUs whose all_to_all misaddresses its peers
+    drop_link: dict[str, list[str]] = field(default_factory=dict)  # gpu -> peers ("node3/gpu0") its link drops
 
 
 @dataclass

@@ -33,6 +33,7 @@ def healthy(state: Rack, gpus: int) -> None:
     # All sim nodes share this machine's loopback, and sims run side by side (the fault matrix):
     # each sim's collectives get ports of their own (node i's worlds base+10i+w, across base-1).
     state.rack_overrides["fabric.collective_port"] = free_port_range(10 * len(state.nodes) + 10)
+    state.rack_overrides["fabric.datacheck_port"] = free_port_range(64)  # FAB-DATACHECK: a port per pass
 
 
 def free_port_range(span: int) -> int:

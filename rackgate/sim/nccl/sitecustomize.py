@@ -21,6 +21,18 @@ the sim behaves the same on every machine, with or without torch installed (a re
 container has ROCm torch; the README's first command installs none). RACKGATE_SIM_TORCH=installed
 gives the sim's nodes the machine's own torch instead, from the machine's site-packages (the
 container's python has none of its own), and the NCCL behaviour below applies to both.
+
+The sim's transport faults (node["fabric"], rackgate/sim/faults/fab.py), acting on the data the
+collectives carry, whoever calls them (FAB-DATACHECK's probe runs with the machine's torch: the
+stand-in has no all_to_all):
+  corrupt    {gpu: {"above": bytes, "after": calls}}: what lands on that GPU in a collective of
+             more than `above` bytes arrives with a run of wrong elements, from the call
+             `after`+1 of that collective and size on;
+  wrong_peer [gpu]: that GPU's all_to_all sends the tokens meant for rank d+1 to rank d;
+  drop_link  {gpu: ["node3/gpu0", ...]}: the link between that GPU and each peer drops its
+             traffic: a collective of a world holding both never completes on that GPU. A rank
+             knows its world's GPUs from the store the process group was made with (each rank
+             publishes its node/gpu there at init, as the sim's wiring).
 """
 import os
 import sys
@@ -48,6 +60,11 @@ if os.environ.get("RACKGATE_SIM_NODE"):
         except Exception:  # noqa: BLE001 - a broken sim state must not break torch
             return {}
 
+    def _me() -> str:
+        """node/gpuN of this rank (the node's directory name, LOCAL_RANK)."""
+        node = os.path.basename(os.environ["RACKGATE_SIM_NODE"].rstrip("/"))
+        return f"{node}/gpu{int(os.environ.get('LOCAL_RANK', '0'))}"
+
     def _say(line: str, fd: int = 1) -> None:
         """One line in one write(2): the ranks share the probe's stdout, and print() may write a
         line and its newline apart, so two ranks' lines could run together."""
@@ -60,7 +77,8 @@ if os.environ.get("RACKGATE_SIM_NODE"):
         import time
 
         orig_init, orig_all_reduce = mod.init_process_group, mod.all_reduce
-        pg = {"timeout": 1800.0}
+        pg: dict = {"timeout": 1800.0}
+        calls: dict = {}
 
         def init_process_group(*args, **kwargs):
             t = kwargs.get("timeout")
@@ -68,8 +86,13 @@ if os.environ.get("RACKGATE_SIM_NODE"):
                 pg["timeout"] = t.total_seconds()
             out = orig_init(*args, **kwargs)
             ws, rank = mod.get_world_size(), mod.get_rank()
+            pg.pop("world", None)
+            pg["fabric"] = _fabric()  # the node's fabric as the group was made (read once, not per collective)
+            pg["store"] = kwargs.get("store")
+            if pg["store"] is not None and ws > 1:  # the sim's wiring: which GPU holds which rank
+                pg["store"].set(f"rgsim/who/{rank}", _me())
             if ws > 1 and os.environ.get("NCCL_DEBUG", "").upper() == "INFO":
-                fab = _fabric()
+                fab = pg["fabric"]
                 local = int(os.environ.get("LOCAL_RANK", rank))
                 pre = f"{socket.gethostname()}:{os.getpid()}:{os.getpid()} [{local}] NCCL INFO"
                 peer = (rank + 1) % ws
@@ -81,9 +104,70 @@ if os.environ.get("RACKGATE_SIM_NODE"):
                          f"{fab.get('transport', 'P2P/CUMEMMNNVL')}")
             return out
 
+        def _dropped(fab: dict, ws: int) -> bool:
+            """A link of this GPU that drops traffic leads to a GPU of this world."""
+            peers = fab.get("drop_link", {}).get(_me().rsplit("gpu", 1)[1])
+            if not peers or ws < 2 or pg.get("store") is None:
+                return False
+            if "world" not in pg:
+                pg["world"] = {pg["store"].get(f"rgsim/who/{r}").decode() for r in range(ws)}
+            return any(p in pg["world"] for p in peers)
+
+        def _size(*tensors) -> int:
+            return max((t.numel() * t.element_size() for t in tensors if hasattr(t, "element_size")), default=0)
+
+        def _corrupt(fab: dict, name: str, out, size: int) -> None:
+            """The wrong elements landing on a faulty GPU (a run of them, a third into the buffer)."""
+            cfg = fab.get("corrupt", {}).get(_me().rsplit("gpu", 1)[1])
+            if not cfg or not hasattr(out, "view") or size <= int(cfg.get("above", 0)):
+                return
+            key = (name, size)
+            calls[key] = calls.get(key, 0) + 1
+            if calls[key] <= int(cfg.get("after", 0)) or out.numel() == 0:
+                return
+            flat = out.view(-1)
+            lo = flat.numel() // 3
+            flat[lo:lo + max(1, flat.numel() // 64)] += 1
+
+        def _misaddressed(inp, splits):
+            """The tokens meant for rank d+1 put in rank d's slot (what a wrong rank map does)."""
+            torch = sys.modules["torch"]
+            segs = list(torch.split(inp, list(splits)))
+            out = []
+            for d, n in enumerate(splits):
+                src = segs[(d + 1) % len(segs)]
+                out.append(src.repeat(n // max(1, src.numel()) + 1)[:n] if src.numel() else inp.new_zeros(n))
+            return torch.cat(out) if out else inp
+
+        def _hang_forever() -> None:
+            while True:  # the traffic is dropped: nothing ever completes here
+                time.sleep(3600)
+
+        def _carried(name: str, orig):
+            """A collective as the sim's fabric carries it: dropped, misaddressed or corrupted."""
+            def collective(*args, **kwargs):
+                ws = mod.get_world_size()
+                fab = pg.get("fabric") or {}
+                if _dropped(fab, ws):
+                    _hang_forever()
+                args = list(args)
+                if name == "all_to_all_single" and ws > 1 and int(_me().rsplit("gpu", 1)[1]) in fab.get("wrong_peer", []):
+                    splits = args[3] if len(args) > 3 else kwargs.get("input_split_sizes")
+                    if splits:
+                        args[1] = _misaddressed(args[1], splits)
+                out = orig(*args, **kwargs)
+                if ws > 1 and args:
+                    _corrupt(fab, name, args[0], _size(*args[:2]))
+                return out
+            collective.__name__ = name
+            return collective
+
         def all_reduce(tensor, *args, **kwargs):
             ws, rank = mod.get_world_size(), mod.get_rank()
-            if ws > 1 and _fabric().get("collective_hang"):
+            fab = pg["fabric"] if "fabric" in pg else _fabric()
+            if _dropped(fab, ws):
+                _hang_forever()
+            if ws > 1 and fab.get("collective_hang"):
                 t0 = time.monotonic()
                 time.sleep(pg["timeout"])
                 ran = int((time.monotonic() - t0) * 1000)
@@ -100,12 +184,16 @@ if os.environ.get("RACKGATE_SIM_NODE"):
             t0 = time.monotonic()
             out = orig_all_reduce(tensor, *args, **kwargs)
             if ws > 1:
-                gbps = LINK_GBPS * float(_fabric().get("collective_factor", 1.0))
+                _corrupt(fab, "all_reduce", tensor, _size(tensor))
+                gbps = LINK_GBPS * float(fab.get("collective_factor", 1.0))
                 floor = tensor.numel() * 4 * 2 * (ws - 1) / ws / (gbps * 1e9)
                 time.sleep(max(0.0, floor - (time.monotonic() - t0)))
             return out
 
         mod.init_process_group, mod.all_reduce = init_process_group, all_reduce
+        for name in ("all_gather_into_tensor", "reduce_scatter_tensor", "all_to_all_single"):
+            if hasattr(mod, name):  # the stand-in torch has none of them
+                setattr(mod, name, _carried(name, getattr(mod, name)))
 
     class _Finder:
         """A meta path finder (find_spec is the whole protocol). Every Python process on a sim node
