@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _verdict_path(args: list[str], cwd: Path) -> Path | None:
-    """The run's verdict file (rackgate/fixtures/verdict_file.py): --verdict-file, else
+    """The run's verdict file (rackgate/hooks/verdict_file.py): --verdict-file, else
     reports/verdict.json, from the directory the run starts in; None for `--verdict-file=` (none)."""
     value = next((a.partition("=")[2] for a in reversed(args) if a.startswith("--verdict-file=")),
                  "reports/verdict.json")

@@ -66,7 +66,7 @@ class ServerBrokeLimit(Exception):
     """Positive evidence about a server, seen while reading its answer: it sent more than any answer
     to the request could be -- a stream past the request's own max_tokens, a body larger than the
     bound the request sets (rackgate/atom/bounded.py). The read stopped there and the connection was
-    closed. A FAILED of the check that asked (rackgate/fixtures/outcome.py), with the numbers; never
+    closed. A FAILED of the check that asked (rackgate/hooks/outcome.py), with the numbers; never
     could-not-observe (the suite did observe: the server broke the request's limit)."""
 
     def __init__(self, where: str, seen: str):
@@ -77,7 +77,7 @@ class ServerBrokeLimit(Exception):
 class ServerGone(CouldNotObserve):
     """A launched server whose process exited mid-run (the kernel's OOM killer: exit 137), read when
     its API stopped answering: positive evidence about the rack, SRV-ALIVE's. Raised in a check's call
-    it is SRV-ALIVE's FAILED at `where` (rackgate/fixtures/outcome.py), and the ordering then does not
+    it is SRV-ALIVE's FAILED at `where` (rackgate/hooks/outcome.py), and the ordering then does not
     run the server's later checks (a dead rank: SRV-ALIVE); raised where a check could not start (a
     fixture's setup) it is could-not-observe with the same line."""
 

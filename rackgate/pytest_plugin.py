@@ -2,8 +2,9 @@
 pytest in an environment where rackgate is installed has it (`pytest -p rackgate` names it when
 plugin autoloading is off). It brings:
 
-- the suite's options (OPTIONS below) and its fixtures and hooks (the modules of rackgate.fixtures,
-  `pytest_plugins`), and the declared checks' collector (rackgate.checks.declared);
+- the suite's options (OPTIONS below), its fixtures (the modules of rackgate.fixtures) and its hooks
+  (the modules of rackgate.hooks, one per concern), both in `pytest_plugins`, and the declared
+  checks' collector (rackgate.checks.declared);
 - the checks, collected from the package: with no test path on the command line, and no `testpaths`
   in force (pytest uses an ini's only when it runs in the ini's folder) or a run of the `rackgate`
   command (Command), the run collects rackgate/checks wherever the package is installed (a
@@ -54,31 +55,43 @@ import pytest
 from . import baseline as bl
 from .ids import CHECKS, ID_PREFIX, is_row_id, path_arg
 
-# The suite's fixtures and hooks, one module per concern.
+# The suite's fixtures, then its hooks (each concern's hooks in rackgate.hooks, its fixtures and the
+# state they share in rackgate.fixtures), one module per concern. The hooks' modules come after the
+# fixtures' (they import them: a module imported before pytest registers it escapes assertion
+# rewriting) and in the concerns' order, which is the order pytest calls their hooks in (last first).
 pytest_plugins = [
     "rackgate.fixtures.rack",
     "rackgate.fixtures.nodes",
     "rackgate.fixtures.server",
-    "rackgate.fixtures.outcome",
     "rackgate.fixtures.order",
     "rackgate.fixtures.labels",
     "rackgate.fixtures.baseline",
     "rackgate.fixtures.regression",
-    "rackgate.fixtures.report",
     "rackgate.fixtures.fabric",
-    "rackgate.fixtures.rackmap",
-    "rackgate.fixtures.ubench_plan",
-    "rackgate.fixtures.verdict_file",
-    "rackgate.fixtures.as_they_finish",
     "rackgate.fixtures.quick_gate",
     "rackgate.fixtures.bracket",
-    "rackgate.fixtures.tier",
-    "rackgate.fixtures.metrics",
+    "rackgate.hooks.rack",
+    "rackgate.hooks.nodes",
+    "rackgate.hooks.server",
+    "rackgate.hooks.outcome",
+    "rackgate.hooks.order",
+    "rackgate.hooks.labels",
+    "rackgate.hooks.baseline",
+    "rackgate.hooks.regression",
+    "rackgate.hooks.report",
+    "rackgate.hooks.fabric",
+    "rackgate.hooks.rackmap",
+    "rackgate.hooks.ubench_plan",
+    "rackgate.hooks.verdict_file",
+    "rackgate.hooks.as_they_finish",
+    "rackgate.hooks.bracket",
+    "rackgate.hooks.tier",
+    "rackgate.hooks.metrics",
     "rackgate.checks.declared",  # the declared checks' collector (one item per check and place)
 ]
 
 # rackgate's options: name -> (metavar: None for a flag, help). `--verdict-file` is
-# rackgate/fixtures/verdict_file.py's (it owns the verdict file).
+# rackgate/hooks/verdict_file.py's (it owns the verdict file).
 OPTIONS: dict[str, tuple[str | None, str]] = {
     "--rack": ("FILE", "rack file (TOML); default: the simulated rack (rackgate/sim/racks/sim.toml)"),
     "--sim-fault": ("NAME[@NODE[:GPU]]", "simulated rack only: inject a named fault (repeatable)"),
@@ -273,7 +286,7 @@ def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> 
 def check_options(opt: object) -> None:
     """Values of rackgate's options that cannot be right, as one line each (pytest.UsageError): an
     --atom-url that is no http(s) URL, a --baseline file that is not a rackgate baseline. (The rack
-    file and --sim-fault are checked where they are read: rackgate/fixtures/rack.py.)"""
+    file and --sim-fault are checked where they are read: rackgate/hooks/rack.py.)"""
     url = getattr(opt, "atom_url", None)
     if url is not None:
         parts = urlsplit(url)

@@ -1,5 +1,5 @@
 """The one verdict vocabulary: what rackgate concluded of an item, a place (GPU, node, tray) or a
-run, and each output's way of saying it. The classifier (rackgate/fixtures/outcome.py) gives every
+run, and each output's way of saying it. The classifier (rackgate/hooks/outcome.py) gives every
 item's report one `Verdict`; the terminal and JUnit (ERROR or FAILED), the verdict file
 (PASS / FAIL / UNKNOWN), the rack map and the survey (pass / fail / could not observe) and the exit
 code read it through the renderings here, never a table of their own.

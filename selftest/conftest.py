@@ -26,7 +26,7 @@ from .bytecode import keep_bytecode
 
 keep_bytecode()  # first: the modules imported below and the self-test modules collected after
 
-from rackgate.fixtures.rack import JUDGES_NO_RACK  # noqa: E402
+from rackgate.hooks.rack import JUDGES_NO_RACK  # noqa: E402
 
 from . import gsm8k_data, tiers  # noqa: E402
 

@@ -1,10 +1,10 @@
-"""The verdict rule, applied once (rackgate/fixtures/outcome.py): the class of every phase's report,
+"""The verdict rule, applied once (rackgate/hooks/outcome.py): the class of every phase's report,
 which the terminal, JUnit, the rack map, the verdict file and `needs` all read."""
 import pytest
 from _pytest.outcomes import Failed
 
 from rackgate.errors import NotRun, ToolMissing, UnrecognisedOutput
-from rackgate.fixtures import outcome
+from rackgate.hooks import outcome
 from rackgate.report.verdict import CheckFailed
 
 pytestmark = pytest.mark.unit

@@ -51,7 +51,7 @@ def test_a_fleets_verdict_is_its_worst_rack_and_no_rack_is_unknown():
 
 # The outputs that once kept their own words or worst-rule (issue 56): each may name its words only
 # as renderings of Verdict; none compares verdict words to rank them.
-OUTPUTS = ["fixtures/outcome.py", "fixtures/rackmap.py", "fixtures/verdict_file.py", "report/rackmap.py",
+OUTPUTS = ["hooks/outcome.py", "hooks/rackmap.py", "hooks/verdict_file.py", "report/rackmap.py",
            "report/verdict_file.py", "report/fleet.py", "survey/model.py", "survey/run.py", "fleet/gather.py",
            "fleet/cli.py", "fleet/drain.py", "cli.py"]
 OWN_WORDS = re.compile(r'''["'](PASS|FAIL|UNKNOWN|pass|fail|could not observe|passed|failed|could-not-observe|'''

@@ -29,7 +29,7 @@ PROMPT_FACTOR = 16
 BASE_BYTES = 1 << 20          # 1 MiB
 CEILING_BYTES = 256 << 20     # 256 MiB: no answer is read past this
 STREAM_SLACK = 16
-# what such an answer means, for the finding (rackgate/fixtures/server.py settle, fixtures/outcome.py)
+# what such an answer means, for the finding (rackgate/fixtures/server.py settle, hooks/outcome.py)
 MEANS = ("the server sent more than any answer to this request can be -- text past the request's max_tokens, or a "
          "body past the bound max_tokens sets (rackgate/atom/bounded.py): it does not enforce the request's limit "
          "(a runaway generation), or a proxy between rackgate and it corrupts answers")

@@ -71,7 +71,7 @@ class PerRank:
     def _spread(self, out: Fanned) -> Spread:
         """The answers as a Spread; an answer that broke its request's own limit (a stream past
         max_tokens, a body past the bound) raised as the evidence it is, naming its rank and node
-        where the hint attributes it (the asking check's FAILED: rackgate/fixtures/outcome.py)."""
+        where the hint attributes it (the asking check's FAILED: rackgate/hooks/outcome.py)."""
         spread = Spread(out.got, out.asked, out.cancelled, out.seconds, out.hung, out.bound_s, out.slowest_s,
                         routing=self.routing, hang_rule=self.hang)
         refused = next(((g, kind) for g in spread.replied if g.error and (kind := mismatch(g.status, g.error))), None)

@@ -4,7 +4,7 @@ with what a check reads of it besides answers: /health, a node's last log lines,
 stacks, the ranks known dead, the head node's container. Built once per session by the server's life
 (rackgate.atom.life.ServerLife: launch or attach, the xdist claim, stop); the declared "server" and
 "rank" checks' probes read through it (rackgate/probes/served.py), and nothing a check learns is
-written back into it: what one check tells the next is the ordering's (rackgate/fixtures/order.py),
+written back into it: what one check tells the next is the ordering's (rackgate/hooks/order.py),
 read here through `dead`."""
 from __future__ import annotations
 

@@ -76,7 +76,7 @@ def merge_samples(old: Fact, new: Fact) -> Fact:
 
 class Facts:
     """What this run observed (thread-safe: checks record from fan-out threads). `source` is the
-    test running now (set by rackgate/fixtures/baseline.py), stamped on every fact it records."""
+    test running now (set by rackgate/hooks/baseline.py), stamped on every fact it records."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

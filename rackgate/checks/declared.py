@@ -276,7 +276,7 @@ class NodeItem(DeclaredItem):
 
 class LoggedNodeItem(NodeItem):
     """A node check declared with sees="log": the server's logs (launching it first) are its
-    fixture, so it is one of the server's items (its xdist group, rackgate/fixtures/server.py)."""
+    fixture, so it is one of the server's items (its xdist group, rackgate/hooks/server.py)."""
 
     def check(self, rack: Any, evidence: Any, facts: Any, server_logs: Any) -> None:  # type: ignore[override]
         super().check(rack, evidence, facts)

@@ -200,7 +200,7 @@ class Golden:
 
 def _golden_set(rec: Recorded) -> GoldenSet:
     """The baseline's golden set; none recorded is could-not-observe: the comparison cannot be made
-    (the item is in -m gate only when one is recorded: rackgate/fixtures/regression.py)."""
+    (the item is in -m gate only when one is recorded: rackgate/hooks/regression.py)."""
     baseline = rec.baseline
     if baseline is None:
         raise CouldNotObserve("no baseline recorded (--baseline FILE or the rack file's baseline): record one "

@@ -67,7 +67,7 @@ def mark_errors(path: str | Path, nodeids: Iterable[str], prefix: str = "") -> i
     """Rewrite the <failure> of each of these tests in pytest's JUnit file as an <error> (same
     message and text), with the suite's failures/errors counts moved along; returns how many.
     pytest writes <failure> for every failed call phase and has no way to be told that this failure
-    is the suite not being able to look: the verdict rule (fixtures/outcome.py) says so."""
+    is the suite not being able to look: the verdict rule (hooks/outcome.py) says so."""
     wanted = {junit_name(n, prefix) for n in nodeids}
     if not wanted:
         return 0

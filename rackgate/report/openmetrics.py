@@ -125,7 +125,7 @@ def write(path: Path, text: str) -> None:
 
 
 # The GPUs' error counters a run read, beside its verdict file (`<verdict>.counters.json`): what the
-# metrics' rackgate_gpu_hardware_errors shows (rackgate/fixtures/metrics.py writes it; rackgate watch keeps
+# metrics' rackgate_gpu_hardware_errors shows (rackgate/hooks/metrics.py writes it; rackgate watch keeps
 # the newest beside its state's verdict).
 COUNTERS_FORMAT = "rackgate-counters/1"
 

@@ -21,7 +21,7 @@ from .model import write_tokenizer as model_write_tokenizer
 from .render import node_env, node_root, render_node
 from .tools.ps import sim_pids
 
-# What the suite's rack fixture uses (rackgate/fixtures/rack.py imports only this module, lazily).
+# What the suite's rack hooks use (rackgate/hooks/rack.py imports only this module, lazily).
 __all__ = ["SHIPPED_RACK", "SIM_BENCH", "SIM_BENCH_RESULT", "SIM_LAUNCH", "Fault", "FaultError", "SimRack", "all_faults", "build",
            "free_port", "get_fault"]
 

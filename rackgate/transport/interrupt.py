@@ -5,7 +5,7 @@ container stop; `kill`) and SIGHUP (the terminal or ssh session went away) raise
 KeyboardInterrupt, in the main thread: pytest ends the test loop as on Ctrl-C, the session's
 teardown stops what rackgate started (the launched server, the pair runs), and the session's end
 writes junit.xml, the Allure files and verdict.json with the items judged so far, the run marked
-interrupted with the signal named (rackgate/fixtures/as_they_finish.py). Then the process ends as
+interrupted with the signal named (rackgate/hooks/as_they_finish.py). Then the process ends as
 the signal would have ended it (exit status 128 + the signal's number; a shell shows 143 for SIGTERM).
 
 Bounded: the commands in flight on the nodes are ended at once (their process groups: the item in

@@ -1,12 +1,12 @@
 """JUnit's <error> for the verdict rule's ERROR (rackgate/report/junit.py mark_errors, called by
-fixtures/outcome.py's JunitErrors once pytest wrote the file): a could-not-observe of the call phase
+hooks/outcome.py's JunitErrors once pytest wrote the file): a could-not-observe of the call phase
 is an <error> with its own words, never a <failure>, and no report is altered on its way there."""
 from pathlib import Path
 
 import pytest
 from _pytest.junitxml import mangle_test_address
 
-from rackgate.fixtures import outcome
+from rackgate.hooks import outcome
 from rackgate.report import junit
 
 pytestmark = pytest.mark.unit

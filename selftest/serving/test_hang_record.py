@@ -1,7 +1,7 @@
 """A hang is recorded by the ordering, never written into the server object (issue 35): the hang
 rule's finding (`gates/srv.py` `hang_finding`, raised by a declared item as its judge's
 `Finding`) is SRV-DEADLOCK's FAILED from the asking row's item (or the asking row's, with
-SRV-DEADLOCK as `also`); the ordering (rackgate/fixtures/order.py) records the finding's row where
+SRV-DEADLOCK as `also`); the ordering (rackgate/hooks/order.py) records the finding's row where
 it was seen, and the `server` fixture's rule (`blocked`) reads it there: every later check is not
 run, pointing at SRV-DEADLOCK -- the row itself excepted."""
 from __future__ import annotations
@@ -13,10 +13,11 @@ import pytest
 from rackgate.atom.fanout import Ask, Got
 from rackgate.atom.perrank import Routing, Spread
 from rackgate.errors import NotRun
-from rackgate.fixtures import order, outcome
+from rackgate.fixtures.order import failed_at
 from rackgate.fixtures.server import blocked
 from rackgate.gates.declare import Finding
 from rackgate.gates.srv import hang_finding
+from rackgate.hooks import order, outcome
 from rackgate.report.verdict import CheckFailed, fail
 
 pytestmark = pytest.mark.unit
@@ -88,8 +89,8 @@ def test_the_ordering_records_the_hang_and_the_later_checks_are_not_run_pointing
     item = _Item("SRV-SANITY")
     assert blocked(item.config) is None
     _report(item, _raised(lambda: _hang("SRV-SANITY")), outcome.FAILED)
-    assert order.failed_at(item.config, "SRV-DEADLOCK") == ["node2/dp2"]
-    assert order.failed_at(item.config, "SRV-SANITY") == []   # SANITY's item raised SRV-DEADLOCK's finding
+    assert failed_at(item.config, "SRV-DEADLOCK") == ["node2/dp2"]
+    assert failed_at(item.config, "SRV-SANITY") == []   # SANITY's item raised SRV-DEADLOCK's finding
     cause = blocked(item.config)
     assert isinstance(cause, NotRun) and cause.root == "SRV-DEADLOCK", cause
     assert "not run: SRV-DEADLOCK failed: requests hang at node2/dp2" in str(cause), str(cause)
@@ -102,8 +103,8 @@ def test_the_ordering_records_the_hang_and_the_later_checks_are_not_run_pointing
 def test_the_asking_rows_own_hang_finding_is_recorded_for_srv_deadlock_too():
     item = _Item("SRV-LONGCTX")
     _report(item, _raised(lambda: _hang("SRV-LONGCTX", own="")), outcome.FAILED)
-    assert order.failed_at(item.config, "SRV-LONGCTX") == ["node2/dp2"]
-    assert order.failed_at(item.config, "SRV-DEADLOCK") == ["node2/dp2"]
+    assert failed_at(item.config, "SRV-LONGCTX") == ["node2/dp2"]
+    assert failed_at(item.config, "SRV-DEADLOCK") == ["node2/dp2"]
     cause = blocked(item.config)
     assert isinstance(cause, NotRun) and cause.root == "SRV-DEADLOCK", cause
 

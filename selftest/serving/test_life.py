@@ -138,7 +138,7 @@ def test_dead_ranks_are_the_orderings_record_read_when_asked(rack):
     failed: list[str] = []
     with ServerLife(rack, {}, dead=lambda: failed, launch=_launcher([], READY)) as life:
         assert life.served().dead_ranks() is None
-        failed.append("node3/dp9")  # SRV-ALIVE FAILED there (rackgate/fixtures/order.py records it)
+        failed.append("node3/dp9")  # SRV-ALIVE FAILED there (rackgate/hooks/order.py records it)
         got = life.served().dead_ranks()
         assert isinstance(got, NotRun) and got.root == "SRV-ALIVE" and "node3/dp9 does not answer" in str(got)
 

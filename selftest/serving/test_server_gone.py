@@ -13,7 +13,7 @@ from rackgate.atom.client import ServerError
 from rackgate.atom.life import ServerLife
 from rackgate.atom.server import AtomServer
 from rackgate.errors import CouldNotObserve, ServerGone
-from rackgate.fixtures.outcome import _gone
+from rackgate.hooks.outcome import _gone
 from rackgate.report.verdict import CheckFailed
 
 from .test_life import RACK, READY, _attached

@@ -1,9 +1,9 @@
-"""Tiers with budgets (rackgate/catalogue/tiers.toml, rackgate/fixtures/tier.py): each tier a
+"""Tiers with budgets (rackgate/catalogue/tiers.toml, rackgate/hooks/tier.py): each tier a
 selection of rows with a budget, nested by cost; the budget's arithmetic on an injected clock."""
 import pytest
 
 from rackgate.catalogue import Tier, rows, tiers
-from rackgate.fixtures.tier import Budget
+from rackgate.hooks.tier import Budget
 
 pytestmark = pytest.mark.unit
 

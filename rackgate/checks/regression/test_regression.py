@@ -1,5 +1,5 @@
 """REG-FACTS: after an image change, every fact the baseline recorded is measured again and
-stays within its [regression] tolerance (one item per fact name; see rackgate/fixtures/regression.py)."""
+stays within its [regression] tolerance (one item per fact name; see rackgate/hooks/regression.py)."""
 import pytest
 
 from rackgate.baseline import compare as cmp
