@@ -32,6 +32,11 @@ INTERNAL = "rackgate internal error"
 # Commands sent for their exit status alone (the nodes' reachability round trip, `true`): empty or
 # garbage output with rc 0 is their healthy answer, so an item may pass when only that way hit them.
 STATUS_ONLY = {"true"}
+# Commands whose answer the transport keeps per node (transport/host.py: the login's `id -u`, asked
+# once for sudo): whichever item asks first in a run pays, so in a run where it fails it is asked
+# again beside any command -- a colour of its own, like the session's first item's commands (FAB-
+# DATACHECK asked it first in the healthy run and the pair rounds again when it failed, before dmesg).
+CACHED = {"id"}
 # Commands the fabric's pair rounds send beside the tools whose output a pair item judges (they
 # are logged against the pair item that ran the rounds): a pair item may pass when only these
 # failed. `ps` is FAB-LEFTOVER's scan: its failure must then show on that node's FAB-LEFTOVER item
@@ -61,7 +66,7 @@ def colours(sent: list[dict]) -> list[list[str]]:
     for s in sent:
         together[s["test"]].add(s["tool"])
     tools = sorted({s["tool"] for s in sent})
-    first = together[sent[0]["test"]]
+    first = together[sent[0]["test"]] | (CACHED & set(tools))
     near: dict[str, set[str]] = {t: set() for t in tools}
     for group in together.values():
         for t in group:
