@@ -8,9 +8,11 @@ decides, the answers back by then give the share. The settle window is at least 
 first decisive answer took (so that on a loaded machine the longer coherent answers come back too),
 and with a hang rule, while a rank asked by the hint has not answered, it stays open until one
 answer that is not decisive is back (at most the rule's floor): a share read from one rank's
-decisive answers alone would blame the whole server. Once every rank asked has answered, or when
-the ranks are not known, the settle window ends it: the verdict is certain, and the share is the
-answers back, saying how many were still in flight (issue 50).
+decisive answers alone would blame the whole server. Once every rank asked has answered, the settle
+window ends it: the verdict is certain, and the share is the answers back, saying how many were
+still in flight (issue 50). With the ranks not known (no hint) the window stays open for an answer
+that is not decisive as before: a fast broken engine's first '!' alone would read as the whole
+server's (selftest/realengine/test_partly_broken.py's broken engine of three).
 
 A hang is read here, not waited out: once some requests have come back, those still out with
 nothing of them moving (no headers, no streamed chunk) for `HangRule.bound(slowest)` --
@@ -154,10 +156,11 @@ def fan_out(client: Client, asks: list[Ask], max_tokens: int, timeout: float,
                 # a decisive answer is positive evidence: the verdict is certain, and the window waits
                 # past the settle window (for an answer that is not decisive, up to the hang floor) only
                 # while an answer still out could change the share's reading: a rank asked by the hint
-                # that has not answered yet. Every rank answered (each rank's reading is its own), or
-                # the ranks not known (no answer still out could say which rank the decisive ones came
-                # from; the share says how many were still in flight): the settle window ends it.
-                known = not ranked or ranks <= {g.ask.rank for g in results.values() if g.replied}
+                # that has not answered yet. Every rank answered (each rank's reading is its own): the
+                # settle window ends it. The ranks not known: an answer still out may be another
+                # rank's coherent one, so the window waits for one as before (the one-rank-of-many
+                # diagnosis rests on it).
+                known = ranked and ranks <= {g.ask.rank for g in results.values() if g.replied}
                 if now >= (settled if other or known else until):
                     break
             back = [g.seconds for g in results.values() if g.replied]
